@@ -1,0 +1,19 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import type { Logger } from 'pino';
+import type { AppConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { HealthModule } from './health/health.module.js';
+import { LoggingModule } from './logging/logging.module.js';
+import { TenantsModule } from './tenants/tenants.module.js';
+
+/** The gateway: one module per capability, configured by one typed config object. */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), DatabaseModule, TenantsModule, HealthModule],
+    };
+  }
+}

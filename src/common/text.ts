@@ -1,0 +1,3 @@
+/** Printable text: no control characters. Used by free-text fields so that both validation and the spec restrict them. */
+export const PRINTABLE_TEXT = /^[^\u0000-\u001F\u007F]*$/;
+export const PRINTABLE_TEXT_SOURCE = '^[^\\u0000-\\u001F\\u007F]*$';

@@ -1,0 +1,160 @@
+import { readFileSync } from 'node:fs';
+
+/** The one typed configuration object. Only `loadConfig` reads the environment. */
+export interface AppConfig {
+  mode: 'sandbox' | 'production';
+  http: {
+    host: string;
+    port: number;
+    /** Address the gateway is reached at by browsers and apps (SCA callbacks, printed links). */
+    publicBaseUrl: string;
+    bodyLimitBytes: number;
+    shutdownTimeoutMs: number;
+    /** Requests per API key per minute, across all replicas. */
+    rateLimitPerMinute: number;
+  };
+  log: { level: LogLevel };
+  database: {
+    /** PostgreSQL server; undefined means the embedded engine. */
+    url?: string;
+    poolSize: number;
+    /** Data directory of the embedded engine (`memory://` keeps nothing). */
+    embeddedDir: string;
+  };
+  upstream: {
+    openBankingBaseUrl?: string;
+    clientCertFile?: string;
+    clientKeyFile?: string;
+    clientKeyPassphrase?: string;
+    caFile?: string;
+  };
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+interface VariableSpec {
+  doc: string;
+  default?: string;
+  /** May be given as NAME_FILE, a path whose contents are the value. */
+  secret?: boolean;
+  /** Required when PORTICO_MODE=production. */
+  production?: boolean;
+}
+
+/** Every variable Portico reads, documented once; `.env.example` mirrors this list (a test checks it). */
+export const VARIABLES = {
+  PORTICO_MODE: { doc: 'sandbox (upstream is the bundled sandbox, started with the gateway) or production', default: 'sandbox' },
+  HOST: { doc: 'Interface the gateway listens on', default: '127.0.0.1' },
+  PORT: { doc: 'Port the gateway listens on', default: '3000' },
+  PUBLIC_BASE_URL: { doc: 'Address browsers and apps reach the gateway at (default http://HOST:PORT)' },
+  BODY_LIMIT_BYTES: { doc: 'Largest accepted request body, in bytes', default: '262144' },
+  SHUTDOWN_TIMEOUT_MS: { doc: 'How long SIGTERM waits for in-flight requests before forcing exit', default: '10000' },
+  RATE_LIMIT_PER_MINUTE: { doc: 'Requests each API key may make per minute, shared by all replicas', default: '600' },
+  LOG_LEVEL: { doc: `One of ${LOG_LEVELS.join(', ')}`, default: 'info' },
+  DATABASE_URL: { doc: 'PostgreSQL connection URL; unset = embedded engine (PGlite) under EMBEDDED_DB_DIR', secret: true },
+  DATABASE_POOL_SIZE: { doc: 'Connections in the pool (the embedded engine serialises them)', default: '10' },
+  EMBEDDED_DB_DIR: { doc: 'Data directory of the embedded engine, or memory:// to keep nothing', default: './data/pglite' },
+  UPSTREAM_OB_BASE_URL: { doc: "The provider's open-banking base address ({psd2_base_url})", production: true },
+  UPSTREAM_CLIENT_CERT_FILE: { doc: 'PEM file of the QWAC presented to the provider', production: true },
+  UPSTREAM_CLIENT_KEY_FILE: { doc: 'PEM file of the QWAC private key', production: true },
+  UPSTREAM_CLIENT_KEY_PASSPHRASE: { doc: 'Passphrase of the QWAC private key, if encrypted', secret: true },
+  UPSTREAM_CA_FILE: { doc: "PEM bundle of the CAs that sign the provider's server certificate", production: true },
+} satisfies Record<string, VariableSpec>;
+
+export type VariableName = keyof typeof VARIABLES;
+
+/** Reads, validates and types the environment; throws ConfigError naming every bad variable. */
+export function loadConfig(env: Env = process.env): AppConfig {
+  const problems: string[] = [];
+  const raw = (name: VariableName): string | undefined => {
+    const spec: VariableSpec = VARIABLES[name];
+    const fileVar = `${name}_FILE`;
+    if (spec.secret && env[fileVar]) {
+      if (env[name]) problems.push(`${name}: set either ${name} or ${fileVar}, not both`);
+      try {
+        return readFileSync(env[fileVar] as string, 'utf8').trim();
+      } catch (error) {
+        problems.push(`${fileVar}: cannot read ${env[fileVar]} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+        return undefined;
+      }
+    }
+    const value = env[name];
+    return value === undefined || value === '' ? spec.default : value;
+  };
+  const integer = (name: VariableName, min: number, max: number): number => {
+    const value = raw(name) as string;
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max) {
+      problems.push(`${name}: must be a whole number from ${min} to ${max} (got "${value}")`);
+      return min;
+    }
+    return n;
+  };
+  const oneOf = <T extends string>(name: VariableName, allowed: readonly T[]): T => {
+    const value = raw(name) as string;
+    if (!allowed.includes(value as T)) problems.push(`${name}: must be one of ${allowed.join(', ')} (got "${value}")`);
+    return value as T;
+  };
+  const url = (name: VariableName, protocols: string[]): string | undefined => {
+    const value = raw(name);
+    if (value === undefined) return undefined;
+    try {
+      const parsed = new URL(value);
+      if (!protocols.includes(parsed.protocol)) throw new Error('protocol');
+      return value.replace(/\/+$/, '');
+    } catch {
+      problems.push(`${name}: must be a ${protocols.join(' or ')} URL (got "${redactUrl(value)}")`);
+      return undefined;
+    }
+  };
+
+  const mode = oneOf('PORTICO_MODE', ['sandbox', 'production'] as const);
+  const host = raw('HOST') as string;
+  const port = integer('PORT', 0, 65535);
+  const config: AppConfig = {
+    mode,
+    http: {
+      host,
+      port,
+      publicBaseUrl: url('PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+      bodyLimitBytes: integer('BODY_LIMIT_BYTES', 1024, 100 * 1024 * 1024),
+      shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', 0, 600_000),
+      rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 1, 1_000_000),
+    },
+    log: { level: oneOf('LOG_LEVEL', LOG_LEVELS) },
+    database: {
+      url: url('DATABASE_URL', ['postgres:', 'postgresql:']),
+      poolSize: integer('DATABASE_POOL_SIZE', 1, 200),
+      embeddedDir: raw('EMBEDDED_DB_DIR') as string,
+    },
+    upstream: {
+      openBankingBaseUrl: url('UPSTREAM_OB_BASE_URL', ['https:']),
+      clientCertFile: raw('UPSTREAM_CLIENT_CERT_FILE'),
+      clientKeyFile: raw('UPSTREAM_CLIENT_KEY_FILE'),
+      clientKeyPassphrase: raw('UPSTREAM_CLIENT_KEY_PASSPHRASE'),
+      caFile: raw('UPSTREAM_CA_FILE'),
+    },
+  };
+  if (mode === 'production') {
+    for (const [name, spec] of Object.entries(VARIABLES) as [VariableName, VariableSpec][]) {
+      if (spec.production && raw(name) === undefined) problems.push(`${name}: required when PORTICO_MODE=production`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
+  return config;
+}
+
+/** Hides the password of a URL so that it can be shown in messages. */
+export function redactUrl(value: string): string {
+  return value.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@');
+}

@@ -1,0 +1,6 @@
+import { ApiKeyUsage } from '../tenants/api-key-usage.entity.js';
+import { ApiKey } from '../tenants/api-key.entity.js';
+import { Tenant } from '../tenants/tenant.entity.js';
+
+/** Every entity, listed explicitly (ESM has no reliable glob loading). */
+export const ENTITIES = [Tenant, ApiKey, ApiKeyUsage];

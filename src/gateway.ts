@@ -1,0 +1,83 @@
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { SwaggerModule } from '@nestjs/swagger';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { AppModule } from './app.module.js';
+import type { AppConfig } from './config/app-config.js';
+import { ProblemFilter } from './errors/problem.filter.js';
+import { createValidationPipe } from './errors/validation.pipe.js';
+import { PinoNestLogger } from './logging/nest-logger.js';
+import { requestContext, type RequestContext } from './logging/request-context.js';
+import { buildOpenApiDocument, DOCS_PATH, SPEC_PATH } from './openapi-doc/openapi-document.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The caller's X-Request-ID when it is a UUID, else a new one. */
+export function requestIdFor(header: string | string[] | undefined): string {
+  const value = Array.isArray(header) ? header[0] : header;
+  return value && UUID.test(value) ? value.toLowerCase() : randomUUID();
+}
+
+export interface GatewayOptions {
+  /** Build the module graph without instantiating providers (spec generation, no database). */
+  preview?: boolean;
+}
+
+/** Builds the gateway application (not yet listening): used by main, the tests and the spec script. */
+export async function createGateway(config: AppConfig, logger: Logger, options: GatewayOptions = {}): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    logger: false,
+    bodyLimit: config.http.bodyLimitBytes,
+    genReqId: (request: { headers: Record<string, string | string[] | undefined> }) => requestIdFor(request.headers['x-request-id']),
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger), adapter, {
+    logger: new PinoNestLogger(logger),
+    bufferLogs: false,
+    preview: options.preview ?? false,
+    abortOnError: false,
+  });
+
+  const fastify = app.getHttpAdapter().getInstance();
+  const contexts = new WeakMap<object, RequestContext>();
+  fastify.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    const context: RequestContext = { requestId: request.id };
+    contexts.set(request, context);
+    requestContext.run(context, done);
+  });
+  // Body parsing leaves the async context of onRequest: enter it again before the handler.
+  fastify.addHook('preHandler', (request, _reply, done) => {
+    requestContext.run(contexts.get(request) ?? { requestId: request.id }, done);
+  });
+  fastify.addHook('onResponse', (request, reply, done) => {
+    logger.info(
+      {
+        requestId: request.id,
+        tenantId: contexts.get(request)?.tenantId,
+        method: request.method,
+        path: request.url.split('?')[0],
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime),
+      },
+      'request completed',
+    );
+    done();
+  });
+
+  app.useGlobalFilters(new ProblemFilter(logger));
+  app.useGlobalPipes(createValidationPipe());
+
+  if (!options.preview) {
+    SwaggerModule.setup(DOCS_PATH, app, () => buildOpenApiDocument(app), {
+      jsonDocumentUrl: SPEC_PATH,
+      yamlDocumentUrl: `${DOCS_PATH}/openapi.yaml`,
+      customSiteTitle: 'Portico gateway API',
+      swaggerOptions: { persistAuthorization: true, displayRequestDuration: true, operationsSorter: 'alpha', tagsSorter: 'alpha' },
+    });
+  }
+  await app.init();
+  return app;
+}

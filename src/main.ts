@@ -1,0 +1,64 @@
+import 'reflect-metadata';
+import { ConfigError, loadConfig, type AppConfig } from './config/app-config.js';
+import { resolveDatabase } from './database/database-url.js';
+import { createGateway } from './gateway.js';
+import { createLogger } from './logging/logger.js';
+import { DOCS_PATH } from './openapi-doc/openapi-document.js';
+import { issueDemoKey } from './tenants/demo-tenant.js';
+import { TenantsService } from './tenants/tenants.service.js';
+
+async function main(): Promise<void> {
+  let config: AppConfig;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`portico: ${error.message}\nSee .env.example for every variable.\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.log.level);
+
+  const database = await resolveDatabase(config);
+  config = database.config;
+  const embedded = database.embedded;
+  if (embedded) logger.info({ dataDir: config.database.embeddedDir, joined: !embedded.owned }, 'embedded PostgreSQL (PGlite) ready');
+
+  const app = await createGateway(config, logger);
+  await app.listen({ host: config.http.host, port: config.http.port });
+  const startedInMs = Math.round(performance.now());
+
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      logger.error({ timeoutMs: config.http.shutdownTimeoutMs }, 'shutdown timed out; exiting');
+      process.exit(1);
+    }, config.http.shutdownTimeoutMs);
+    force.unref();
+    await app.close();
+    await embedded?.stop();
+    logger.info('shutdown complete');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+
+  const base = config.http.publicBaseUrl;
+  const lines = [`Portico is ready (${config.mode} mode) in ${startedInMs} ms`, `  Swagger UI:   ${base}/${DOCS_PATH}`, `  OpenAPI spec: ${base}/${DOCS_PATH}/openapi.json`];
+  if (config.mode === 'sandbox') {
+    const demoKey = await issueDemoKey(app.get(TenantsService));
+    lines.push(`  Demo API key (tenant "demo", role app): ${demoKey}`, `  Try: curl -H "Authorization: Bearer ${demoKey}" ${base}/v1/me`);
+  }
+  logger.info({ startedInMs, mode: config.mode, url: base }, 'ready');
+  // The banner is for the person at the terminal, not a log line: it is the one place a key is shown.
+  process.stdout.write(`\n${lines.join('\n')}\n\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`portico: failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
