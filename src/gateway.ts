@@ -22,7 +22,11 @@ export function requestIdFor(header: string | string[] | undefined): string {
 export interface GatewayOptions {
   /** Build the module graph without instantiating providers (spec generation, no database). */
   preview?: boolean;
+  /** Extra modules mounted beside the app's own (tests mount probes here). */
+  imports?: ModuleImport[];
 }
+
+type ModuleImport = Parameters<typeof NestFactory.create>[0];
 
 /** Builds the gateway application (not yet listening): used by main, the tests and the spec script. */
 export async function createGateway(config: AppConfig, logger: Logger, options: GatewayOptions = {}): Promise<NestFastifyApplication> {
@@ -33,7 +37,7 @@ export async function createGateway(config: AppConfig, logger: Logger, options: 
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger, options.imports), adapter, {
     logger: new PinoNestLogger(logger),
     bufferLogs: false,
     preview: options.preview ?? false,

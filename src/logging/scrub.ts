@@ -37,7 +37,8 @@ export function scrubText(text: string): string {
 
 export function scrubValue(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return scrubText(value);
-  if (value === null || typeof value !== 'object' || depth > 8) return value;
+  // Errors are left to the logger's err serializer, which scrubs them once their fields are enumerable.
+  if (value === null || typeof value !== 'object' || value instanceof Error || depth > 8) return value;
   if (Array.isArray(value)) return value.map((item) => scrubValue(item, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {

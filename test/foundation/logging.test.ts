@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { scrubText } from '../../src/logging/scrub.js';
+import { PROBE_PAN, PROBE_SECRET_KEY, ProbeModule } from '../support/probe.module.js';
+import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
+
+describe('logs', () => {
+  let sut: TestGateway;
+  let key: string;
+  beforeAll(async () => {
+    sut = await startTestGateway({}, [ProbeModule]);
+    key = (await sut.newTenantWithKey('admin')).key;
+  });
+  afterAll(() => sut.close());
+
+  it('never carry an API key, a card number or a CVV, wherever they appear', async () => {
+    const id = randomUUID();
+    await sut.app.inject({ method: 'GET', url: `/v1/me`, headers: { ...bearer(key), 'x-request-id': id } });
+    await sut.app.inject({ method: 'GET', url: `/v1/cards/${PROBE_PAN}`, headers: bearer(key) });
+    await sut.app.inject({ method: 'GET', url: '/probe/fail', headers: bearer(key) });
+    await sut.app.inject({ method: 'POST', url: '/probe/echo', headers: bearer(key), payload: { pan: PROBE_PAN, note: `key ${key}`, cvv: '987' } });
+    await sut.app.inject({ method: 'POST', url: '/v1/tenants', headers: bearer(key), payload: { slug: PROBE_PAN, name: PROBE_SECRET_KEY } });
+
+    const all = sut.logs.join('\n');
+    expect(sut.logs.length).toBeGreaterThan(5);
+    for (const secret of [key, key.split('_')[2], PROBE_SECRET_KEY, PROBE_PAN, '4556 3907 5571 9395', '"987"', '"123"']) {
+      expect({ secret, found: all.includes(secret) }).toEqual({ secret, found: false });
+    }
+    // What was scrubbed is still recognisable for whoever reads the log.
+    expect(all).toContain('[PAN ****9395]');
+    expect(all).toContain('[REDACTED]');
+  });
+
+  it('keep the request id on lines logged inside a handler after the body was parsed', async () => {
+    const id = randomUUID();
+    await sut.app.inject({ method: 'POST', url: '/probe/echo', headers: { ...bearer(key), 'x-request-id': id }, payload: { hello: 'world' } });
+    const echo = sut.logs.map((line) => JSON.parse(line)).find((entry) => typeof entry.msg === 'string' && entry.msg.startsWith('echo for card') && entry.requestId === id);
+    expect(echo).toBeDefined();
+  });
+});
+
+describe('scrubText', () => {
+  it('masks Luhn-valid card numbers, grouped or not, and leaves other digit runs alone', () => {
+    expect(scrubText('card 5217925525906273 ok')).toBe('card [PAN ****6273] ok');
+    expect(scrubText('card 5217-9255-2590-6273')).toBe('card [PAN ****6273]');
+    expect(scrubText('order 1234567890123')).toBe('order 1234567890123');
+  });
+
+  it('masks bearer and basic credentials', () => {
+    expect(scrubText('Authorization: Bearer abc.def')).toBe('Authorization: Bearer [REDACTED]');
+    expect(scrubText('Basic c2tfdGVzdDo=')).toBe('Basic [REDACTED]');
+  });
+});

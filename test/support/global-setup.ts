@@ -1,0 +1,26 @@
+import { execFileSync } from 'node:child_process';
+
+/**
+ * Once per test run: build dist/ (tests that start the real process use it; this file loads from it too,
+ * since jest's module mapping does not apply here), pick the database (DATABASE_URL, or else an
+ * embedded engine kept in memory) and bring its schema up to date.
+ */
+export default async function globalSetup(): Promise<void> {
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  await import('reflect-metadata');
+  const { DataSource } = await import('typeorm');
+  const { dataSourceOptions } = await import('../../dist/database/data-source-options.js');
+  const { startEmbeddedPostgres } = await import('../../dist/database/embedded/embedded-postgres.js');
+  let url = process.env.DATABASE_URL;
+  if (!url) {
+    const embedded = await startEmbeddedPostgres('memory://');
+    (globalThis as { porticoEmbedded?: { stop(): Promise<void> } }).porticoEmbedded = embedded;
+    url = embedded.url;
+  }
+  process.env.PORTICO_TEST_DATABASE_URL = url;
+  const dataSource = new DataSource(dataSourceOptions(url, 1));
+  await dataSource.initialize();
+  await dataSource.runMigrations();
+  await dataSource.destroy();
+  process.stdout.write(`\ntests use ${process.env.DATABASE_URL ? 'PostgreSQL at DATABASE_URL' : 'the embedded engine (PGlite, in memory)'}\n`);
+}
