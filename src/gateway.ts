@@ -56,6 +56,16 @@ export async function createGateway(config: AppConfig, logger: Logger, options: 
   fastify.addHook('preHandler', (request, _reply, done) => {
     requestContext.run(contexts.get(request) ?? { requestId: request.id }, done);
   });
+  // While shutting down, answers to in-flight requests close their connection so that close() can finish.
+  let closing = false;
+  fastify.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
+  });
   fastify.addHook('onResponse', (request, reply, done) => {
     logger.info(
       {

@@ -9,8 +9,8 @@ export default async function globalSetup(): Promise<void> {
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
   await import('reflect-metadata');
   const { DataSource } = await import('typeorm');
-  const { dataSourceOptions } = await import('../../dist/database/data-source-options.js');
-  const { startEmbeddedPostgres } = await import('../../dist/database/embedded/embedded-postgres.js');
+  const { dataSourceOptions } = (await import('../../dist/database/data-source-options.js' as string)) as typeof import('../../src/database/data-source-options.js');
+  const { startEmbeddedPostgres } = (await import('../../dist/database/embedded/embedded-postgres.js' as string)) as typeof import('../../src/database/embedded/embedded-postgres.js');
   let url = process.env.DATABASE_URL;
   if (!url) {
     const embedded = await startEmbeddedPostgres('memory://');

@@ -1,0 +1,32 @@
+// Lint with zero warnings allowed (npm run lint). Type-aware rules catch floating promises.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/', '.jest-cache/', 'data/', 'src/generated/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      parserOptions: { projectService: { allowDefaultProject: ['*.js'] }, tsconfigRootDir: import.meta.dirname },
+      globals: { process: 'readonly', console: 'readonly', URL: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports', fixStyle: 'inline-type-imports', disallowTypeAnnotations: false }],
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through loadConfig (src/config/app-config.ts).' }],
+      'no-console': 'error',
+    },
+  },
+  {
+    // The one place that reads the environment, and the test harness that hands the environment to children.
+    files: ['src/config/app-config.ts', 'test/**/*.ts'],
+    rules: { 'no-restricted-properties': 'off' },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+);

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { runProcess } from '../support/processes.js';
+import { bearer, startTestGateway, testDatabaseUrl, uniqueSlug, type TestGateway } from '../support/test-gateway.js';
+
+const CLI = 'dist/cli/main.js';
+const cli = (...args: string[]) => runProcess(CLI, args, { DATABASE_URL: testDatabaseUrl() });
+
+describe('npm run cli', () => {
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    gateway = await startTestGateway();
+  });
+  afterAll(() => gateway.close());
+
+  it('creates a tenant, issues a key that the gateway accepts, lists it without the secret, and revokes it', async () => {
+    const slug = uniqueSlug('cli');
+    const created = await cli('tenant:create', slug, '--name', 'CLI tenant');
+    expect(created).toMatchObject({ code: 0 });
+    expect(created.stdout).toContain(`created tenant ${slug}`);
+
+    const issued = await cli('key:issue', slug, '--role', 'auditor', '--label', 'compliance');
+    expect(issued.code).toBe(0);
+    const key = /API key \(shown once, store it now\): (ptk_\S+)/.exec(issued.stdout)?.[1] as string;
+    const keyId = /issued auditor key (\S+)/.exec(issued.stdout)?.[1] as string;
+    const me = await gateway.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) });
+    expect(me.json()).toMatchObject({ tenantSlug: slug, role: 'auditor' });
+
+    const listed = await cli('key:list', slug);
+    expect(listed.stdout).toContain(keyId);
+    expect(listed.stdout).toContain('compliance');
+    expect(listed.stdout).not.toContain(key);
+
+    expect((await cli('tenant:list')).stdout).toContain(slug);
+    expect((await cli('key:revoke', keyId)).stdout).toContain(`revoked key ${keyId}`);
+    expect((await gateway.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) })).statusCode).toBe(401);
+  });
+
+  it('explains a wrong role and an unknown command, and exits non-zero', async () => {
+    const badRole = await cli('key:issue', 'demo', '--role', 'superuser');
+    expect(badRole.code).toBe(1);
+    expect(badRole.stderr).toContain('--role must be one of app, auditor, admin');
+    const unknown = await cli('frobnicate');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('usage: npm run cli -- <command>');
+  });
+
+  it('refuses an invalid tenant slug with the reason', async () => {
+    const result = await cli('tenant:create', 'Bad Slug');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/slug must match/);
+  });
+});

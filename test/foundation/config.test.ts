@@ -1,0 +1,64 @@
+import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig, VARIABLES } from '../../src/config/app-config.js';
+
+const problemsOf = (env: Record<string, string>): string[] => {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+};
+
+describe('configuration', () => {
+  it('defaults to sandbox mode on 127.0.0.1:3000 with the embedded database', () => {
+    const sut = loadConfig({});
+    expect(sut.mode).toBe('sandbox');
+    expect(sut.http).toMatchObject({ host: '127.0.0.1', port: 3000, publicBaseUrl: 'http://127.0.0.1:3000' });
+    expect(sut.database.url).toBeUndefined();
+    expect(sut.database.embeddedDir).toBe('./data/pglite');
+  });
+
+  it('names each malformed variable and what it must be', () => {
+    const problems = problemsOf({ PORT: 'eighty', PORTICO_MODE: 'staging', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x' });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'PORT: must be a whole number from 0 to 65535 (got "eighty")',
+        'PORTICO_MODE: must be one of sandbox, production (got "staging")',
+        expect.stringMatching(/^LOG_LEVEL: must be one of fatal, error/),
+        expect.stringMatching(/^DATABASE_URL: must be a postgres: or postgresql: URL/),
+      ]),
+    );
+  });
+
+  it('refuses production mode without the upstream and QWAC variables', () => {
+    const problems = problemsOf({ PORTICO_MODE: 'production' });
+    for (const name of ['UPSTREAM_OB_BASE_URL', 'UPSTREAM_CLIENT_CERT_FILE', 'UPSTREAM_CLIENT_KEY_FILE', 'UPSTREAM_CA_FILE']) {
+      expect(problems).toContain(`${name}: required when PORTICO_MODE=production`);
+    }
+  });
+
+  it('reads secrets from *_FILE paths, and says when that file is missing', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'portico-config-'));
+    writeFileSync(join(dir, 'db'), 'postgres://app:s3cret@db.internal:5432/portico\n');
+    expect(loadConfig({ DATABASE_URL_FILE: join(dir, 'db') }).database.url).toBe('postgres://app:s3cret@db.internal:5432/portico');
+    expect(problemsOf({ DATABASE_URL_FILE: join(dir, 'nope') })).toEqual([`DATABASE_URL_FILE: cannot read ${join(dir, 'nope')} (ENOENT)`]);
+  });
+
+  it('never repeats a password from a bad URL in its message', () => {
+    const [problem] = problemsOf({ DATABASE_URL: 'mysql://app:hunter2@db/x' });
+    expect(problem).not.toContain('hunter2');
+  });
+
+  it('documents every variable in .env.example, and nothing else', () => {
+    const documented = readFileSync('.env.example', 'utf8')
+      .split('\n')
+      .filter((line) => /^[A-Z_]+=/.test(line))
+      .map((line) => line.split('=')[0]);
+    expect(documented.sort()).toEqual(Object.keys(VARIABLES).sort());
+  });
+});

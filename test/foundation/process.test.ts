@@ -1,0 +1,82 @@
+import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, runProcess, startProcess } from '../support/processes.js';
+import { testDatabaseUrl } from '../support/test-gateway.js';
+
+const MAIN = 'dist/main.js';
+
+describe('the gateway process', () => {
+  it('refuses to start on a malformed variable, naming it', async () => {
+    const result = await runProcess(MAIN, [], { PORT: 'eighty', DATABASE_URL: testDatabaseUrl() });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('PORT: must be a whole number from 0 to 65535 (got "eighty")');
+    expect(result.stderr).not.toMatch(/at .*\.js:\d+/);
+  });
+
+  it('refuses to start in production mode without the upstream variables', async () => {
+    const result = await runProcess(MAIN, [], { PORTICO_MODE: 'production', DATABASE_URL: testDatabaseUrl() });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('UPSTREAM_CLIENT_CERT_FILE: required when PORTICO_MODE=production');
+  });
+
+  it('starts on the embedded database with nothing configured, prints the docs address and a working demo key', async () => {
+    const port = await freePort();
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'portico-embedded-')), 'pglite');
+    const gateway = startProcess(MAIN, [], { PORT: String(port), EMBEDDED_DB_DIR: dataDir });
+    try {
+      const [, ms] = await gateway.waitFor(/Portico is ready \(sandbox mode\) in (\d+) ms/, 60_000);
+      expect(Number(ms)).toBeGreaterThan(0);
+      expect(gateway.stdout()).toContain(`Swagger UI:   http://127.0.0.1:${port}/docs`);
+      const [, key] = await gateway.waitFor(/Demo API key \(tenant "demo", role app\): (ptk_\S+)/);
+      const me = await fetch(`http://127.0.0.1:${port}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
+      expect(me.status).toBe(200);
+      expect(await me.json()).toMatchObject({ tenantSlug: 'demo', role: 'app' });
+      const anonymous = await fetch(`http://127.0.0.1:${port}/v1/me`);
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      const docs = await fetch(`http://127.0.0.1:${port}/docs`);
+      expect(docs.status).toBe(200);
+      // The key was shown on the terminal banner only; no JSON log line carries it.
+      const logLines = gateway.stdout().split('\n').filter((line) => line.startsWith('{'));
+      expect(logLines.length).toBeGreaterThan(0);
+      expect(logLines.join('\n')).not.toContain(key);
+    } finally {
+      gateway.child.kill('SIGTERM');
+      expect((await gateway.exited).code).toBe(0);
+    }
+  });
+
+  it('finishes in-flight requests on SIGTERM, refuses new connections, and exits cleanly', async () => {
+    const port = await freePort();
+    const gateway = startProcess(MAIN, [], { PORT: String(port), DATABASE_URL: testDatabaseUrl(), PORTICO_MODE: 'sandbox' });
+    await gateway.waitFor(/Portico is ready/);
+
+    // A request whose body is still arriving when the signal comes.
+    const socket = connect({ host: '127.0.0.1', port });
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString()));
+    const body = JSON.stringify({ slug: 'in-flight', name: 'In flight' });
+    socket.write(`POST /v1/tenants HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    gateway.child.kill('SIGTERM');
+    await gateway.waitFor(/shutting down/);
+    const refused = await fetch(`http://127.0.0.1:${port}/health/live`).then(
+      () => 'answered',
+      () => 'refused',
+    );
+    expect(refused).toBe('refused');
+
+    socket.write(body.slice(10));
+    await new Promise<void>((resolve) => socket.once('end', () => resolve()));
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+    expect(answer).toContain('application/problem+json');
+    const { code } = await gateway.exited;
+    expect(code).toBe(0);
+    expect(gateway.stdout()).toContain('shutdown complete');
+  });
+});

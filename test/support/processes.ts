@@ -1,0 +1,83 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+export interface RunningProcess {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the first match of the pattern in stdout+stderr, or rejects after the timeout. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** The environment of the test run minus anything that would change a child's configuration. */
+function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !['DATABASE_URL', 'NODE_OPTIONS', 'PORT', 'HOST', 'LOG_LEVEL', 'PORTICO_MODE'].includes(name)) env[name] = value;
+  }
+  return env;
+}
+
+/** Starts a built Portico entry point (dist/…) as a real process. */
+export function startProcess(script: string, args: string[], env: Record<string, string>): RunningProcess {
+  const child = spawn(process.execPath, [script, ...args], { env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
+  const check = () => {
+    for (const waiter of [...waiters]) {
+      const match = (out + err).match(waiter.pattern);
+      if (match) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(match);
+      }
+    }
+  };
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    check();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+    check();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    waitFor(pattern, timeoutMs = 30_000) {
+      return new Promise((resolve, reject) => {
+        const match = (out + err).match(pattern);
+        if (match) return resolve(match);
+        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}\nstdout:\n${out}\nstderr:\n${err}`)), timeoutMs);
+        waiters.push({ pattern, resolve: (m) => (clearTimeout(timer), resolve(m)) });
+        void exited.then(({ code }) => {
+          clearTimeout(timer);
+          reject(new Error(`process exited (${code}) before ${pattern}\nstdout:\n${out}\nstderr:\n${err}`));
+        });
+      });
+    },
+  };
+}
+
+/** Runs a built entry point to completion. */
+export async function runProcess(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const running = startProcess(script, args, env);
+  const { code } = await running.exited;
+  return { code, stdout: running.stdout(), stderr: running.stderr() };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
