@@ -20,7 +20,10 @@ export const RATE_LIMIT_HEADERS = {
 
 const WINDOW_SECONDS = 60;
 
-/** A fixed one-minute window per API key, counted in PostgreSQL so that N replicas share one budget. */
+/**
+ * A fixed one-minute window per API key, counted in PostgreSQL so that N replicas share one budget.
+ * The same statement records the key's last use (at most one write a minute).
+ */
 @Injectable()
 export class RateLimitService {
   constructor(
@@ -31,7 +34,11 @@ export class RateLimitService {
   async consume(keyId: string): Promise<RateLimitState> {
     const limit = this.config.http.rateLimitPerMinute;
     const rows: { count: number; reset_seconds: number }[] = await this.dataSource.query(
-      `INSERT INTO api_key_usage (key_id, window_start, count) VALUES ($1, date_trunc('minute', now()), 1)
+      `WITH touched AS (
+         UPDATE api_keys SET last_used_at = now()
+          WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+       )
+       INSERT INTO api_key_usage (key_id, window_start, count) VALUES ($1, date_trunc('minute', now()), 1)
        ON CONFLICT (key_id, window_start) DO UPDATE SET count = api_key_usage.count + 1
        RETURNING count, ceil(extract(epoch FROM (window_start + interval '${WINDOW_SECONDS} seconds' - now())))::int AS reset_seconds`,
       [keyId],

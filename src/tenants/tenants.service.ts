@@ -89,15 +89,15 @@ export class TenantsService {
   async authenticate(key: string): Promise<Principal | undefined> {
     const parsed = parseKey(key);
     if (!parsed) return undefined;
-    const apiKey = await this.apiKeys.findOne({ where: { prefix: parsed.prefix }, relations: { tenant: true } });
-    if (!apiKey || apiKey.revokedAt || !keyMatches(key, apiKey.secretHash)) return undefined;
-    // At most one write a minute per key, so that authentication stays a read.
-    await this.apiKeys
-      .createQueryBuilder()
-      .update()
-      .set({ lastUsedAt: () => 'now()' })
-      .where('id = :id AND (last_used_at IS NULL OR last_used_at < now() - interval \'1 minute\')', { id: apiKey.id })
-      .execute();
-    return { tenantId: apiKey.tenantId, tenantSlug: apiKey.tenant.slug, keyId: apiKey.id, role: apiKey.role };
+    // One indexed read on the hot path (no ORM relation loading).
+    const rows: { id: string; tenant_id: string; role: ApiKeyRole; secret_hash: string; slug: string }[] = await this.apiKeys.query(
+      `SELECT k.id, k.tenant_id, k.role, k.secret_hash, t.slug
+         FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
+        WHERE k.prefix = $1 AND k.revoked_at IS NULL`,
+      [parsed.prefix],
+    );
+    const row = rows[0];
+    if (!row || !keyMatches(key, row.secret_hash)) return undefined;
+    return { tenantId: row.tenant_id, tenantSlug: row.slug, keyId: row.id, role: row.role };
   }
 }

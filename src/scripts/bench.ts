@@ -1,0 +1,131 @@
+// `npm run bench`: start-up time, idle memory and request latency of the real gateway process,
+// on the embedded engine and (when reachable) on PostgreSQL. Prints figures; asserts nothing.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+// eslint-disable-next-line no-restricted-properties -- the bench reads where to find PostgreSQL, like a user would
+const POSTGRES_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+function childPids(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((candidate) => {
+      try {
+        return Number(readFileSync(`/proc/${candidate}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    });
+}
+
+async function postgresReachable(): Promise<boolean> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query(`DROP DATABASE IF EXISTS portico_bench WITH (FORCE)`);
+    await client.query(`CREATE DATABASE portico_bench`);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+interface Figures {
+  readyMs: number;
+  gatewayRssMiB: number;
+  engineRssMiB?: number;
+  p50Ms: number;
+  p99Ms: number;
+  requestsPerSecond: number;
+}
+
+async function measure(env: Record<string, string>): Promise<Figures> {
+  const port = await freePort();
+  const started = performance.now();
+  // eslint-disable-next-line no-restricted-properties -- the child inherits PATH and the like
+  const child: ChildProcess = spawn(process.execPath, ['dist/main.js'], { env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const key = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /Demo API key \(tenant "demo", role app\): (ptk_\S+)/.exec(out);
+      if (match) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}:\n${out}`)));
+  });
+  const readyMs = performance.now() - started;
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const gatewayRssMiB = rssMiB(child.pid as number);
+  const engine = childPids(child.pid as number)[0];
+  const engineRssMiB = engine ? rssMiB(engine) : undefined;
+
+  const latencies: number[] = [];
+  const url = `http://127.0.0.1:${port}/v1/me`;
+  const headers = { authorization: `Bearer ${key}` };
+  for (let i = 0; i < 50; i++) await fetch(url, { headers }).then((r) => r.arrayBuffer());
+  const loopStart = performance.now();
+  for (let i = 0; i < 500; i++) {
+    const t = performance.now();
+    const response = await fetch(url, { headers });
+    await response.arrayBuffer();
+    latencies.push(performance.now() - t);
+  }
+  const requestsPerSecond = 500 / ((performance.now() - loopStart) / 1000);
+  latencies.sort((a, b) => a - b);
+  child.kill('SIGTERM');
+  await new Promise((resolve) => child.once('exit', resolve));
+  return { readyMs, gatewayRssMiB, engineRssMiB, p50Ms: latencies[249], p99Ms: latencies[494], requestsPerSecond };
+}
+
+function print(label: string, figures: Figures): void {
+  const engine = figures.engineRssMiB === undefined ? '' : ` + embedded engine ${figures.engineRssMiB.toFixed(0)} MiB`;
+  process.stdout.write(
+    `${label}\n` +
+      `  npm start to ready:      ${figures.readyMs.toFixed(0)} ms (process spawn to the ready banner, migrations included)\n` +
+      `  idle RSS after 3 s:      gateway ${figures.gatewayRssMiB.toFixed(0)} MiB${engine}\n` +
+      `  GET /v1/me (authenticated, rate-limited), 500 sequential: p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms, ${figures.requestsPerSecond.toFixed(0)} req/s\n`,
+  );
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'portico-bench-'));
+  try {
+    print('Embedded engine (PGlite, fresh data directory)', await measure({ EMBEDDED_DB_DIR: join(dataDir, 'pglite') }));
+    print('Embedded engine (PGlite, existing data directory)', await measure({ EMBEDDED_DB_DIR: join(dataDir, 'pglite') }));
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  if (await postgresReachable()) {
+    const url = new URL(POSTGRES_URL);
+    url.pathname = '/portico_bench';
+    print(`PostgreSQL (${url.host})`, await measure({ DATABASE_URL: url.toString() }));
+  } else {
+    process.stdout.write(`PostgreSQL at ${POSTGRES_URL} not reachable: skipped (set BENCH_DATABASE_URL)\n`);
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
