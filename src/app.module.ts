@@ -1,6 +1,7 @@
 import { DynamicModule, Module, type Type } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { AppConfig } from './config/app-config.js';
+import { CertificatesModule } from './certificates/certificates.module.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -13,7 +14,7 @@ export class AppModule {
   static forRoot(config: AppConfig, logger: Logger, extra: unknown[] = []): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), DatabaseModule, TenantsModule, HealthModule, ...(extra as Type[])],
+      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), DatabaseModule, CertificatesModule, TenantsModule, HealthModule, ...(extra as Type[])],
     };
   }
 }

@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig, type AppConfig } from './config/app-config.js';
+import { CertificateStartupError } from './certificates/certificate-status.service.js';
 import { resolveDatabase } from './database/database-url.js';
+import { startSandbox, type RunningSandbox } from './sandbox/sandbox.js';
 import { createGateway } from './gateway.js';
 import { createLogger } from './logging/logger.js';
 import { DOCS_PATH } from './openapi-doc/openapi-document.js';
@@ -25,6 +27,14 @@ async function main(): Promise<void> {
   const embedded = database.embedded;
   if (embedded) logger.info({ dataDir: config.database.embeddedDir, joined: !embedded.owned }, 'embedded PostgreSQL (PGlite) ready');
 
+  // Sandbox mode runs the provider's sandbox in this process, unless UPSTREAM_OB_BASE_URL points at one elsewhere.
+  let sandbox: RunningSandbox | undefined;
+  if (config.mode === 'sandbox' && !config.upstream.openBankingBaseUrl) {
+    sandbox = await startSandbox({ ...config.sandbox });
+    config = { ...config, upstream: { ...config.upstream, openBankingBaseUrl: sandbox.openBankingUrl } };
+    logger.info({ openBankingUrl: sandbox.openBankingUrl, scaUrl: sandbox.scaUrl }, 'sandbox started');
+  }
+
   const app = await createGateway(config, logger);
   await app.listen({ host: config.http.host, port: config.http.port });
   const startedInMs = Math.round(performance.now());
@@ -40,6 +50,7 @@ async function main(): Promise<void> {
     }, config.http.shutdownTimeoutMs);
     force.unref();
     await app.close();
+    await sandbox?.close();
     await embedded?.stop();
     logger.info('shutdown complete');
     process.exit(0);
@@ -52,6 +63,7 @@ async function main(): Promise<void> {
   if (config.mode === 'sandbox') {
     const demoKey = await issueDemoKey(app.get(TenantsService));
     lines.push(`  Demo API key (tenant "demo", role app): ${demoKey}`, `  Try: curl -H "Authorization: Bearer ${demoKey}" ${base}/v1/me`);
+    if (sandbox) lines.push(`  Sandbox:      open banking ${sandbox.openBankingUrl} (mTLS), SCA pages ${sandbox.scaUrl}`);
   }
   logger.info({ startedInMs, mode: config.mode, url: base }, 'ready');
   // The banner is for the person at the terminal, not a log line: it is the one place a key is shown.
@@ -59,6 +71,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof CertificateStartupError) {
+    process.stderr.write(`portico: ${error.message}\n`);
+    process.exit(1);
+  }
   process.stderr.write(`portico: failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });

@@ -3,6 +3,8 @@ import { API_KEY_ROLES, type ApiKeyRole } from '../tenants/api-key.entity.js';
 import { CreateTenantRequest } from '../tenants/dto/tenant.dto.js';
 import { TenantsService } from '../tenants/tenants.service.js';
 import { validateSync } from 'class-validator';
+import { readFileSync } from 'node:fs';
+import { readCertificateChain } from '../certificates/qwac-reader.js';
 import { plainToInstance } from 'class-transformer';
 import type { ParsedArgs } from './main.js';
 
@@ -106,6 +108,35 @@ export const COMMANDS: Record<string, Command> = {
       context.out(`revoked key ${key.id} (ptk_${key.prefix}_…)`);
       return 0;
     },
+  },
+};
+
+COMMANDS['cert:inspect'] = {
+  summary: 'Show what a certificate says: subject, organizationIdentifier, PSD2 roles, authority, validity, fingerprint',
+  synopsis: 'cert:inspect <file.pem>',
+  needsDatabase: false,
+  async run(context) {
+    const file = required(context.args, 0, '<file.pem>');
+    const chain = readCertificateChain(readFileSync(file));
+    chain.forEach((info, index) => {
+      if (index > 0) context.out('');
+      context.out(`${index === 0 ? 'certificate' : `chain[${index}]`}: ${file}`);
+      const rows: [string, string][] = [
+        ['subject', info.subject],
+        ['issuer', info.issuer],
+        ['organizationIdentifier', info.organizationIdentifier ?? '(none)'],
+        ['PSD2 roles', info.roles.length ? info.roles.join(', ') : '(none)'],
+        ['competent authority', info.competentAuthority ? `${info.competentAuthority.name} (${info.competentAuthority.id})` : '(none)'],
+        ['QC statements', [info.qcCompliance ? 'QcCompliance' : '', ...info.qcTypes.map((t) => `QcType ${t}`)].filter(Boolean).join(', ') || '(none)'],
+        ['valid from', info.validFrom.toISOString()],
+        ['valid to', `${info.validTo.toISOString()} (${info.daysToExpiry >= 0 ? `${info.daysToExpiry} days left` : `expired ${-info.daysToExpiry} days ago`})`],
+        ['serial', info.serialNumber],
+        ['SHA-256', info.fingerprintSha256],
+      ];
+      const width = Math.max(...rows.map(([label]) => label.length));
+      for (const [label, value] of rows) context.out(`  ${label.padEnd(width)}  ${value}`);
+    });
+    return 0;
   },
 };
 

@@ -26,9 +26,33 @@ export interface AppConfig {
     clientCertFile?: string;
     clientKeyFile?: string;
     clientKeyPassphrase?: string;
+    /** CAs of the provider's server certificate. */
     caFile?: string;
+    /** CAs the client certificate must chain to (the QTSP's); defaults to caFile. */
+    clientCaFile?: string;
+    connectTimeoutMs: number;
+    headersTimeoutMs: number;
+    bodyTimeoutMs: number;
+    poolConnections: number;
+    keepAliveTimeoutMs: number;
+  };
+  /** Open-banking services the gateway offers; the QWAC must carry the role of each. */
+  openBankingServices: OpenBankingService[];
+  sandbox: {
+    /** Where the development certificates live (made by npm run certs). */
+    certsDir: string;
+    host: string;
+    openBankingPort: number;
+    scaPort: number;
+    /** Address browsers reach the SCA pages at (default http://localhost:SANDBOX_SCA_PORT). */
+    scaPublicUrl?: string;
   };
 }
+
+export const OPEN_BANKING_SERVICES = ['ais', 'cof', 'pis'] as const;
+export type OpenBankingService = (typeof OPEN_BANKING_SERVICES)[number];
+
+const OPEN_BANKING_SERVICES_DOC = 'ais (account information, role PSP_AI), cof (confirmation of funds, PSP_IC), pis (payment initiation, PSP_PI)';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -69,6 +93,18 @@ export const VARIABLES = {
   UPSTREAM_CLIENT_KEY_FILE: { doc: 'PEM file of the QWAC private key', production: true },
   UPSTREAM_CLIENT_KEY_PASSPHRASE: { doc: 'Passphrase of the QWAC private key, if encrypted', secret: true },
   UPSTREAM_CA_FILE: { doc: "PEM bundle of the CAs that sign the provider's server certificate", production: true },
+  UPSTREAM_CLIENT_CA_FILE: { doc: 'PEM bundle the QWAC must chain to (its QTSP); default UPSTREAM_CA_FILE' },
+  UPSTREAM_CONNECT_TIMEOUT_MS: { doc: 'TCP+TLS connect timeout towards the provider', default: '5000' },
+  UPSTREAM_HEADERS_TIMEOUT_MS: { doc: "Time to wait for the provider's response headers", default: '15000' },
+  UPSTREAM_BODY_TIMEOUT_MS: { doc: "Longest pause while reading the provider's response body", default: '15000' },
+  UPSTREAM_POOL_CONNECTIONS: { doc: 'Kept-alive TLS connections per upstream', default: '16' },
+  UPSTREAM_KEEPALIVE_MS: { doc: 'How long an idle upstream connection is kept', default: '30000' },
+  OPEN_BANKING_SERVICES: { doc: `Comma-separated services offered: ${OPEN_BANKING_SERVICES_DOC}`, default: 'ais,cof,pis' },
+  SANDBOX_CERTS_DIR: { doc: 'Development certificates (npm run certs makes them)', default: './certs/dev' },
+  SANDBOX_HOST: { doc: 'Interface the sandbox listens on', default: '127.0.0.1' },
+  SANDBOX_OB_PORT: { doc: "Port of the sandbox's open-banking API (mutual TLS)", default: '8443' },
+  SANDBOX_SCA_PORT: { doc: "Port of the sandbox's SCA pages (plain HTTP, for browsers)", default: '8081' },
+  SANDBOX_SCA_PUBLIC_URL: { doc: 'Address browsers reach the SCA pages at (default http://localhost:SANDBOX_SCA_PORT)' },
 } satisfies Record<string, VariableSpec>;
 
 export type VariableName = keyof typeof VARIABLES;
@@ -104,6 +140,15 @@ export function loadConfig(env: Env = process.env): AppConfig {
     const value = raw(name) as string;
     if (!allowed.includes(value as T)) problems.push(`${name}: must be one of ${allowed.join(', ')} (got "${value}")`);
     return value as T;
+  };
+  const list = <T extends string>(name: VariableName, allowed: readonly T[]): T[] => {
+    const values = (raw(name) ?? '')
+      .split(',')
+      .map((value) => value.trim())
+      .filter(Boolean);
+    const unknown = values.filter((value) => !allowed.includes(value as T));
+    if (unknown.length > 0) problems.push(`${name}: unknown value(s) ${unknown.join(', ')}; allowed: ${allowed.join(', ')}`);
+    return [...new Set(values)] as T[];
   };
   const url = (name: VariableName, protocols: string[]): string | undefined => {
     const value = raw(name);
@@ -143,6 +188,20 @@ export function loadConfig(env: Env = process.env): AppConfig {
       clientKeyFile: raw('UPSTREAM_CLIENT_KEY_FILE'),
       clientKeyPassphrase: raw('UPSTREAM_CLIENT_KEY_PASSPHRASE'),
       caFile: raw('UPSTREAM_CA_FILE'),
+      clientCaFile: raw('UPSTREAM_CLIENT_CA_FILE'),
+      connectTimeoutMs: integer('UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000),
+      headersTimeoutMs: integer('UPSTREAM_HEADERS_TIMEOUT_MS', 1, 600_000),
+      bodyTimeoutMs: integer('UPSTREAM_BODY_TIMEOUT_MS', 1, 600_000),
+      poolConnections: integer('UPSTREAM_POOL_CONNECTIONS', 1, 1024),
+      keepAliveTimeoutMs: integer('UPSTREAM_KEEPALIVE_MS', 1, 600_000),
+    },
+    openBankingServices: list('OPEN_BANKING_SERVICES', OPEN_BANKING_SERVICES),
+    sandbox: {
+      certsDir: raw('SANDBOX_CERTS_DIR') as string,
+      host: raw('SANDBOX_HOST') as string,
+      openBankingPort: integer('SANDBOX_OB_PORT', 0, 65535),
+      scaPort: integer('SANDBOX_SCA_PORT', 0, 65535),
+      scaPublicUrl: url('SANDBOX_SCA_PUBLIC_URL', ['http:', 'https:']),
     },
   };
   if (mode === 'production') {

@@ -8,6 +8,8 @@ import { execFileSync } from 'node:child_process';
 export default async function globalSetup(): Promise<void> {
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
   await import('reflect-metadata');
+  const { ensureDevCertificates } = (await import('../../dist/sandbox/dev-certificates.js' as string)) as typeof import('../../src/sandbox/dev-certificates.js');
+  ensureDevCertificates('certs/dev');
   const { DataSource } = await import('typeorm');
   const { dataSourceOptions } = (await import('../../dist/database/data-source-options.js' as string)) as typeof import('../../src/database/data-source-options.js');
   const { startEmbeddedPostgres } = (await import('../../dist/database/embedded/embedded-postgres.js' as string)) as typeof import('../../src/database/embedded/embedded-postgres.js');

@@ -6,6 +6,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
 import { createGateway } from '../../src/gateway.js';
 import { createLogger } from '../../src/logging/logger.js';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
 import type { ApiKeyRole } from '../../src/tenants/api-key.entity.js';
 import { TenantsService } from '../../src/tenants/tenants.service.js';
 
@@ -22,6 +23,8 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
 
 export interface TestGateway {
   app: NestFastifyApplication;
+  /** The sandbox this gateway talks to (its own, on free ports). */
+  sandbox: RunningSandbox;
   config: AppConfig;
   /** Every log line the gateway wrote, as written. */
   logs: string[];
@@ -38,7 +41,9 @@ export function uniqueSlug(prefix = 't'): string {
 
 /** The real gateway, in process, on the test database; requests go through Fastify's inject. */
 export async function startTestGateway(env: Record<string, string> = {}, imports: unknown[] = []): Promise<TestGateway> {
-  const config = loadConfig(testEnv(env));
+  const base = loadConfig(testEnv(env));
+  const sandbox = await startSandbox({ ...base.sandbox, openBankingPort: 0, scaPort: 0 });
+  const config: AppConfig = { ...base, upstream: { ...base.upstream, openBankingBaseUrl: base.upstream.openBankingBaseUrl ?? sandbox.openBankingUrl } };
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -51,6 +56,7 @@ export async function startTestGateway(env: Record<string, string> = {}, imports
   const tenants = app.get(TenantsService);
   return {
     app,
+    sandbox,
     config,
     logs,
     tenants,
@@ -61,7 +67,10 @@ export async function startTestGateway(env: Record<string, string> = {}, imports
       const { apiKey, key } = await tenants.issueKey(tenant.id, role);
       return { tenantId: tenant.id, slug, key, keyId: apiKey.id };
     },
-    close: () => app.close(),
+    async close() {
+      await app.close();
+      await sandbox.close();
+    },
   };
 }
 

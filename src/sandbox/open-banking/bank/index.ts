@@ -1,0 +1,6 @@
+/** Public surface of the sandbox bank for the HTTP layer and the README. */
+export { SandboxBank, OPERATION_IDS } from './sandbox-bank.js';
+export { BRANDS, authorizationEndpoint, type Brand } from './brands.js';
+export { TEST_USERS, type TestUserDescription } from './test-users.js';
+export { toProductRules } from './product-rules.js';
+export type { BankRequest, BankResponse, ProductRule, ProductRules, Psd2Role, SandboxBankControl, SandboxBankOptions, ScaRequest, ScaResponse } from './types.js';

@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { type BankContext } from './bank-state.js';
+import { fail, tppErrors } from './errors.js';
+import { type Payment } from './payment-model.js';
+import { productRuleViolations, resolveProduct, type ResolvedProduct } from './product-rules.js';
+import { href, openAuthorisation, redirectUris, requireBrand } from './request-context.js';
+import { type BankRequest, type BankResponse } from './types.js';
+
+/** Payment initiation (PIS): single credit transfers checked against the product rules. */
+
+function pathProduct(context: BankContext, request: BankRequest): ResolvedProduct {
+  const resolved = resolveProduct(context.productRules, request.params.paymentProduct ?? '');
+  if (!resolved) fail(404, 'PRODUCT_UNKNOWN', 'Unknown payment product', 'paymentProduct');
+  return resolved;
+}
+
+function paymentPath(payment: Payment): string {
+  return `/${payment.brandId}/bg/v1/payments/${payment.productInPath}/${payment.paymentId}`;
+}
+
+function paymentLinks(payment: Payment): Record<string, { href: string }> {
+  const self = paymentPath(payment);
+  return { self: href(self), status: href(`${self}/status`) };
+}
+
+export function initiatePayment(context: BankContext, request: BankRequest): BankResponse {
+  const brand = requireBrand(request);
+  const { product, rule } = pathProduct(context, request);
+  const uris = redirectUris(request);
+  const violations = productRuleViolations(rule, request.body);
+  if (violations.length > 0) return tppErrors(400, violations);
+  const paymentId = `pay-${randomUUID()}`;
+  const { authorisationId, scaRedirect } = openAuthorisation(context, brand.brandId, { kind: 'payment', paymentId });
+  const payment: Payment = {
+    paymentId,
+    brandId: brand.brandId,
+    tppId: request.tppId,
+    product,
+    productInPath: request.params.paymentProduct ?? product,
+    details: structuredClone(request.body as Record<string, unknown>),
+    status: 'RCVD',
+    statusHistory: ['RCVD'],
+    ...uris,
+    authorisationId,
+  };
+  context.state.payments.set(paymentId, payment);
+  return { status: 201, body: { transactionStatus: 'RCVD', paymentId, _links: { scaRedirect: href(scaRedirect), ...paymentLinks(payment) } } };
+}
+
+/** The payment of the path, if it exists under this brand and product (either spelling) for this TPP. */
+function ownedPayment(context: BankContext, request: BankRequest): Payment {
+  requireBrand(request);
+  const { product } = pathProduct(context, request);
+  const payment = context.state.payments.get(request.params.paymentId ?? '');
+  if (!payment || payment.brandId !== request.params.brandId || payment.product !== product || payment.tppId !== request.tppId) {
+    fail(404, 'RESOURCE_UNKNOWN', 'Payment is not known', 'paymentId');
+  }
+  return payment;
+}
+
+export function getPayment(context: BankContext, request: BankRequest): BankResponse {
+  const payment = ownedPayment(context, request);
+  return {
+    status: 200,
+    body: { transactionStatus: payment.status, paymentId: payment.paymentId, paymentDetails: structuredClone(payment.details), _links: paymentLinks(payment) },
+  };
+}
+
+export function getPaymentStatus(context: BankContext, request: BankRequest): BankResponse {
+  return { status: 200, body: { transactionStatus: ownedPayment(context, request).status } };
+}

@@ -1,0 +1,82 @@
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { TLSSocket } from 'node:tls';
+import type { Psd2Contract } from '../../open-banking-contract/psd2-contract.js';
+import type { SandboxBank } from './bank/sandbox-bank.js';
+import { tppError } from './tpp-messages.js';
+import { tppIdentityOf } from './tpp-identity.js';
+
+export interface OpenBankingServerOptions {
+  bank: SandboxBank;
+  contract: Psd2Contract;
+  tls: { key: Buffer; cert: Buffer; ca: Buffer };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The sandbox's open-banking API: mutual TLS (a client certificate from the sandbox CA, checked at the
+ * handshake), the PSD2 role each API needs, requests validated against openapi/psd2.yaml, answers from the bank.
+ */
+export function createOpenBankingServer(options: OpenBankingServerOptions): { server: FastifyInstance; handshakes: () => number } {
+  const { bank, contract } = options;
+  const server = Fastify({
+    logger: false,
+    https: { key: options.tls.key, cert: options.tls.cert, ca: options.tls.ca, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' },
+    genReqId: (request) => {
+      const header = request.headers['x-request-id'];
+      return typeof header === 'string' && UUID.test(header) ? header : randomUUID();
+    },
+  });
+  let handshakes = 0;
+  server.server.on('secureConnection', () => handshakes++);
+
+  server.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    const identity = tppIdentityOf(request.raw.socket as TLSSocket);
+    if (!identity) return reply.code(401).send(tppError('CERTIFICATE_INVALID', 'The client certificate could not be read as a QWAC'));
+    const path = request.url.split('?')[0];
+    const needed = contract.roleForPath(path);
+    const allowed = needed ? identity.roles.includes(needed) : identity.roles.length > 0;
+    if (!allowed) {
+      const what = needed ? `the PSD2 role ${needed}` : 'a PSD2 role';
+      return reply.code(401).send(tppError('CERTIFICATE_INVALID', `The client certificate lacks ${what}, which this API requires`));
+    }
+  });
+
+  server.setErrorHandler((error: { statusCode?: number; message: string }, _request, reply) => {
+    const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) return reply.code(500).send();
+    return reply.code(status).send(tppError('FORMAT_ERROR', error.message));
+  });
+  server.setNotFoundHandler((request, reply) => {
+    const known = contract.operations.some((op) => new RegExp(`^${op.path.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(request.url.split('?')[0]));
+    return known
+      ? reply.code(405).send(tppError('SERVICE_INVALID', `${request.method} is not supported on this path`))
+      : reply.code(404).send(tppError('RESOURCE_UNKNOWN', `No resource at ${request.url.split('?')[0]}`));
+  });
+
+  for (const operation of contract.operations) {
+    server.route({
+      method: operation.method,
+      url: operation.path.replace(/\{([^}]+)\}/g, ':$1'),
+      handler: async (request: FastifyRequest, reply: FastifyReply) => {
+        const params = request.params as Record<string, string>;
+        const query = request.query as Record<string, string | undefined>;
+        const headers = request.headers as Record<string, string | undefined>;
+        const problems = contract.validateRequest(operation, { params, query, headers, body: request.body });
+        if (problems.length > 0) {
+          return reply.code(400).send({
+            tppMessages: problems.slice(0, 20).map((p) => ({ category: 'ERROR', code: 'FORMAT_ERROR', path: p.path, text: `${p.path} ${p.message}`.slice(0, 500) })),
+          });
+        }
+        const identity = tppIdentityOf(request.raw.socket as TLSSocket);
+        const answer = bank.handle({ operationId: operation.operationId, params, query, headers, body: request.body, tppId: identity?.tppId ?? '' });
+        if (answer.headers) reply.headers(answer.headers);
+        reply.code(answer.status);
+        return answer.body === undefined ? reply.send() : reply.send(answer.body);
+      },
+    });
+  }
+  return { server, handshakes: () => handshakes };
+}

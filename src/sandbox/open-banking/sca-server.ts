@@ -1,0 +1,33 @@
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { SandboxBank } from './bank/sandbox-bank.js';
+
+/**
+ * The pages a person's browser opens for strong customer authentication (plain HTTP on loopback,
+ * no client certificate), and the sandbox controls tests use (revoke a consent as the user, call counts).
+ */
+export function createScaServer(bankOf: () => SandboxBank): FastifyInstance {
+  const server = Fastify({ logger: false, bodyLimit: 64 * 1024 });
+  void server.register(formbody);
+
+  const sca = async (request: FastifyRequest, reply: FastifyReply) => {
+    const answer = bankOf().handleSca({
+      method: request.method as 'GET' | 'POST',
+      path: request.url.split('?')[0],
+      query: request.query as Record<string, string | undefined>,
+      form: (request.body ?? {}) as Record<string, string | string[] | undefined>,
+    });
+    reply.code(answer.status).headers({ 'cache-control': 'no-store', 'x-frame-options': 'DENY', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action *", ...answer.headers });
+    if (answer.body !== undefined) reply.type('text/html; charset=utf-8');
+    return reply.send(answer.body);
+  };
+  server.get('/sca/*', sca);
+  server.post('/sca/*', sca);
+
+  server.post('/sandbox/consents/:consentId/revoke', async (request, reply) => {
+    const { consentId } = request.params as { consentId: string };
+    return bankOf().control.revokeConsentAsPsu(consentId) ? reply.code(204).send() : reply.code(404).send({ error: 'no such consent' });
+  });
+  server.get('/sandbox/calls', async () => bankOf().control.calls());
+  return server;
+}

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import { encodeForm } from '../../src/upstream/transport/form-encoding.js';
+import { UpstreamError } from '../../src/upstream/transport/upstream-errors.js';
+import { freePort } from '../support/processes.js';
+import { devTlsFiles, transportTo } from '../support/upstream.js';
+
+describe('upstream transport failures', () => {
+  // A stand-in for a provider that accepts the connection and never answers: outside our control.
+  let silent: Server;
+  let silentPort: number;
+  beforeAll(async () => {
+    silent = createServer({ key: readFileSync('certs/dev/sandbox.key'), cert: readFileSync('certs/dev/sandbox.pem') }, () => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+    silentPort = (silent.address() as { port: number }).port;
+  });
+  afterAll(() => {
+    silent.closeAllConnections();
+    silent.close();
+  });
+
+  const kindOf = async (promise: Promise<unknown>) => {
+    try {
+      await promise;
+      return 'answered';
+    } catch (error) {
+      return error instanceof UpstreamError ? error.kind : `untyped: ${String(error)}`;
+    }
+  };
+
+  it('reports a refused connection', async () => {
+    const port = await freePort();
+    const transport = transportTo(`https://localhost:${port}`, devTlsFiles('certs/dev', 'tpp'));
+    expect(await kindOf(transport.send({ method: 'GET', path: '/brands' }))).toBe('refused');
+    await transport.close();
+  });
+
+  it('reports a provider that does not answer in time as a timeout', async () => {
+    const transport = transportTo(`https://localhost:${silentPort}`, devTlsFiles('certs/dev', 'tpp'), { headersTimeoutMs: 300 });
+    expect(await kindOf(transport.send({ method: 'GET', path: '/brands' }))).toBe('timeout');
+    await transport.close();
+  });
+});
+
+describe('form encoding for the card API', () => {
+  it('writes nested objects with brackets and lists with numeric indices, percent-encoded', () => {
+    expect(encodeForm({ amount: 1000, metadata: { order: 'A-1', note: 'a&b' }, domain_names: ['a.example', 'b.example'], skipped: undefined })).toBe(
+      'amount=1000&metadata%5Border%5D=A-1&metadata%5Bnote%5D=a%26b&domain_names%5B0%5D=a.example&domain_names%5B1%5D=b.example',
+    );
+  });
+});
