@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { ConfigError, loadConfig, type AppConfig } from './config/app-config.js';
 import { CertificateStartupError } from './certificates/certificate-status.service.js';
 import { resolveDatabase } from './database/database-url.js';
+import { ensureDevCertificates } from './sandbox/dev-certificates.js';
 import { startSandbox, type RunningSandbox } from './sandbox/sandbox.js';
 import { createGateway } from './gateway.js';
 import { createLogger } from './logging/logger.js';
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
 
   // Sandbox mode runs the provider's sandbox in this process, unless UPSTREAM_OB_BASE_URL points at one elsewhere.
   let sandbox: RunningSandbox | undefined;
+  if (config.mode === 'sandbox' && ensureDevCertificates(config.sandbox.certsDir)) logger.info({ dir: config.sandbox.certsDir }, 'made the development certificates');
   if (config.mode === 'sandbox' && !config.upstream.openBankingBaseUrl) {
     sandbox = await startSandbox({ ...config.sandbox });
     config = { ...config, upstream: { ...config.upstream, openBankingBaseUrl: sandbox.openBankingUrl } };

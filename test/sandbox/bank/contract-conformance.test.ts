@@ -3,6 +3,7 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { toProductRules } from '../../../src/sandbox/open-banking/bank/product-rules.js';
 import { OPERATION_IDS } from '../../../src/sandbox/open-banking/bank/sandbox-bank.js';
 import { type BankResponse, type ProductRule } from '../../../src/sandbox/open-banking/bank/types.js';
 import {
@@ -73,6 +74,14 @@ describe('conformance with openapi/psd2.yaml', () => {
     const { notes: _fixtureNotes, ...fixture } = PRODUCT_RULES;
     const withoutSchema = Object.fromEntries(Object.entries(rules).map(([name, { schema: _schema, ...rule }]) => [name, rule]));
     expect(fixture).toEqual(withoutSchema);
+  });
+
+  it('accepts the parsed x-portico-product-rules object as ProductRules and refuses malformed ones', () => {
+    const schemas = (document.components as { schemas: Record<string, Json> }).schemas;
+    const raw = schemas.PaymentDetails['x-portico-product-rules'];
+    expect(toProductRules(raw)).toBe(raw);
+    expect(() => toProductRules({ sepa: { required: 'creditorAgent' } })).toThrow('sepa');
+    expect(() => toProductRules([])).toThrow();
   });
 
   it('answers every operation, successes and refusals, with bodies psd2.yaml allows', () => {
