@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * List the accounts of a consent
-         * @description Returns the accounts covered by the `valid` account-information consent in `Consent-ID`. Without `PSU-IP-Address` the read counts as unattended (see the info section). Requires role PSP_AI.
+         * @description Returns the accounts covered by the `valid` account-information consent in `Consent-ID`. Without `PSU-IP-Address` the read counts as unattended (one daily counter per consent across all account paths, see the info section "Unattended access"). Requires role PSP_AI.
          */
         get: operations["listAccounts"];
         put?: never;
@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * Get account details
-         * @description Returns one account. `accountId` is the `resourceId` from the account list; an account not covered by the consent is answered 403 `RESOURCE_UNKNOWN`. Without `PSU-IP-Address` the read counts as unattended. Requires role PSP_AI.
+         * @description Returns one account. `accountId` is the `resourceId` from the account list; an account in any `access` list of the consent may be read, an account outside the consent is answered 403 `RESOURCE_UNKNOWN`. Without `PSU-IP-Address` the read counts as unattended. Requires role PSP_AI.
          */
         get: operations["getAccountDetails"];
         put?: never;
@@ -90,7 +90,7 @@ export interface paths {
         };
         /**
          * Get one transaction of an account
-         * @description Returns one transaction; `transactionId` comes from a transaction-list entry. An unknown `transactionId` on a covered account is answered 404 `RESOURCE_UNKNOWN`. Without `PSU-IP-Address` the read counts as unattended. Requires role PSP_AI.
+         * @description Returns one transaction; `transactionId` comes from a transaction-list entry. The consent must grant `transactions` for the account (else 401 `CONSENT_INVALID`; an account outside the consent is 403 `RESOURCE_UNKNOWN`). An unknown `transactionId` on a covered account is answered 404 `RESOURCE_UNKNOWN`. Without `PSU-IP-Address` the read counts as unattended. Requires role PSP_AI.
          */
         get: operations["getTransactionDetails"];
         put?: never;
@@ -112,7 +112,7 @@ export interface paths {
         put?: never;
         /**
          * Create an account-information consent
-         * @description Creates an account-information consent for the accounts listed in `access`. The consent starts as `received`; the PSU authorises it by following `_links.scaRedirect`, after which the flow returns to `TPP-Redirect-URI` (or `TPP-Nok-Redirect-URI` on failure or cancellation). `frequencyPerDay` is accepted but documented by the provider as unsupported. Requires role PSP_AI.
+         * @description Creates an account-information consent for the accounts listed in `access`. The consent starts as `received`; the PSU authorises it by following `_links.scaRedirect`, after which the flow returns to `TPP-Redirect-URI` (or `TPP-Nok-Redirect-URI` on failure or cancellation). When all `access` lists are absent or empty (bank-offered consent), the PSU chooses the accounts at the bank, and the consent then grants account details, balances and transactions for each chosen account. `frequencyPerDay` sets the daily limit of unattended account reads (default 4, see the info section "Unattended access"); the provider's documents call it unsupported, and this contract (and the Portico sandbox) honours it as Berlin Group defines it. Requires role PSP_AI.
          */
         post: operations["createConsent"];
         delete?: never;
@@ -176,7 +176,7 @@ export interface paths {
         put?: never;
         /**
          * Confirm availability of funds
-         * @description Checks whether `instructedAmount` is available on `account` at the time of the request. `Consent-ID` carries a `valid` confirmation-of-funds (v2) consent covering that account; an account-information consent is answered 401 `CONSENT_INVALID`. Insufficient funds is a normal answer: 200 with `fundsAvailable: false`. Requires role PSP_IC.
+         * @description Checks whether `instructedAmount` is available on `account` at the time of the request. `Consent-ID` carries a `valid` confirmation-of-funds (v2) consent covering that account; an account-information consent, or an `account` other than the consent's, is answered 401 `CONSENT_INVALID`. An `instructedAmount.currency` different from the account's currency is answered 400 `PARAMETER_NOT_CONSISTENT` with `path` `instructedAmount.currency`. Insufficient funds is a normal answer: 200 with `fundsAvailable: false`; so is a blocked account (200, `fundsAvailable: false`). Requires role PSP_IC.
          */
         post: operations["confirmFunds"];
         delete?: never;
@@ -196,7 +196,7 @@ export interface paths {
         put?: never;
         /**
          * Initiate a single credit transfer
-         * @description Initiates a single credit transfer of the given payment product. The mandatory fields depend on the product (see `PaymentDetails` `x-portico-product-rules` and the per-product schemas `DomesticCreditTransferPaymentDetails`, `SepaCreditTransferPaymentDetails`, `CrossBorderCreditTransferPaymentDetails`); a missing product field is answered 400 `FORMAT_ERROR`, a currency other than HUF or PLN on `domestic-credit-transfers` 400 `PARAMETER_NOT_CONSISTENT`. The payment is created in status `RCVD` and the PSU authorises it by following `_links.scaRedirect`. Insufficient funds does not fail this call: the payment status later becomes `RJCT`. Requires role PSP_PI.
+         * @description Initiates a single credit transfer of the given payment product. The mandatory fields depend on the product (see `PaymentDetails` `x-portico-product-rules` and the per-product schemas `DomesticCreditTransferPaymentDetails`, `SepaCreditTransferPaymentDetails`, `CrossBorderCreditTransferPaymentDetails`); a missing product field is answered 400 `FORMAT_ERROR`, a currency other than HUF or PLN on `domestic-credit-transfers` 400 `PARAMETER_NOT_CONSISTENT`. The payment is created in status `RCVD` and the PSU authorises it by following `_links.scaRedirect`, choosing there the account to pay from when `debtorAccount` is absent. Insufficient funds does not fail this call: when the PSU approves and the bank cannot execute the payment (insufficient funds, blocked debtor account, debtor account held in another currency) the payment becomes `RJCT` and the PSU's browser is sent to `TPP-Nok-Redirect-URI`, falling back to `TPP-Redirect-URI`; a denial or cancellation by the PSU does the same. An executed payment returns to `TPP-Redirect-URI`. Requires role PSP_PI.
          */
         post: operations["initiatePayment"];
         delete?: never;
@@ -214,7 +214,7 @@ export interface paths {
         };
         /**
          * Get a payment
-         * @description Returns the payment as initiated together with its current `transactionStatus`. A `paymentId` unknown under this brand and product is answered 404 `RESOURCE_UNKNOWN`. Requires role PSP_PI.
+         * @description Returns the payment as initiated together with its current `transactionStatus`. When the TPP gave no `debtorAccount`, the `paymentDetails` include, once the PSU has approved, the `debtorAccount` the PSU chose at the bank. A `paymentId` unknown under this brand and product is answered 404 `RESOURCE_UNKNOWN`. Requires role PSP_PI.
          */
         get: operations["getPayment"];
         put?: never;
@@ -333,7 +333,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description Accounts the consent covers, per service; each list optional. An account in `balances` or `transactions` is also covered for account details. */
+        /** @description Accounts the consent covers, per service; each list optional. An account in `balances` or `transactions` is also covered for account details. An account in some list but not in `balances` (or `transactions`) is covered, and reading its balances (or transactions) is answered 401 `CONSENT_INVALID`; an account in no list is answered 403 `RESOURCE_UNKNOWN`. All lists absent or empty asks for a bank-offered consent: the PSU chooses the accounts at the bank and each chosen account is then granted in all three lists. */
         AccountAccess: {
             accounts?: components["schemas"]["AccountReference"][];
             balances?: components["schemas"]["AccountReference"][];
@@ -419,7 +419,7 @@ export interface components {
         BrandInfo: {
             /**
              * Format: uri
-             * @description Where the PSU authorises consents and payments of this brand.
+             * @description Where the PSU authorises consents and payments of this brand; every `_links.scaRedirect` of the brand is `{authorizationEndpoint}/authorisations/{authorisationId}`.
              */
             authorizationEndpoint: string;
             brandId: components["schemas"]["ResourceIdentifier"];
@@ -462,7 +462,7 @@ export interface components {
             access: components["schemas"]["AccountAccess"];
             /**
              * Format: int32
-             * @description Requested maximum of unattended accesses per day. Documented by the provider as unsupported: accepted but not used; the applied limit is 4.
+             * @description Maximum number of unattended account reads (without `PSU-IP-Address`) per UTC day, counted per consent across all account paths, successful reads only; when absent the limit is 4 (Berlin Group's default). The read beyond the limit is answered 429 `ACCESS_EXCEEDED` with `Retry-After`. The provider's documents call this field unsupported; this contract (and the Portico sandbox) honours it as Berlin Group defines it. At least 1; at most 100 (Portico sanity bound).
              */
             frequencyPerDay?: number;
             /** @description True for recurring access, false for one-off access. */
@@ -526,7 +526,7 @@ export interface components {
          * @example HU42117730161111101800000000
          */
         Iban: string;
-        /** @description Map of hypermedia links, each `{ href }`. The keys named here are the Berlin Group link names this interface uses (`scaRedirect`, `self`, `status`, `scaStatus` on creation answers; `balances`, `transactions` on accounts; `account`, `first`, `next`, `previous`, `last` on reports); further keys may appear and also hold `{ href }`. */
+        /** @description Map of hypermedia links, each `{ href }`. The keys named here are the Berlin Group link names this interface uses (`scaRedirect`, `self`, `status`, `scaStatus` on creation answers; `balances`, `transactions` on accounts, present only when the consent grants that access for the account; `account`, `first`, `next`, `previous`, `last` on reports); further keys may appear and also hold `{ href }`. `scaStatus` is kept for Berlin Group compatibility but never produced (the Portico sandbox omits it): this contract has no SCA-status endpoint. */
         Links: {
             account?: components["schemas"]["HrefType"];
             balances?: components["schemas"]["HrefType"];
@@ -534,7 +534,9 @@ export interface components {
             last?: components["schemas"]["HrefType"];
             next?: components["schemas"]["HrefType"];
             previous?: components["schemas"]["HrefType"];
+            /** @description Where the TPP sends the PSU's browser to authorise: `{authorizationEndpoint}/authorisations/{authorisationId}`, with the brand's `authorizationEndpoint` from `GET /brands`. */
             scaRedirect?: components["schemas"]["HrefType"];
+            /** @description Berlin Group's SCA-status link; never produced (no SCA-status endpoint in this contract; the Portico sandbox omits it). */
             scaStatus?: components["schemas"]["HrefType"];
             self?: components["schemas"]["HrefType"];
             status?: components["schemas"]["HrefType"];
@@ -542,7 +544,7 @@ export interface components {
             transactions?: components["schemas"]["HrefType"];
         };
         /**
-         * @description Berlin Group message codes used by this interface, with the HTTP status they come with: 400 FORMAT_ERROR, PARAMETER_NOT_CONSISTENT, PARAMETER_NOT_SUPPORTED, PERIOD_INVALID, RESOURCE_UNKNOWN (body reference), RESOURCE_EXPIRED, RESOURCE_BLOCKED, CONSENT_UNKNOWN (body reference), PAYMENT_FAILED, NO_PIIS_ACTIVATION, SERVICE_INVALID; 401 CERTIFICATE_INVALID (also missing PSD2 role), CERTIFICATE_EXPIRED, CERTIFICATE_BLOCKED, CERTIFICATE_REVOKED, CERTIFICATE_MISSING, CONSENT_INVALID, CONSENT_EXPIRED; 403 CONSENT_UNKNOWN, RESOURCE_UNKNOWN (account outside the consent), RESOURCE_EXPIRED, SERVICE_BLOCKED, PRODUCT_INVALID; 404 RESOURCE_UNKNOWN, PRODUCT_UNKNOWN; 405 SERVICE_INVALID; 406 REQUESTED_FORMATS_INVALID; 409 STATUS_INVALID; 429 ACCESS_EXCEEDED. ROLE_INVALID is Berlin Group's older code for a missing role; it is listed so clients tolerate it, but this contract answers a missing role with 401 CERTIFICATE_INVALID.
+         * @description Berlin Group message codes used by this interface, with the HTTP status they come with: 400 FORMAT_ERROR, PARAMETER_NOT_CONSISTENT, PARAMETER_NOT_SUPPORTED, PERIOD_INVALID, RESOURCE_UNKNOWN (body reference), RESOURCE_EXPIRED, RESOURCE_BLOCKED, CONSENT_UNKNOWN (body reference), PAYMENT_FAILED, NO_PIIS_ACTIVATION, SERVICE_INVALID; 401 CERTIFICATE_INVALID (also missing PSD2 role), CERTIFICATE_EXPIRED, CERTIFICATE_BLOCKED, CERTIFICATE_REVOKED, CERTIFICATE_MISSING, CONSENT_INVALID, CONSENT_EXPIRED; 403 CONSENT_UNKNOWN, RESOURCE_UNKNOWN (account outside the consent), RESOURCE_EXPIRED, SERVICE_BLOCKED, PRODUCT_INVALID (kept for clients, never produced by the Portico sandbox: every brand offers every product); 404 RESOURCE_UNKNOWN, PRODUCT_UNKNOWN; 405 SERVICE_INVALID; 406 REQUESTED_FORMATS_INVALID; 409 STATUS_INVALID; 429 ACCESS_EXCEEDED. ROLE_INVALID is Berlin Group's older code for a missing role; it is listed so clients tolerate it, but this contract answers a missing role with 401 CERTIFICATE_INVALID.
          * @enum {string}
          */
         MessageCode: "FORMAT_ERROR" | "PARAMETER_NOT_CONSISTENT" | "PARAMETER_NOT_SUPPORTED" | "PERIOD_INVALID" | "RESOURCE_UNKNOWN" | "RESOURCE_EXPIRED" | "RESOURCE_BLOCKED" | "CONSENT_UNKNOWN" | "PAYMENT_FAILED" | "NO_PIIS_ACTIVATION" | "SERVICE_INVALID" | "CERTIFICATE_INVALID" | "CERTIFICATE_EXPIRED" | "CERTIFICATE_BLOCKED" | "CERTIFICATE_REVOKED" | "CERTIFICATE_MISSING" | "ROLE_INVALID" | "CONSENT_INVALID" | "CONSENT_EXPIRED" | "SERVICE_BLOCKED" | "PRODUCT_INVALID" | "PRODUCT_UNKNOWN" | "REQUESTED_FORMATS_INVALID" | "STATUS_INVALID" | "ACCESS_EXCEEDED";
@@ -562,7 +564,7 @@ export interface components {
             instructedAmount: components["schemas"]["Amount"];
             remittanceInformationUnstructured: string;
         };
-        /** @description A payment as initiated, with its current status. */
+        /** @description A payment as initiated, with its current status. When the TPP gave no `debtorAccount`, `paymentDetails.debtorAccount` holds, once the PSU has approved, the account the PSU chose at the bank. */
         PaymentRequest: {
             _links?: components["schemas"]["Links"];
             paymentDetails: components["schemas"]["PaymentDetails"];
@@ -643,7 +645,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description Bad request. Codes: `FORMAT_ERROR` (malformed body, schema violation, missing mandatory header or field, missing product field), `PARAMETER_NOT_CONSISTENT` (e.g. domestic currency other than HUF/PLN), `PARAMETER_NOT_SUPPORTED`, `PERIOD_INVALID` (dateFrom after dateTo, validUntil in the past), `RESOURCE_UNKNOWN`, `RESOURCE_EXPIRED`, `RESOURCE_BLOCKED`, `CONSENT_UNKNOWN` (unknown consent referenced in the body), `PAYMENT_FAILED`, `NO_PIIS_ACTIVATION`, `SERVICE_INVALID`. */
+        /** @description Bad request. Codes: `FORMAT_ERROR` (malformed body, schema violation, missing mandatory header or field, missing product field), `PARAMETER_NOT_CONSISTENT` (domestic currency other than HUF/PLN; funds confirmation in another currency than the account's, path `instructedAmount.currency`), `PARAMETER_NOT_SUPPORTED`, `PERIOD_INVALID` (dateFrom after dateTo, validUntil in the past), `RESOURCE_UNKNOWN`, `RESOURCE_EXPIRED`, `RESOURCE_BLOCKED`, `CONSENT_UNKNOWN` (unknown consent referenced in the body), `PAYMENT_FAILED`, `NO_PIIS_ACTIVATION`, `SERVICE_INVALID`. */
         BadRequest: {
             headers: {
                 "X-Request-ID": components["headers"]["XRequestID"];
@@ -665,7 +667,7 @@ export interface components {
                 "application/json": components["schemas"]["TppMessageError"];
             };
         };
-        /** @description The resource's status does not allow the request (DELETE of a consent that is `rejected`, `revokedByPsu` or `expired`). Code: `STATUS_INVALID`. */
+        /** @description The resource's status does not allow the request (DELETE of a consent that is `rejected`, `revokedByPsu` or `expired`; a repeated DELETE of a `terminatedByTpp` consent is not a conflict and answers 200). Code: `STATUS_INVALID`. */
         Conflict: {
             headers: {
                 "X-Request-ID": components["headers"]["XRequestID"];
@@ -686,7 +688,7 @@ export interface components {
                 "application/json": components["schemas"]["TppMessageError"];
             };
         };
-        /** @description Forbidden. Codes: `CONSENT_UNKNOWN` (unknown `Consent-ID` or path `consentId`, or one of another TPP), `RESOURCE_UNKNOWN` (account not covered by the consent), `RESOURCE_EXPIRED`, `SERVICE_BLOCKED`, `PRODUCT_INVALID` (payment product not offered by the brand). */
+        /** @description Forbidden. Codes: `CONSENT_UNKNOWN` (unknown `Consent-ID` or path `consentId`, or one of another TPP), `RESOURCE_UNKNOWN` (account not covered by the consent), `RESOURCE_EXPIRED`, `SERVICE_BLOCKED`, `PRODUCT_INVALID` (payment product not offered by the brand; never produced by the Portico sandbox, where every brand offers every product). An account inside the consent without the access asked is 401 `CONSENT_INVALID`, not 403. */
         Forbidden: {
             headers: {
                 "X-Request-ID": components["headers"]["XRequestID"];
@@ -787,7 +789,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description Too many requests. Code: `ACCESS_EXCEEDED` - an unattended account read (no `PSU-IP-Address`) beyond the daily frequency of 4 per consent and path, or provider throttling on any call. */
+        /** @description Too many requests. Code: `ACCESS_EXCEEDED` - an unattended account read (no `PSU-IP-Address`) beyond the consent's daily limit (its `frequencyPerDay`, or 4 when the TPP gave none), counted per consent and UTC day across all account paths, successful reads only; it carries `Retry-After` with the seconds until the next 00:00 UTC. Also provider throttling on any call. */
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -809,7 +811,7 @@ export interface components {
                 "application/json": components["schemas"]["TppMessageError"];
             };
         };
-        /** @description Unauthorised. Codes: `CERTIFICATE_MISSING`, `CERTIFICATE_INVALID` (also: certificate without the PSD2 role required by the API - PSP_AI for consents and accounts, PSP_PI for payments, PSP_IC for confirmation of funds), `CERTIFICATE_EXPIRED`, `CERTIFICATE_BLOCKED`, `CERTIFICATE_REVOKED`, `CONSENT_INVALID` (consent not `valid`, of the wrong type, or not granting the requested service), `CONSENT_EXPIRED`. */
+        /** @description Unauthorised. Codes: `CERTIFICATE_MISSING`, `CERTIFICATE_INVALID` (also: certificate without the PSD2 role required by the API - PSP_AI for consents and accounts, PSP_PI for payments, PSP_IC for confirmation of funds), `CERTIFICATE_EXPIRED`, `CERTIFICATE_BLOCKED`, `CERTIFICATE_REVOKED`, `CONSENT_INVALID` (consent not `valid`, of the wrong type, not granting `balances` or `transactions` for an account it covers, or a funds confirmation for another account than the consent's), `CONSENT_EXPIRED`. */
         Unauthorized: {
             headers: {
                 "X-Request-ID": components["headers"]["XRequestID"];
@@ -868,22 +870,22 @@ export interface components {
          */
         PaymentIdPath: components["schemas"]["ResourceIdentifier"];
         /**
-         * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN`; a product the brand does not offer 403 `PRODUCT_INVALID`.
+         * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN`; a product the brand does not offer 403 `PRODUCT_INVALID` (never produced by the Portico sandbox, where every brand offers every product).
          * @example sepa-credit-transfers
          */
         PaymentProduct: "domestic-credit-transfers" | "sepa-credit-transfers" | "cross-border-credit-transfers" | "cross-border-credit-transfer";
         /**
-         * @description IP address of the PSU's request to the TPP. Present if and only if the PSU actively initiated this read. Its absence marks an unattended access, which is counted (per consent, per path, per UTC day, successful reads only) against the daily frequency of 4; the fifth such read is answered 429 `ACCESS_EXCEEDED`. IPv4 dotted-quad or IPv6 text form.
+         * @description IP address of the PSU's request to the TPP. Present if and only if the PSU actively initiated this read. Its absence marks an unattended access, which is counted per consent and per UTC day across all account paths together (successful reads only) against the consent's `frequencyPerDay`, or 4 when the TPP gave none; the read beyond that limit is answered 429 `ACCESS_EXCEEDED` with `Retry-After` (seconds until the next 00:00 UTC). IPv4 dotted-quad or IPv6 text form.
          * @example 192.168.8.78
          */
         PSUIPAddress: string;
         /**
-         * @description Where the PSU's browser is sent instead of `TPP-Redirect-URI` when the authorisation fails or is cancelled.
+         * @description Where the PSU's browser is sent instead of `TPP-Redirect-URI` when the PSU denies or cancels the authorisation, and when a payment ends `RJCT` after the PSU approved it because the bank cannot execute it (insufficient funds, blocked debtor account, currency other than the debtor account's). When absent, `TPP-Redirect-URI` is used in these cases too.
          * @example https://tpp.example.com/psd2/return-nok?state=af0ifjsldkj
          */
         TPPNokRedirectURI: string;
         /**
-         * @description Where the PSU's browser is sent back after the authorisation at the brand succeeds (and also after failure or cancellation when `TPP-Nok-Redirect-URI` is absent). Missing: 400 `FORMAT_ERROR`.
+         * @description Where the PSU's browser is sent back after the authorisation at the brand succeeds (and also after denial, cancellation, or a payment ending `RJCT` after approval, when `TPP-Nok-Redirect-URI` is absent). Missing: 400 `FORMAT_ERROR`.
          * @example https://tpp.example.com/psd2/return?state=af0ifjsldkj
          */
         TPPRedirectURI: string;
@@ -900,7 +902,7 @@ export interface components {
     };
     requestBodies: never;
     headers: {
-        /** @description Seconds until the request may be retried; for `ACCESS_EXCEEDED` on unattended reads, the seconds until 00:00 UTC of the next day. Optional: the Portico sandbox always sends it, clients must not rely on it. */
+        /** @description Seconds until the request may be retried; for `ACCESS_EXCEEDED` on unattended reads, the seconds until 00:00 UTC of the next day, when the consent's daily counter starts again (sent on every such answer). Optional for throttling: clients must not rely on it there. */
         RetryAfter: number;
         /** @description The `X-Request-ID` of the request, echoed on every response including errors. */
         XRequestID: string;
@@ -919,7 +921,7 @@ export interface operations {
                  */
                 "Consent-ID": components["parameters"]["ConsentIDHeader"];
                 /**
-                 * @description IP address of the PSU's request to the TPP. Present if and only if the PSU actively initiated this read. Its absence marks an unattended access, which is counted (per consent, per path, per UTC day, successful reads only) against the daily frequency of 4; the fifth such read is answered 429 `ACCESS_EXCEEDED`. IPv4 dotted-quad or IPv6 text form.
+                 * @description IP address of the PSU's request to the TPP. Present if and only if the PSU actively initiated this read. Its absence marks an unattended access, which is counted per consent and per UTC day across all account paths together (successful reads only) against the consent's `frequencyPerDay`, or 4 when the TPP gave none; the read beyond that limit is answered 429 `ACCESS_EXCEEDED` with `Retry-After` (seconds until the next 00:00 UTC). IPv4 dotted-quad or IPv6 text form.
                  * @example 192.168.8.78
                  */
                 "PSU-IP-Address"?: components["parameters"]["PSUIPAddress"];
@@ -996,7 +998,7 @@ export interface operations {
                  */
                 "Consent-ID": components["parameters"]["ConsentIDHeader"];
                 /**
-                 * @description IP address of the PSU's request to the TPP. Present if and only if the PSU actively initiated this read. Its absence marks an unattended access, which is counted (per consent, per path, per UTC day, successful reads only) against the daily frequency of 4; the fifth such read is answered 429 `ACCESS_EXCEEDED`. IPv4 dotted-quad or IPv6 text form.
+                 * @description IP address of the PSU's request to the TPP. Present if and only if the PSU actively initiated this read. Its absence marks an unattended access, which is counted per consent and per UTC day across all account paths together (successful reads only) against the consent's `frequencyPerDay`, or 4 when the TPP gave none; the read beyond that limit is answered 429 `ACCESS_EXCEEDED` with `Retry-After` (seconds until the next 00:00 UTC). IPv4 dotted-quad or IPv6 text form.
                  * @example 192.168.8.78
                  */
                 "PSU-IP-Address"?: components["parameters"]["PSUIPAddress"];
@@ -1077,7 +1079,7 @@ export interface operations {
                  */
                 "Consent-ID": components["parameters"]["ConsentIDHeader"];
                 /**
-                 * @description IP address of the PSU's request to the TPP. Present if and only if the PSU actively initiated this read. Its absence marks an unattended access, which is counted (per consent, per path, per UTC day, successful reads only) against the daily frequency of 4; the fifth such read is answered 429 `ACCESS_EXCEEDED`. IPv4 dotted-quad or IPv6 text form.
+                 * @description IP address of the PSU's request to the TPP. Present if and only if the PSU actively initiated this read. Its absence marks an unattended access, which is counted per consent and per UTC day across all account paths together (successful reads only) against the consent's `frequencyPerDay`, or 4 when the TPP gave none; the read beyond that limit is answered 429 `ACCESS_EXCEEDED` with `Retry-After` (seconds until the next 00:00 UTC). IPv4 dotted-quad or IPv6 text form.
                  * @example 192.168.8.78
                  */
                 "PSU-IP-Address"?: components["parameters"]["PSUIPAddress"];
@@ -1171,7 +1173,7 @@ export interface operations {
                  */
                 "Consent-ID": components["parameters"]["ConsentIDHeader"];
                 /**
-                 * @description IP address of the PSU's request to the TPP. Present if and only if the PSU actively initiated this read. Its absence marks an unattended access, which is counted (per consent, per path, per UTC day, successful reads only) against the daily frequency of 4; the fifth such read is answered 429 `ACCESS_EXCEEDED`. IPv4 dotted-quad or IPv6 text form.
+                 * @description IP address of the PSU's request to the TPP. Present if and only if the PSU actively initiated this read. Its absence marks an unattended access, which is counted per consent and per UTC day across all account paths together (successful reads only) against the consent's `frequencyPerDay`, or 4 when the TPP gave none; the read beyond that limit is answered 429 `ACCESS_EXCEEDED` with `Retry-After` (seconds until the next 00:00 UTC). IPv4 dotted-quad or IPv6 text form.
                  * @example 192.168.8.78
                  */
                 "PSU-IP-Address"?: components["parameters"]["PSUIPAddress"];
@@ -1276,7 +1278,7 @@ export interface operations {
                  */
                 "Consent-ID": components["parameters"]["ConsentIDHeader"];
                 /**
-                 * @description IP address of the PSU's request to the TPP. Present if and only if the PSU actively initiated this read. Its absence marks an unattended access, which is counted (per consent, per path, per UTC day, successful reads only) against the daily frequency of 4; the fifth such read is answered 429 `ACCESS_EXCEEDED`. IPv4 dotted-quad or IPv6 text form.
+                 * @description IP address of the PSU's request to the TPP. Present if and only if the PSU actively initiated this read. Its absence marks an unattended access, which is counted per consent and per UTC day across all account paths together (successful reads only) against the consent's `frequencyPerDay`, or 4 when the TPP gave none; the read beyond that limit is answered 429 `ACCESS_EXCEEDED` with `Retry-After` (seconds until the next 00:00 UTC). IPv4 dotted-quad or IPv6 text form.
                  * @example 192.168.8.78
                  */
                 "PSU-IP-Address"?: components["parameters"]["PSUIPAddress"];
@@ -1355,12 +1357,12 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Where the PSU's browser is sent instead of `TPP-Redirect-URI` when the authorisation fails or is cancelled.
+                 * @description Where the PSU's browser is sent instead of `TPP-Redirect-URI` when the PSU denies or cancels the authorisation, and when a payment ends `RJCT` after the PSU approved it because the bank cannot execute it (insufficient funds, blocked debtor account, currency other than the debtor account's). When absent, `TPP-Redirect-URI` is used in these cases too.
                  * @example https://tpp.example.com/psd2/return-nok?state=af0ifjsldkj
                  */
                 "TPP-Nok-Redirect-URI"?: components["parameters"]["TPPNokRedirectURI"];
                 /**
-                 * @description Where the PSU's browser is sent back after the authorisation at the brand succeeds (and also after failure or cancellation when `TPP-Nok-Redirect-URI` is absent). Missing: 400 `FORMAT_ERROR`.
+                 * @description Where the PSU's browser is sent back after the authorisation at the brand succeeds (and also after denial, cancellation, or a payment ending `RJCT` after approval, when `TPP-Nok-Redirect-URI` is absent). Missing: 400 `FORMAT_ERROR`.
                  * @example https://tpp.example.com/psd2/return?state=af0ifjsldkj
                  */
                 "TPP-Redirect-URI": components["parameters"]["TPPRedirectURI"];
@@ -1421,7 +1423,7 @@ export interface operations {
                      *       "consentStatus": "received",
                      *       "_links": {
                      *         "scaRedirect": {
-                     *           "href": "https://auth.examplebank.hu/psd2/authorize?consentId=ais-3f1e8c52-0d4b-4a77-b7a2-6f0e9d2c4b18"
+                     *           "href": "https://auth.examplebank.hu/psd2/authorize/authorisations/c41b7e2a-9d3f-4a68-b5e1-8f0d2a6c3b74"
                      *         },
                      *         "self": {
                      *           "href": "/examplebank-hu/bg/v1/consents/ais-3f1e8c52-0d4b-4a77-b7a2-6f0e9d2c4b18"
@@ -1699,12 +1701,12 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Where the PSU's browser is sent instead of `TPP-Redirect-URI` when the authorisation fails or is cancelled.
+                 * @description Where the PSU's browser is sent instead of `TPP-Redirect-URI` when the PSU denies or cancels the authorisation, and when a payment ends `RJCT` after the PSU approved it because the bank cannot execute it (insufficient funds, blocked debtor account, currency other than the debtor account's). When absent, `TPP-Redirect-URI` is used in these cases too.
                  * @example https://tpp.example.com/psd2/return-nok?state=af0ifjsldkj
                  */
                 "TPP-Nok-Redirect-URI"?: components["parameters"]["TPPNokRedirectURI"];
                 /**
-                 * @description Where the PSU's browser is sent back after the authorisation at the brand succeeds (and also after failure or cancellation when `TPP-Nok-Redirect-URI` is absent). Missing: 400 `FORMAT_ERROR`.
+                 * @description Where the PSU's browser is sent back after the authorisation at the brand succeeds (and also after denial, cancellation, or a payment ending `RJCT` after approval, when `TPP-Nok-Redirect-URI` is absent). Missing: 400 `FORMAT_ERROR`.
                  * @example https://tpp.example.com/psd2/return?state=af0ifjsldkj
                  */
                 "TPP-Redirect-URI": components["parameters"]["TPPRedirectURI"];
@@ -1721,7 +1723,7 @@ export interface operations {
                  */
                 brandId: components["parameters"]["BrandId"];
                 /**
-                 * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN`; a product the brand does not offer 403 `PRODUCT_INVALID`.
+                 * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN`; a product the brand does not offer 403 `PRODUCT_INVALID` (never produced by the Portico sandbox, where every brand offers every product).
                  * @example sepa-credit-transfers
                  */
                 paymentProduct: components["parameters"]["PaymentProduct"];
@@ -1748,7 +1750,7 @@ export interface operations {
                      *       "paymentId": "pay-1b9d6bcd-bbfd-4b2d-9b5d-ab8dfbbd4bed",
                      *       "_links": {
                      *         "scaRedirect": {
-                     *           "href": "https://auth.examplebank.hu/psd2/authorize?paymentId=pay-1b9d6bcd-bbfd-4b2d-9b5d-ab8dfbbd4bed"
+                     *           "href": "https://auth.examplebank.hu/psd2/authorize/authorisations/7d2f9b3e-1a4c-4e8b-9f60-5b3a2c1d0e97"
                      *         },
                      *         "self": {
                      *           "href": "/examplebank-hu/bg/v1/payments/domestic-credit-transfers/pay-1b9d6bcd-bbfd-4b2d-9b5d-ab8dfbbd4bed"
@@ -1796,7 +1798,7 @@ export interface operations {
                  */
                 paymentId: components["parameters"]["PaymentIdPath"];
                 /**
-                 * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN`; a product the brand does not offer 403 `PRODUCT_INVALID`.
+                 * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN`; a product the brand does not offer 403 `PRODUCT_INVALID` (never produced by the Portico sandbox, where every brand offers every product).
                  * @example sepa-credit-transfers
                  */
                 paymentProduct: components["parameters"]["PaymentProduct"];
@@ -1878,7 +1880,7 @@ export interface operations {
                  */
                 paymentId: components["parameters"]["PaymentIdPath"];
                 /**
-                 * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN`; a product the brand does not offer 403 `PRODUCT_INVALID`.
+                 * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN`; a product the brand does not offer 403 `PRODUCT_INVALID` (never produced by the Portico sandbox, where every brand offers every product).
                  * @example sepa-credit-transfers
                  */
                 paymentProduct: components["parameters"]["PaymentProduct"];
@@ -1919,12 +1921,12 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description Where the PSU's browser is sent instead of `TPP-Redirect-URI` when the authorisation fails or is cancelled.
+                 * @description Where the PSU's browser is sent instead of `TPP-Redirect-URI` when the PSU denies or cancels the authorisation, and when a payment ends `RJCT` after the PSU approved it because the bank cannot execute it (insufficient funds, blocked debtor account, currency other than the debtor account's). When absent, `TPP-Redirect-URI` is used in these cases too.
                  * @example https://tpp.example.com/psd2/return-nok?state=af0ifjsldkj
                  */
                 "TPP-Nok-Redirect-URI"?: components["parameters"]["TPPNokRedirectURI"];
                 /**
-                 * @description Where the PSU's browser is sent back after the authorisation at the brand succeeds (and also after failure or cancellation when `TPP-Nok-Redirect-URI` is absent). Missing: 400 `FORMAT_ERROR`.
+                 * @description Where the PSU's browser is sent back after the authorisation at the brand succeeds (and also after denial, cancellation, or a payment ending `RJCT` after approval, when `TPP-Nok-Redirect-URI` is absent). Missing: 400 `FORMAT_ERROR`.
                  * @example https://tpp.example.com/psd2/return?state=af0ifjsldkj
                  */
                 "TPP-Redirect-URI": components["parameters"]["TPPRedirectURI"];
@@ -1969,7 +1971,7 @@ export interface operations {
                      *       "consentStatus": "received",
                      *       "_links": {
                      *         "scaRedirect": {
-                     *           "href": "https://auth.examplebank.hu/psd2/authorize?consentId=cof-7f3c2a1e-5b7d-4c0e-9a51-2d8f0c6b1e44"
+                     *           "href": "https://auth.examplebank.hu/psd2/authorize/authorisations/0e8a4c1d-6f2b-4b93-a7d5-3c9e1f2a8b60"
                      *         },
                      *         "self": {
                      *           "href": "/examplebank-hu/bg/v2/consents/confirmation-of-funds/cof-7f3c2a1e-5b7d-4c0e-9a51-2d8f0c6b1e44"

@@ -6,6 +6,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { ClientCredentials } from '../certificates/client-credentials.js';
+import { ensureDevCertificates } from '../sandbox/dev-certificates.js';
+import { startSandbox } from '../sandbox/sandbox.js';
+import { UpstreamTransport } from '../upstream/transport/upstream-transport.js';
 
 // eslint-disable-next-line no-restricted-properties -- the bench reads where to find PostgreSQL, like a user would
 const POSTGRES_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -108,7 +112,47 @@ function print(label: string, figures: Figures): void {
   );
 }
 
+async function measureUpstream(): Promise<void> {
+  const certsDir = 'certs/dev';
+  ensureDevCertificates(certsDir);
+  const sandbox = await startSandbox({ certsDir, host: '127.0.0.1', openBankingPort: 0, scaPort: 0 });
+  const credentials = new ClientCredentials({ certFile: `${certsDir}/tpp.pem`, keyFile: `${certsDir}/tpp.key`, caFile: `${certsDir}/ca.pem`, clientCaFile: `${certsDir}/ca.pem` });
+  const transport = new UpstreamTransport({
+    name: 'open-banking',
+    baseUrl: sandbox.openBankingUrl,
+    tls: { current: () => credentials.current() },
+    connectTimeoutMs: 5000,
+    headersTimeoutMs: 5000,
+    bodyTimeoutMs: 5000,
+    poolConnections: 16,
+    keepAliveTimeoutMs: 30_000,
+  });
+  const latencies: number[] = [];
+  const started = performance.now();
+  for (let i = 0; i < 1000; i++) {
+    const t = performance.now();
+    await transport.send({ method: 'GET', path: '/brands' });
+    latencies.push(performance.now() - t);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const sequentialHandshakes = sandbox.tlsHandshakes();
+  const concurrentStart = performance.now();
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    for (let i = 0; i < 125; i++) await transport.send({ method: 'GET', path: '/brands' });
+  }));
+  const concurrentSeconds = (performance.now() - concurrentStart) / 1000;
+  latencies.sort((a, b) => a - b);
+  process.stdout.write(
+    'Upstream transport (mTLS to the in-process sandbox, GET /brands)\n' +
+      `  1,000 sequential calls: ${sequentialHandshakes} TLS handshake(s); p50 ${latencies[499].toFixed(2)} ms, p99 ${latencies[989].toFixed(2)} ms, ${(1000 / seconds).toFixed(0)} calls/s\n` +
+      `  1,000 calls, 8 concurrent: ${sandbox.tlsHandshakes()} handshake(s) in all (pool of 16); ${(1000 / concurrentSeconds).toFixed(0)} calls/s\n`,
+  );
+  await transport.close();
+  await sandbox.close();
+}
+
 async function main(): Promise<void> {
+  await measureUpstream();
   const dataDir = mkdtempSync(join(tmpdir(), 'portico-bench-'));
   try {
     print('Embedded engine (PGlite, fresh data directory)', await measure({ EMBEDDED_DB_DIR: join(dataDir, 'pglite') }));
