@@ -4,7 +4,9 @@ import type { AppConfig } from './config/app-config.js';
 import { CertificatesModule } from './certificates/certificates.module.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { AuditModule } from './audit/audit.module.js';
 import { HealthModule } from './health/health.module.js';
+import { OpenBankingModule } from './open-banking/open-banking.module.js';
 import { LoggingModule } from './logging/logging.module.js';
 import { TenantsModule } from './tenants/tenants.module.js';
 
@@ -14,7 +16,7 @@ export class AppModule {
   static forRoot(config: AppConfig, logger: Logger, extra: unknown[] = []): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), DatabaseModule, CertificatesModule, TenantsModule, HealthModule, ...(extra as Type[])],
+      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), DatabaseModule, CertificatesModule, TenantsModule, HealthModule, OpenBankingModule, AuditModule, ...(extra as Type[])],
     };
   }
 }

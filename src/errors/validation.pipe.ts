@@ -2,10 +2,18 @@ import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import type { InvalidField } from './problem.js';
 import { ValidationFailedException } from './to-problem.js';
 
+/** A constraint whose message is a JSON list of `{ path, message }` problems below the field (schema validation). */
+export const SUBFIELD_PROBLEMS_CONSTRAINT = 'subfieldProblems';
+
 function flatten(errors: ValidationError[], parent = ''): InvalidField[] {
   return errors.flatMap((error) => {
     const field = /^\d+$/.test(error.property) ? `${parent}[${error.property}]` : parent ? `${parent}.${error.property}` : error.property;
-    const own = Object.values(error.constraints ?? {}).map((reason) => ({ field, reason }));
+    const own = Object.entries(error.constraints ?? {}).flatMap(([name, reason]) => {
+      // Fields validated against a schema report each sub-field on its own.
+      if (name !== SUBFIELD_PROBLEMS_CONSTRAINT) return [{ field, reason }];
+      const problems = JSON.parse(reason) as { path: string; message: string }[];
+      return problems.map((problem) => ({ field: `${field}${problem.path}`, reason: problem.message }));
+    });
     return [...own, ...flatten(error.children ?? [], field)];
   });
 }

@@ -3,6 +3,7 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import { API_KEY_SCHEME } from '../auth/auth.decorator.js';
 import { RATE_LIMIT_HEADERS } from '../auth/rate-limit.service.js';
 import { Problem } from '../errors/problem.js';
+import { usedPsd2Schemas } from '../open-banking/contract/upstream-schema.decorator.js';
 
 export const DOCS_PATH = 'docs';
 export const SPEC_PATH = `${DOCS_PATH}/openapi.json`;
@@ -28,6 +29,13 @@ export function sortKeys<T>(value: T): T {
 }
 
 const TAGS: [string, string][] = [
+  ['Account-information consents', "Consents to read a user's accounts; the user approves them at the bank (SCA)"],
+  ['Accounts', 'Accounts, balances and transactions under a valid consent (header Consent-ID)'],
+  ['Audit', 'Consents with their status history and every access made under them (role auditor)'],
+  ['Brands', 'The banks reachable through the provider'],
+  ['Confirmation of funds', 'Consents to check one account, and the checks'],
+  ['Payment initiation', 'Domestic, SEPA and cross-border credit transfers the user approves at the bank'],
+  ['SCA callback', "Where the bank sends the user's browser back; not called by apps"],
   ['Health', 'Liveness and readiness probes for orchestrators; no API key'],
   ['Tenants and API keys', 'Who is calling: tenants (fintech apps), their API keys and roles'],
 ];
@@ -69,6 +77,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     extraModels: [Problem],
   });
   documentRateLimitHeaders(document);
+  // The upstream contract's schemas that facade DTOs reference (validation and docs from one source).
+  document.components = { ...document.components, schemas: { ...document.components?.schemas, ...(usedPsd2Schemas() as Record<string, never>) } };
   // Relative: Swagger UI and clients use the address they loaded the spec from.
   const server = { url: '/', description: 'This gateway: local (npm start), staging or production, wherever the spec was loaded from', 'x-internal': false };
   document.servers = [server];

@@ -1,0 +1,46 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+/** One call an app made under a consent or a payment, refused locally or answered upstream. Append-only. */
+@Entity({ name: 'access_log' })
+@Index(['consentId', 'id'])
+@Index(['paymentId', 'id'])
+export class AccessLogEntry {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ name: 'tenant_id', type: 'uuid' })
+  tenantId: string;
+
+  @Column({ name: 'consent_id', type: 'uuid', nullable: true })
+  consentId: string | null;
+
+  @Column({ name: 'payment_id', type: 'uuid', nullable: true })
+  paymentId: string | null;
+
+  /** The facade operation, e.g. getAccountBalances. */
+  @Column({ type: 'varchar', length: 64 })
+  operation: string;
+
+  @Column({ name: 'account_id', type: 'varchar', length: 128, nullable: true })
+  accountId: string | null;
+
+  @Column({ name: 'psu_present', type: 'boolean' })
+  psuPresent: boolean;
+
+  @Column({ name: 'request_id', type: 'uuid', nullable: true })
+  requestId: string | null;
+
+  /** The provider's HTTP status; null when Portico refused the call itself or the provider never answered. */
+  @Column({ name: 'upstream_status', type: 'integer', nullable: true })
+  upstreamStatus: number | null;
+
+  /** `ok`, `refused:<CODE>` (local), `upstream:<CODE or status>`, `failed:<timeout|tls|...>`. */
+  @Column({ type: 'varchar', length: 64 })
+  outcome: string;
+
+  @Column({ name: 'latency_ms', type: 'integer' })
+  latencyMs: number;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

@@ -1,0 +1,36 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { currentRequestId } from '../../logging/request-context.js';
+import { OpenBankingClient } from '../../upstream/open-banking/open-banking.client.js';
+import { UpstreamCaller } from '../upstream-call.js';
+
+export interface Brand {
+  brandId: string;
+  brandName: string;
+}
+
+const FRESH_MS = 5 * 60 * 1000;
+
+/**
+ * The banks, cached from the provider and refreshed after five minutes. The cache is per replica on purpose:
+ * it holds no state that must be shared, only a copy of a slow-changing upstream list.
+ */
+@Injectable()
+export class BrandsService {
+  private cache?: { at: number; brands: Brand[] };
+
+  constructor(
+    private readonly client: OpenBankingClient,
+    private readonly upstream: UpstreamCaller,
+  ) {}
+
+  async list(forceRefresh = false): Promise<{ brands: Brand[]; fetchedAt: Date }> {
+    if (!forceRefresh && this.cache && Date.now() - this.cache.at < FRESH_MS) return { brands: this.cache.brands, fetchedAt: new Date(this.cache.at) };
+    const answer = await this.upstream.call('listBrands', 'GET', () => this.client.api.GET('/brands', { params: { header: { 'X-Request-ID': currentRequestId() ?? randomUUID() } } }));
+    if (answer.status >= 400 || !answer.data) throw this.upstream.refusal('listBrands', answer);
+    // authorizationEndpoint is the bank's SCA address: apps use the scaRedirect of each consent instead.
+    const brands = answer.data.brands.map((brand) => ({ brandId: brand.brandId, brandName: brand.brandName }));
+    this.cache = { at: Date.now(), brands };
+    return { brands, fetchedAt: new Date(this.cache.at) };
+  }
+}

@@ -1,0 +1,82 @@
+import type { JsonObject } from '../../common/json.js';
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+export const CONSENT_KINDS = ['ais', 'cof'] as const;
+export type ConsentKind = (typeof CONSENT_KINDS)[number];
+
+/** Portico's own states before the bank has one: `creating` (row written, upstream call not confirmed) and `failed`. */
+export const CONSENT_STATUSES = ['creating', 'failed', 'received', 'rejected', 'partiallyAuthorised', 'valid', 'revokedByPsu', 'expired', 'terminatedByTpp'] as const;
+export type ConsentStatus = (typeof CONSENT_STATUSES)[number];
+
+export interface ConsentAccount {
+  /** The bank's opaque account id (resourceId); what the app passes as accountId. */
+  resourceId: string;
+  iban: string;
+  currency: string;
+}
+
+/** One consent given by a PSU to a tenant's app through Portico: account information (ais) or confirmation of funds (cof). */
+@Entity({ name: 'consents' })
+@Index(['tenantId', 'createdAt'])
+export class Consent {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'tenant_id', type: 'uuid' })
+  tenantId: string;
+
+  @Column({ type: 'varchar', length: 3 })
+  kind: ConsentKind;
+
+  @Column({ name: 'brand_id', type: 'varchar', length: 128 })
+  brandId: string;
+
+  @Column({ name: 'upstream_consent_id', type: 'varchar', length: 128, nullable: true })
+  upstreamConsentId: string | null;
+
+  /** What the app asked for: AccountAccess (ais) or the account (cof), as sent upstream. */
+  @Column({ name: 'requested_access', type: 'jsonb' })
+  requestedAccess: JsonObject;
+
+  /** What the bank granted, as it reports it after SCA. */
+  @Column({ name: 'granted_access', type: 'jsonb', nullable: true })
+  grantedAccess: JsonObject | null;
+
+  @Column({ type: 'jsonb', default: [] })
+  accounts: ConsentAccount[];
+
+  @Column({ name: 'recurring_indicator', type: 'boolean', nullable: true })
+  recurringIndicator: boolean | null;
+
+  /** As the bank returned it (inclusive, UTC). */
+  @Column({ name: 'valid_until', type: 'date', nullable: true })
+  validUntil: string | null;
+
+  @Column({ name: 'frequency_per_day', type: 'integer', nullable: true })
+  frequencyPerDay: number | null;
+
+  @Column({ type: 'varchar', length: 24 })
+  status: ConsentStatus;
+
+  @Column({ name: 'redirect_uri', type: 'varchar', length: 2000 })
+  redirectUri: string;
+
+  @Column({ name: 'nok_redirect_uri', type: 'varchar', length: 2000, nullable: true })
+  nokRedirectUri: string | null;
+
+  @Column({ name: 'psu_reference', type: 'varchar', length: 200, nullable: true })
+  psuReference: string | null;
+
+  /** The bank's SCA page for this consent (scaRedirect). */
+  @Column({ name: 'sca_redirect', type: 'varchar', length: 2000, nullable: true })
+  scaRedirect: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+
+  @Column({ name: 'last_sca_at', type: 'timestamptz', nullable: true })
+  lastScaAt: Date | null;
+}

@@ -1,0 +1,251 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
+import type { Repository } from 'typeorm';
+import type { JsonObject } from '../../common/json.js';
+import { PROBLEM_TYPES, ProblemException } from '../../errors/problem.js';
+import { ValidationFailedException } from '../../errors/to-problem.js';
+import { currentRequestId } from '../../logging/request-context.js';
+import { OpenBankingClient } from '../../upstream/open-banking/open-banking.client.js';
+import { ScaSessionsService } from '../sca/sca-sessions.service.js';
+import { UpstreamCaller } from '../upstream-call.js';
+import { Consent, type ConsentAccount, type ConsentKind, type ConsentStatus } from './consent.entity.js';
+import type { CreateCofConsentRequest, CreateConsentRequest } from './dto/consent.dto.js';
+import { StatusHistoryService } from './status-history.service.js';
+
+const FINAL: readonly ConsentStatus[] = ['failed', 'rejected', 'revokedByPsu', 'expired', 'terminatedByTpp'];
+const requestId = () => currentRequestId() ?? randomUUID();
+const todayUtc = () => new Date().toISOString().slice(0, 10);
+
+export const consentProblem = (status: number, code: string, detail: string) =>
+  new ProblemException({ status, type: `urn:portico:problem:consent:${code.toLowerCase().replace(/_/g, '-')}`, title: code, detail, extensions: { code } });
+
+/**
+ * The consent store: one row per consent, written before the bank is called and completed after,
+ * with every status change appended to the history.
+ */
+@Injectable()
+export class ConsentsService {
+  constructor(
+    @InjectRepository(Consent) private readonly consents: Repository<Consent>,
+    private readonly history: StatusHistoryService,
+    private readonly sca: ScaSessionsService,
+    private readonly client: OpenBankingClient,
+    private readonly upstream: UpstreamCaller,
+  ) {}
+
+  async createAccountConsent(tenantId: string, request: CreateConsentRequest): Promise<Consent> {
+    if (request.validUntil < todayUtc()) throw new ValidationFailedException([{ field: 'validUntil', reason: 'validUntil must not be in the past' }]);
+    const access = request.access as JsonObject;
+    const consent = await this.insertCreating(tenantId, 'ais', request, access, {
+      recurringIndicator: request.recurringIndicator,
+      validUntil: request.validUntil,
+      frequencyPerDay: request.frequencyPerDay ?? null,
+    });
+    const callback = await this.sca.open({ kind: 'consent', id: consent.id, tenantId });
+    const answer = await this.upstreamCreate(consent, () =>
+      this.client.api.POST('/{brandId}/bg/v1/consents', {
+        params: { path: { brandId: request.brandId }, header: { 'X-Request-ID': requestId(), 'TPP-Redirect-URI': callback, 'TPP-Nok-Redirect-URI': callback } },
+        body: { access: access as never, recurringIndicator: request.recurringIndicator, validUntil: request.validUntil, ...(request.frequencyPerDay ? { frequencyPerDay: request.frequencyPerDay } : {}) },
+      }),
+    );
+    return this.completeCreation(consent, answer);
+  }
+
+  async createFundsConsent(tenantId: string, request: CreateCofConsentRequest): Promise<Consent> {
+    const consent = await this.insertCreating(tenantId, 'cof', request, { account: request.account as JsonObject }, {});
+    const callback = await this.sca.open({ kind: 'consent', id: consent.id, tenantId });
+    const answer = await this.upstreamCreate(consent, () =>
+      this.client.api.POST('/{brandId}/bg/v2/consents/confirmation-of-funds', {
+        params: { path: { brandId: request.brandId }, header: { 'X-Request-ID': requestId(), 'TPP-Redirect-URI': callback, 'TPP-Nok-Redirect-URI': callback } },
+        body: { account: request.account as never },
+      }),
+    );
+    return this.completeCreation(consent, answer);
+  }
+
+  /** The tenant's consent, or 404: another tenant's consent does not exist for this caller. */
+  async find(tenantId: string, consentId: string, kind?: ConsentKind): Promise<Consent> {
+    const consent = /^[0-9a-f-]{36}$/i.test(consentId) ? await this.consents.findOne({ where: { id: consentId, tenantId } }) : null;
+    if (!consent || (kind && consent.kind !== kind)) {
+      throw new ProblemException({ status: 404, type: PROBLEM_TYPES.notFound, title: 'Not Found', detail: `No consent ${consentId}`, extensions: { code: 'CONSENT_UNKNOWN' } });
+    }
+    return consent;
+  }
+
+  /** The consent with its status brought up to date: expiry by date, and the bank's word for open consents. */
+  async refresh(consent: Consent): Promise<Consent> {
+    if (this.expireIfPast(consent)) await this.transition(consent, 'expired', 'valid-until-passed');
+    if (FINAL.includes(consent.status) || !consent.upstreamConsentId) return consent;
+    const status = await this.upstreamStatus(consent);
+    if (status && status !== consent.status) await this.transition(consent, status, 'upstream-status');
+    return consent;
+  }
+
+  async delete(consent: Consent): Promise<void> {
+    if (consent.status === 'terminatedByTpp') return;
+    if (FINAL.includes(consent.status)) throw consentProblem(409, 'STATUS_INVALID', `The consent is ${consent.status} and cannot be deleted`);
+    if (consent.upstreamConsentId) {
+      const path = { brandId: consent.brandId, consentId: consent.upstreamConsentId };
+      const header = { 'X-Request-ID': requestId() };
+      const answer =
+        consent.kind === 'ais'
+          ? await this.upstream.call('deleteConsent', 'DELETE', () => this.client.api.DELETE('/{brandId}/bg/v1/consents/{consentId}', { params: { path, header } }))
+          : await this.upstream.call('deleteCofConsent', 'DELETE', () => this.client.api.DELETE('/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}', { params: { path, header } }));
+      if (answer.status >= 400 && answer.status !== 409) throw this.upstream.refusal('deleteConsent', answer);
+      if (answer.status === 409) return void (await this.refresh(consent));
+    }
+    await this.transition(consent, 'terminatedByTpp', 'deleted-by-app');
+  }
+
+  /**
+   * After the user's browser comes back from the bank: read the consent there, store what it granted
+   * and, for account information, the accounts it covers (read with the user present).
+   */
+  async completeSca(consent: Consent, psuIpAddress: string): Promise<Consent> {
+    consent.lastScaAt = new Date();
+    if (!consent.upstreamConsentId) return consent;
+    const path = { brandId: consent.brandId, consentId: consent.upstreamConsentId };
+    if (consent.kind === 'ais') {
+      const answer = await this.upstream.call('getConsent', 'GET', () => this.client.api.GET('/{brandId}/bg/v1/consents/{consentId}', { params: { path, header: { 'X-Request-ID': requestId() } } }));
+      if (answer.data) {
+        consent.grantedAccess = answer.data.access as unknown as JsonObject;
+        consent.validUntil = answer.data.validUntil;
+        consent.recurringIndicator = answer.data.recurringIndicator;
+        if (answer.data.consentStatus === 'valid') consent.accounts = await this.readAccounts(consent, psuIpAddress);
+        await this.patch(consent.id, { grantedAccess: consent.grantedAccess, validUntil: consent.validUntil, recurringIndicator: consent.recurringIndicator, accounts: consent.accounts, lastScaAt: consent.lastScaAt });
+        if (answer.data.consentStatus !== consent.status) await this.transition(consent, answer.data.consentStatus, 'sca-callback');
+        return consent;
+      }
+    } else {
+      const answer = await this.upstream.call('getCofConsent', 'GET', () =>
+        this.client.api.GET('/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}', { params: { path, header: { 'X-Request-ID': requestId() } } }),
+      );
+      if (answer.data) {
+        consent.grantedAccess = { account: answer.data.account as unknown as JsonObject };
+        await this.patch(consent.id, { grantedAccess: consent.grantedAccess, lastScaAt: consent.lastScaAt });
+        if (answer.data.consentStatus !== consent.status) await this.transition(consent, answer.data.consentStatus, 'sca-callback');
+        return consent;
+      }
+    }
+    await this.patch(consent.id, { lastScaAt: consent.lastScaAt });
+    return consent;
+  }
+
+  /** Marks an ais consent expired when its last day has passed; returns whether it changed. */
+  expireIfPast(consent: Consent): boolean {
+    return consent.status === 'valid' && consent.validUntil !== null && consent.validUntil < todayUtc();
+  }
+
+  async transition(consent: Consent, to: ConsentStatus, cause: string): Promise<void> {
+    const from = consent.status;
+    if (from === to) return;
+    await this.consents.manager.transaction(async (manager) => {
+      await manager.update(Consent, { id: consent.id }, { status: to });
+      await this.history.append({ kind: 'consent', id: consent.id, tenantId: consent.tenantId }, from, to, cause, manager);
+    });
+    consent.status = to;
+  }
+
+  /** Start-up reconciliation: rows a crash left half-written are resolved against the bank. */
+  async reconcile(): Promise<{ failed: number; refreshed: number }> {
+    let failed = 0;
+    let refreshed = 0;
+    const stale = await this.consents.createQueryBuilder('c').where('c.status = :creating', { creating: 'creating' }).andWhere("c.created_at < now() - interval '5 seconds'").getMany();
+    for (const consent of stale) {
+      if (consent.upstreamConsentId) {
+        const status = await this.upstreamStatus(consent).catch(() => undefined);
+        if (status) {
+          await this.transition(consent, status, 'reconciled-at-start');
+          refreshed++;
+          continue;
+        }
+      }
+      // The bank's answer never reached the row: no id to look the consent up by, so it cannot be used.
+      await this.transition(consent, 'failed', 'reconciled-at-start');
+      failed++;
+    }
+    return { failed, refreshed };
+  }
+
+  /** Partial update (TypeORM's partial-entity type cannot be computed for jsonb fields typed as objects). */
+  private async patch(id: string, fields: Partial<Consent>): Promise<void> {
+    await this.consents.update({ id }, fields as never);
+  }
+
+  private async insertCreating(
+    tenantId: string,
+    kind: ConsentKind,
+    request: CreateConsentRequest | CreateCofConsentRequest,
+    requestedAccess: JsonObject,
+    fields: Partial<Consent>,
+  ): Promise<Consent> {
+    const consent = this.consents.create({
+      id: randomUUID(),
+      tenantId,
+      kind,
+      brandId: request.brandId,
+      upstreamConsentId: null,
+      requestedAccess,
+      grantedAccess: null,
+      accounts: [],
+      recurringIndicator: null,
+      validUntil: null,
+      frequencyPerDay: null,
+      status: 'creating',
+      redirectUri: request.redirectUri,
+      nokRedirectUri: request.nokRedirectUri ?? null,
+      psuReference: request.psuReference ?? null,
+      scaRedirect: null,
+      lastScaAt: null,
+      ...fields,
+    });
+    await this.consents.manager.transaction(async (manager) => {
+      await manager.insert(Consent, consent as never);
+      await this.history.append({ kind: 'consent', id: consent.id, tenantId }, null, 'creating', 'created', manager);
+    });
+    return this.consents.findOneOrFail({ where: { id: consent.id } });
+  }
+
+  private async upstreamCreate<T>(consent: Consent, send: () => Promise<{ data?: T; error?: unknown; response: Response }>) {
+    try {
+      const answer = await this.upstream.call(consent.kind === 'ais' ? 'createConsent' : 'createCofConsent', 'POST', send);
+      if (answer.status >= 400) {
+        await this.transition(consent, 'failed', `upstream-refused:${answer.messages[0]?.code ?? answer.status}`);
+        throw this.upstream.refusal(consent.kind === 'ais' ? 'createConsent' : 'createCofConsent', answer);
+      }
+      return answer;
+    } catch (error) {
+      if (consent.status === 'creating') await this.transition(consent, 'failed', 'upstream-unconfirmed');
+      throw error;
+    }
+  }
+
+  private async completeCreation(consent: Consent, answer: { data?: unknown }): Promise<Consent> {
+    const data = answer.data as { consentId: string; consentStatus: ConsentStatus; _links?: { scaRedirect?: { href: string } } };
+    consent.upstreamConsentId = data.consentId;
+    consent.scaRedirect = data._links?.scaRedirect?.href ?? null;
+    await this.patch(consent.id, { upstreamConsentId: consent.upstreamConsentId, scaRedirect: consent.scaRedirect });
+    await this.transition(consent, data.consentStatus, 'upstream-created');
+    return consent;
+  }
+
+  private async upstreamStatus(consent: Consent): Promise<ConsentStatus | undefined> {
+    const path = { brandId: consent.brandId, consentId: consent.upstreamConsentId as string };
+    const header = { 'X-Request-ID': requestId() };
+    const answer =
+      consent.kind === 'ais'
+        ? await this.upstream.call('getConsentStatus', 'GET', () => this.client.api.GET('/{brandId}/bg/v1/consents/{consentId}/status', { params: { path, header } }))
+        : await this.upstream.call('getCofConsentStatus', 'GET', () => this.client.api.GET('/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}/status', { params: { path, header } }));
+    return answer.data?.consentStatus as ConsentStatus | undefined;
+  }
+
+  private async readAccounts(consent: Consent, psuIpAddress: string): Promise<ConsentAccount[]> {
+    const answer = await this.upstream.call('listAccounts', 'GET', () =>
+      this.client.api.GET('/{brandId}/bg/v1/accounts', {
+        params: { path: { brandId: consent.brandId }, header: { 'X-Request-ID': requestId(), 'Consent-ID': consent.upstreamConsentId as string, 'PSU-IP-Address': psuIpAddress } },
+      }),
+    );
+    return (answer.data?.accounts ?? []).map((account) => ({ resourceId: account.resourceId, iban: account.iban, currency: account.currency }));
+  }
+}

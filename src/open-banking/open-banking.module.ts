@@ -1,0 +1,50 @@
+import { Inject, Module, type OnApplicationBootstrap } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { Logger } from 'pino';
+import { IdempotencyModule } from '../idempotency/idempotency.module.js';
+import { LOGGER } from '../logging/logging.module.js';
+import { UpstreamModule } from '../upstream/upstream.module.js';
+import { AccessLogService } from './access-log/access-log.service.js';
+import { AccountsController } from './accounts/accounts.controller.js';
+import { AccountsService } from './accounts/accounts.service.js';
+import { BudgetService } from './accounts/budget.service.js';
+import { ConsentGuardService } from './accounts/consent-guard.service.js';
+import { BrandsController } from './brands/brands.controller.js';
+import { BrandsService } from './brands/brands.service.js';
+import { ConsentsController } from './consents/consents.controller.js';
+import { ConsentsService } from './consents/consents.service.js';
+import { FundsConsentsController } from './consents/funds-consents.controller.js';
+import { StatusHistoryService } from './consents/status-history.service.js';
+import { FundsController } from './funds/funds.controller.js';
+import { PaymentsController } from './payments/payments.controller.js';
+import { PaymentsService } from './payments/payments.service.js';
+import { ScaCallbackController } from './sca/sca-callback.controller.js';
+import { ScaSessionsService } from './sca/sca-sessions.service.js';
+import { UpstreamCaller } from './upstream-call.js';
+import { OPEN_BANKING_ENTITIES } from './entities.js';
+
+/** The open-banking facade: brands, consents, accounts, funds, payments, the SCA return, and their audit trail. */
+@Module({
+  imports: [TypeOrmModule.forFeature(OPEN_BANKING_ENTITIES), UpstreamModule, IdempotencyModule],
+  controllers: [BrandsController, ConsentsController, FundsConsentsController, AccountsController, FundsController, PaymentsController, ScaCallbackController],
+  providers: [UpstreamCaller, BrandsService, ConsentsService, StatusHistoryService, ScaSessionsService, AccessLogService, BudgetService, ConsentGuardService, AccountsService, PaymentsService],
+  exports: [AccessLogService, StatusHistoryService, ConsentsService, PaymentsService],
+})
+export class OpenBankingModule implements OnApplicationBootstrap {
+  constructor(
+    private readonly consents: ConsentsService,
+    private readonly payments: PaymentsService,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** Rows a crash left between "written" and "completed" are resolved against the bank at start. */
+  async onApplicationBootstrap(): Promise<void> {
+    try {
+      const consents = await this.consents.reconcile();
+      const payments = await this.payments.reconcile();
+      if (consents.failed + consents.refreshed + payments > 0) this.logger.info({ consents, payments }, 'reconciled half-written consents and payments');
+    } catch (error) {
+      this.logger.error({ err: error }, 'reconciliation at start failed; it runs again at the next start');
+    }
+  }
+}

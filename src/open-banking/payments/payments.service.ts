@@ -1,0 +1,148 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
+import type { Repository } from 'typeorm';
+import type { JsonObject } from '../../common/json.js';
+import { PROBLEM_TYPES, ProblemException } from '../../errors/problem.js';
+import { ValidationFailedException } from '../../errors/to-problem.js';
+import { currentRequestId } from '../../logging/request-context.js';
+import { OpenBankingClient } from '../../upstream/open-banking/open-banking.client.js';
+import { AccessLogService } from '../access-log/access-log.service.js';
+import { StatusHistoryService } from '../consents/status-history.service.js';
+import { psd2 } from '../contract/psd2.js';
+import { ScaSessionsService } from '../sca/sca-sessions.service.js';
+import { UpstreamCaller, type UpstreamAnswer } from '../upstream-call.js';
+import type { CreatePaymentRequest } from './dto/payment.dto.js';
+import { Payment } from './payment.entity.js';
+
+/** Statuses after which the bank will not change its mind. */
+const FINAL = ['ACCC', 'ACSC', 'ACWP', 'RJCT', 'CANC', 'failed'];
+export const REFUSED_PAYMENT_STATUSES = ['RJCT', 'CANC', 'failed'];
+const requestId = () => currentRequestId() ?? randomUUID();
+
+/** Payment initiation: validated against the product's rules, stored before and after the bank, with status history. */
+@Injectable()
+export class PaymentsService {
+  constructor(
+    @InjectRepository(Payment) private readonly payments: Repository<Payment>,
+    private readonly history: StatusHistoryService,
+    private readonly sca: ScaSessionsService,
+    private readonly client: OpenBankingClient,
+    private readonly upstream: UpstreamCaller,
+    private readonly accessLog: AccessLogService,
+  ) {}
+
+  async initiate(tenantId: string, product: string, request: CreatePaymentRequest): Promise<Payment> {
+    const canonical = psd2().canonicalProduct(product) as string;
+    const rule = psd2().productRules[canonical];
+    // The product's own schema (from psd2.yaml's x-portico-product-rules) on top of the generic PaymentDetails.
+    const problems = rule.schema ? psd2().validate(rule.schema, request.payment, '') : [];
+    if (problems.length) throw new ValidationFailedException(problems.map((p) => ({ field: `payment${p.path}`, reason: `${p.message} (${canonical})` })));
+
+    const payment = this.payments.create({
+      id: randomUUID(),
+      tenantId,
+      brandId: request.brandId,
+      paymentProduct: canonical,
+      upstreamPaymentId: null,
+      details: request.payment as JsonObject,
+      status: 'creating',
+      redirectUri: request.redirectUri,
+      nokRedirectUri: request.nokRedirectUri ?? null,
+      psuReference: request.psuReference ?? null,
+      scaRedirect: null,
+      lastScaAt: null,
+    });
+    await this.payments.manager.transaction(async (manager) => {
+      await manager.insert(Payment, payment as never);
+      await this.history.append(this.subject(payment), null, 'creating', 'created', manager);
+    });
+    const callback = await this.sca.open(this.subject(payment));
+    const started = performance.now();
+    let answer: UpstreamAnswer<unknown>;
+    try {
+      answer = await this.upstream.call('initiatePayment', 'POST', () =>
+        this.client.api.POST('/{brandId}/bg/v1/payments/{paymentProduct}', {
+          params: { path: { brandId: payment.brandId, paymentProduct: canonical as never }, header: { 'X-Request-ID': requestId(), 'TPP-Redirect-URI': callback, 'TPP-Nok-Redirect-URI': callback } },
+          body: request.payment as never,
+        }),
+      );
+    } catch (error) {
+      await this.transition(payment, 'failed', 'upstream-unconfirmed');
+      await this.log(payment, 'initiatePayment', null, `failed:${(error as ProblemException).init?.status ?? 'error'}`, started);
+      throw error;
+    }
+    await this.log(payment, 'initiatePayment', answer.status, answer.status < 400 ? 'ok' : `upstream:${answer.messages[0]?.code ?? answer.status}`, started);
+    if (answer.status >= 400) {
+      await this.transition(payment, 'failed', `upstream-refused:${answer.messages[0]?.code ?? answer.status}`);
+      throw this.upstream.refusal('initiatePayment', answer);
+    }
+    const data = answer.data as { paymentId: string; transactionStatus: string; _links?: { scaRedirect?: { href: string } } };
+    payment.upstreamPaymentId = data.paymentId;
+    payment.scaRedirect = data._links?.scaRedirect?.href ?? null;
+    await this.payments.update({ id: payment.id }, { upstreamPaymentId: payment.upstreamPaymentId, scaRedirect: payment.scaRedirect });
+    await this.transition(payment, data.transactionStatus, 'upstream-created');
+    return payment;
+  }
+
+  async find(tenantId: string, paymentId: string): Promise<Payment> {
+    const payment = await this.payments.findOne({ where: { id: paymentId, tenantId } });
+    if (!payment) throw new ProblemException({ status: 404, type: PROBLEM_TYPES.notFound, title: 'Not Found', detail: `No payment ${paymentId}`, extensions: { code: 'RESOURCE_UNKNOWN' } });
+    return payment;
+  }
+
+  /** Brings the status up to date from the bank while it can still change; every read is logged. */
+  async refresh(payment: Payment, operation: string, cause = 'upstream-status'): Promise<Payment> {
+    if (FINAL.includes(payment.status) || !payment.upstreamPaymentId) {
+      await this.log(payment, operation, null, 'ok:stored-final', performance.now());
+      return payment;
+    }
+    const started = performance.now();
+    const path = { brandId: payment.brandId, paymentProduct: payment.paymentProduct as never, paymentId: payment.upstreamPaymentId };
+    const answer = await this.upstream.call('getPayment', 'GET', () =>
+      this.client.api.GET('/{brandId}/bg/v1/payments/{paymentProduct}/{paymentId}', { params: { path, header: { 'X-Request-ID': requestId() } } }),
+    );
+    await this.log(payment, operation, answer.status, answer.status < 400 ? 'ok' : `upstream:${answer.messages[0]?.code ?? answer.status}`, started);
+    if (answer.status >= 400) throw this.upstream.refusal('getPayment', answer);
+    const data = answer.data as { transactionStatus: string; paymentDetails?: JsonObject };
+    if (data.paymentDetails?.debtorAccount && !payment.details.debtorAccount) {
+      payment.details = { ...payment.details, debtorAccount: data.paymentDetails.debtorAccount };
+      await this.payments.update({ id: payment.id }, { details: payment.details as never });
+    }
+    if (data.transactionStatus !== payment.status) await this.transition(payment, data.transactionStatus, cause);
+    return payment;
+  }
+
+  async completeSca(payment: Payment): Promise<Payment> {
+    payment.lastScaAt = new Date();
+    await this.payments.update({ id: payment.id }, { lastScaAt: payment.lastScaAt });
+    return this.refresh(payment, 'scaCallback', 'sca-callback');
+  }
+
+  async reconcile(): Promise<number> {
+    const stale = await this.payments.createQueryBuilder('p').where("p.status = 'creating'").andWhere("p.created_at < now() - interval '5 seconds'").getMany();
+    for (const payment of stale) {
+      if (payment.upstreamPaymentId) await this.refresh(payment, 'reconcile', 'reconciled-at-start').catch(() => undefined);
+      if (payment.status === 'creating') await this.transition(payment, 'failed', 'reconciled-at-start');
+    }
+    return stale.length;
+  }
+
+  private subject(payment: Payment) {
+    return { kind: 'payment' as const, id: payment.id, tenantId: payment.tenantId };
+  }
+
+  private async transition(payment: Payment, to: string, cause: string): Promise<void> {
+    const from = payment.status;
+    if (from === to) return;
+    await this.payments.manager.transaction(async (manager) => {
+      await manager.update(Payment, { id: payment.id }, { status: to });
+      await this.history.append(this.subject(payment), from, to, cause, manager);
+    });
+    payment.status = to;
+  }
+
+  private log(payment: Payment, operation: string, upstreamStatus: number | null, outcome: string, started: number): Promise<void> {
+    return this.accessLog.record({ tenantId: payment.tenantId, paymentId: payment.id, operation, psuPresent: false, upstreamStatus, outcome, latencyMs: Math.round(performance.now() - started) });
+  }
+}
