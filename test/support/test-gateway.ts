@@ -9,6 +9,7 @@ import { createLogger } from '../../src/logging/logger.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
 import type { ApiKeyRole } from '../../src/tenants/api-key.entity.js';
 import { TenantsService } from '../../src/tenants/tenants.service.js';
+import { freePort } from './processes.js';
 
 export function testDatabaseUrl(): string {
   const url = process.env.PORTICO_TEST_DATABASE_URL;
@@ -23,6 +24,8 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
 
 export interface TestGateway {
   app: NestFastifyApplication;
+  /** http://127.0.0.1:<port> when started with listen; the configured public address otherwise. */
+  baseUrl: string;
   /** The sandbox this gateway talks to (its own, on free ports). */
   sandbox: RunningSandbox;
   config: AppConfig;
@@ -40,8 +43,11 @@ export function uniqueSlug(prefix = 't'): string {
 }
 
 /** The real gateway, in process, on the test database; requests go through Fastify's inject. */
-export async function startTestGateway(env: Record<string, string> = {}, imports: unknown[] = []): Promise<TestGateway> {
-  const base = loadConfig(testEnv(env));
+export async function startTestGateway(env: Record<string, string> = {}, imports: unknown[] = [], options: { listen?: boolean } = {}): Promise<TestGateway> {
+  // A listening gateway (for browsers) needs its address before it is built: the SCA callback points at it.
+  const port = options.listen ? await freePort() : 0;
+  const listenEnv = options.listen ? { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } : {};
+  const base = loadConfig(testEnv({ ...listenEnv, ...env }));
   const sandbox = await startSandbox({ ...base.sandbox, openBankingPort: 0, scaPort: 0 });
   const config: AppConfig = { ...base, upstream: { ...base.upstream, openBankingBaseUrl: base.upstream.openBankingBaseUrl ?? sandbox.openBankingUrl } };
   const logs: string[] = [];
@@ -52,10 +58,12 @@ export async function startTestGateway(env: Record<string, string> = {}, imports
     },
   });
   const app = await createGateway(config, createLogger(config.log.level, sink), { imports: imports as never[] });
-  await app.getHttpAdapter().getInstance().ready();
+  if (options.listen) await app.listen({ host: '127.0.0.1', port });
+  else await app.getHttpAdapter().getInstance().ready();
   const tenants = app.get(TenantsService);
   return {
     app,
+    baseUrl: config.http.publicBaseUrl,
     sandbox,
     config,
     logs,
