@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { approvedConsent } from '../support/consent-flow.js';
+import { callOperation } from '../support/sandbox-api.js';
+import { consentRequest, domesticPayment, facade } from '../support/facade.js';
+import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
+import { devTlsFiles, transportTo } from '../support/upstream.js';
+
+describe('the consent store, idempotency, reconciliation and the audit trail', () => {
+  let gateway: TestGateway;
+  let tenant: { key: string; tenantId: string };
+  let api: ReturnType<typeof facade>;
+  beforeAll(async () => {
+    gateway = await startTestGateway();
+    tenant = await gateway.newTenantWithKey('app');
+    api = facade(gateway, tenant.key);
+  });
+  afterAll(() => gateway.close());
+
+  it('replays a consent creation with the same Idempotency-Key and body, and refuses another body with 422', async () => {
+    const key = randomUUID();
+    const countRows = async () => (await gateway.dataSource.query(`SELECT count(*)::int AS count FROM consents WHERE tenant_id = $1`, [tenant.tenantId]))[0].count as number;
+    const before = await countRows();
+    const first = await api.post<{ consentId: string }>('/v1/consents', consentRequest(), { 'idempotency-key': key });
+    const again = await api.post<{ consentId: string }>('/v1/consents', consentRequest(), { 'idempotency-key': key });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.body.consentId).toBe(first.body.consentId);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(await countRows()).toBe(before + 1);
+    const other = await api.post('/v1/consents', consentRequest({ psuReference: 'someone-else' }), { 'idempotency-key': key });
+    expect(other.status).toBe(422);
+  });
+
+  it('answers 409 while the first request with a key is still running', async () => {
+    const key = randomUUID();
+    const [a, b] = await Promise.all([
+      api.post('/v1/payments', domesticPayment(), { 'idempotency-key': key }),
+      api.post('/v1/payments', domesticPayment(), { 'idempotency-key': key }),
+    ]);
+    expect([a.status, b.status].sort((x, y) => x - y)).toEqual([201, 409]);
+  });
+
+  it('keeps the status history of a consent, and the audit view shows it with every access', async () => {
+    const { consentId, accountId } = await approvedConsent(gateway, tenant.key);
+    await api.get('/v1/accounts', { 'consent-id': consentId, 'psu-ip-address': '192.0.2.1' });
+    await api.get(`/v1/accounts/${accountId}/balances`, { 'consent-id': consentId });
+    await api.get('/v1/accounts/not-covered/balances', { 'consent-id': consentId });
+    expect((await api.delete(`/v1/consents/${consentId}`)).status).toBe(204);
+
+    const app = await api.get(`/v1/audit/consents/${consentId}`);
+    expect(app.status).toBe(403);
+    const auditor = facade(gateway, (await gateway.newTenantWithKey('auditor')).key);
+    const detail = await auditor.get<{
+      tenantId: string;
+      status: string;
+      psuReference: string;
+      history: { from: string | null; to: string; cause: string }[];
+      accessLog: { operation: string; psuPresent: boolean; upstreamStatus: number | null; outcome: string }[];
+    }>(`/v1/audit/consents/${consentId}`);
+    expect(detail.status).toBe(200);
+    expect(detail.body).toMatchObject({ tenantId: tenant.tenantId, status: 'terminatedByTpp', psuReference: 'customer-4711' });
+    expect(detail.body.history.map((h) => `${h.from}->${h.to}:${h.cause}`)).toEqual([
+      'null->creating:created',
+      'creating->received:upstream-created',
+      'received->valid:sca-callback',
+      'valid->terminatedByTpp:deleted-by-app',
+    ]);
+    const accesses = [...detail.body.accessLog].reverse();
+    expect(accesses.map((a) => [a.operation, a.psuPresent, a.upstreamStatus, a.outcome])).toEqual(
+      expect.arrayContaining([
+        ['listAccounts', true, 200, 'ok'],
+        ['getAccountBalances', false, 200, 'ok'],
+        ['getAccountBalances', false, null, 'refused:RESOURCE_UNKNOWN'],
+      ]),
+    );
+
+    const page = await auditor.get<{ items: { consentId: string }[]; total: number }>(`/v1/audit/consents?tenantId=${tenant.tenantId}&status=terminatedByTpp&pageSize=5`);
+    expect(page.body.items.map((i) => i.consentId)).toContain(consentId);
+    const none = await auditor.get<{ total: number }>(`/v1/audit/consents?tenantId=${tenant.tenantId}&brandId=vistula-bank`);
+    expect(none.body.total).toBe(0);
+  });
+
+  it('refuses to change or delete the history: it is append-only in the database', async () => {
+    await expect(gateway.dataSource.query(`UPDATE status_changes SET cause = 'edited' WHERE id = (SELECT min(id) FROM status_changes)`)).rejects.toThrow(/append-only/);
+    await expect(gateway.dataSource.query(`DELETE FROM access_log WHERE id = (SELECT min(id) FROM access_log)`)).rejects.toThrow(/append-only/);
+  });
+
+  it('reconciles half-written consents at start: one the bank has is brought up to date, one it never confirmed fails', async () => {
+    // A consent the bank created, whose row a crash left at `creating` (upstream id written, status not).
+    const tpp = transportTo(gateway.sandbox.openBankingUrl, devTlsFiles('certs/dev', 'tpp'));
+    const upstream = await callOperation(tpp, 'createConsent', {
+      params: { brandId: 'danube-bank' },
+      headers: { 'tpp-redirect-uri': 'https://x.example/cb' },
+      body: { access: { accounts: [{ iban: 'HU75118000170000001234567817' }] }, recurringIndicator: true, validUntil: '2030-01-01' },
+    });
+    await tpp.close();
+    const known = randomUUID();
+    const unknown = randomUUID();
+    for (const [id, upstreamId] of [
+      [known, upstream.body?.consentId as string],
+      [unknown, null],
+    ] as const) {
+      await gateway.dataSource.query(
+        `INSERT INTO consents (id, tenant_id, kind, brand_id, upstream_consent_id, requested_access, status, redirect_uri, created_at) VALUES ($1, $2, 'ais', 'danube-bank', $3, '{}', 'creating', 'https://app.example/r', now() - interval '1 minute')`,
+        [id, tenant.tenantId, upstreamId],
+      );
+    }
+    // A restart: a new gateway on the same database, talking to the same sandbox.
+    const restarted = await startTestGateway({ UPSTREAM_OB_BASE_URL: gateway.sandbox.openBankingUrl });
+    try {
+      const statuses = await gateway.dataSource.query(`SELECT id, status FROM consents WHERE id = ANY($1)`, [[known, unknown]]);
+      expect(Object.fromEntries(statuses.map((row: { id: string; status: string }) => [row.id, row.status]))).toEqual({ [known]: 'received', [unknown]: 'failed' });
+      const causes = await gateway.dataSource.query(`SELECT DISTINCT cause FROM status_changes WHERE subject_id = ANY($1)`, [[known, unknown]]);
+      expect(causes).toEqual([{ cause: 'reconciled-at-start' }]);
+    } finally {
+      await restarted.close();
+    }
+  });
+});
