@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { approvedConsent } from '../support/consent-flow.js';
-import { consentRequest, facade, inDays } from '../support/facade.js';
+import { consentRequest, facade, inDays, type FacadeResponse } from '../support/facade.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 describe('local enforcement: refused by Portico before the bank is called', () => {
@@ -16,7 +16,7 @@ describe('local enforcement: refused by Portico before the bank is called', () =
 
   const bankCalls = () => Object.values(gateway.sandbox.bank.control.calls()).reduce((sum, n) => sum + n, 0);
   /** Runs the call and asserts the bank saw nothing. */
-  const refusedLocally = async (call: () => Promise<{ status: number; body: Record<string, unknown> }>) => {
+  const refusedLocally = async (call: () => Promise<FacadeResponse>) => {
     const before = bankCalls();
     const response = await call();
     expect(bankCalls()).toBe(before);

@@ -2,7 +2,7 @@ import type { TestGateway } from './test-gateway.js';
 
 export interface FacadeResponse<T = Record<string, unknown>> {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
+  headers: Record<string, string | string[] | number | undefined>;
   body: T;
 }
 

@@ -46,7 +46,7 @@ export function uniqueSlug(prefix = 't'): string {
 export async function startTestGateway(env: Record<string, string> = {}, imports: unknown[] = [], options: { listen?: boolean } = {}): Promise<TestGateway> {
   // A listening gateway (for browsers) needs its address before it is built: the SCA callback points at it.
   const port = options.listen ? await freePort() : 0;
-  const listenEnv = options.listen ? { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } : {};
+  const listenEnv: Record<string, string> = options.listen ? { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } : {};
   const base = loadConfig(testEnv({ ...listenEnv, ...env }));
   const sandbox = await startSandbox({ ...base.sandbox, openBankingPort: 0, scaPort: 0 });
   const config: AppConfig = { ...base, upstream: { ...base.upstream, openBankingBaseUrl: base.upstream.openBankingBaseUrl ?? sandbox.openBankingUrl } };
