@@ -1,11 +1,14 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppConfig } from '../config/app-config.js';
+import { readPkcs12 } from './pkcs12.js';
 import { readCertificate, type CertificateInfo } from './qwac-reader.js';
 
 export interface TlsFiles {
-  certFile: string;
-  keyFile: string;
+  /** PEM certificate (and chain) and key, or instead a PKCS#12 file holding both. */
+  certFile?: string;
+  keyFile?: string;
+  p12File?: string;
   keyPassphrase?: string;
   /** CAs of the upstream's server certificate. */
   caFile: string;
@@ -18,11 +21,12 @@ export function upstreamTlsFiles(config: AppConfig): TlsFiles {
   const dev = (file: string) => join(config.sandbox.certsDir, file);
   const sandbox = config.mode === 'sandbox';
   const caFile = config.upstream.caFile ?? (sandbox ? dev('ca.pem') : undefined);
-  const certFile = config.upstream.clientCertFile ?? (sandbox ? dev('tpp.pem') : undefined);
-  const keyFile = config.upstream.clientKeyFile ?? (sandbox ? dev('tpp.key') : undefined);
+  const p12File = config.upstream.clientP12File;
+  const certFile = p12File ? undefined : (config.upstream.clientCertFile ?? (sandbox ? dev('tpp.pem') : undefined));
+  const keyFile = p12File ? undefined : (config.upstream.clientKeyFile ?? (sandbox ? dev('tpp.key') : undefined));
   // loadConfig already refuses production mode without these.
-  if (!caFile || !certFile || !keyFile) throw new Error('upstream TLS files are not configured');
-  return { certFile, keyFile, keyPassphrase: config.upstream.clientKeyPassphrase, caFile, clientCaFile: config.upstream.clientCaFile ?? caFile };
+  if (!caFile || !(p12File || (certFile && keyFile))) throw new Error('upstream TLS files are not configured');
+  return { certFile, keyFile, p12File, keyPassphrase: config.upstream.clientKeyPassphrase, caFile, clientCaFile: config.upstream.clientCaFile ?? caFile };
 }
 
 export interface TlsMaterial {
@@ -75,8 +79,9 @@ export class ClientCredentials {
   }
 
   private statFingerprint(): string {
-    return [this.files.certFile, this.files.keyFile, this.files.caFile, this.files.clientCaFile]
+    return [this.files.certFile, this.files.keyFile, this.files.p12File, this.files.caFile, this.files.clientCaFile]
       .map((file) => {
+        if (!file) return '-';
         try {
           const stat = statSync(file);
           return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
@@ -88,12 +93,14 @@ export class ClientCredentials {
   }
 
   private load(version: number): TlsMaterial {
-    const cert = readFileSync(this.files.certFile);
-    const key = readFileSync(this.files.keyFile);
+    const { cert, key } = this.files.p12File
+      ? readPkcs12(this.files.p12File, this.files.keyPassphrase)
+      : { cert: readFileSync(this.files.certFile as string), key: readFileSync(this.files.keyFile as string) };
     return {
       cert,
       key,
-      passphrase: this.files.keyPassphrase,
+      // A key taken out of PKCS#12 is held decrypted in memory.
+      passphrase: this.files.p12File ? undefined : this.files.keyPassphrase,
       ca: readFileSync(this.files.caFile),
       clientCa: readFileSync(this.files.clientCaFile),
       info: readCertificate(cert),

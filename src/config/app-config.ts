@@ -26,6 +26,8 @@ export interface AppConfig {
     clientCertFile?: string;
     clientKeyFile?: string;
     clientKeyPassphrase?: string;
+    /** A PKCS#12 file holding the QWAC and its key, instead of the two PEM files. */
+    clientP12File?: string;
     /** CAs of the provider's server certificate. */
     caFile?: string;
     /** CAs the client certificate must chain to (the QTSP's); defaults to caFile. */
@@ -89,9 +91,10 @@ export const VARIABLES = {
   DATABASE_POOL_SIZE: { doc: 'Connections in the pool (the embedded engine serialises them)', default: '10' },
   EMBEDDED_DB_DIR: { doc: 'Data directory of the embedded engine, or memory:// to keep nothing', default: './data/pglite' },
   UPSTREAM_OB_BASE_URL: { doc: "The provider's open-banking base address ({psd2_base_url})", production: true },
-  UPSTREAM_CLIENT_CERT_FILE: { doc: 'PEM file of the QWAC presented to the provider', production: true },
-  UPSTREAM_CLIENT_KEY_FILE: { doc: 'PEM file of the QWAC private key', production: true },
-  UPSTREAM_CLIENT_KEY_PASSPHRASE: { doc: 'Passphrase of the QWAC private key, if encrypted', secret: true },
+  UPSTREAM_CLIENT_CERT_FILE: { doc: 'PEM file of the QWAC presented to the provider (or UPSTREAM_CLIENT_P12_FILE)' },
+  UPSTREAM_CLIENT_KEY_FILE: { doc: 'PEM file of the QWAC private key (or UPSTREAM_CLIENT_P12_FILE)' },
+  UPSTREAM_CLIENT_P12_FILE: { doc: 'PKCS#12 file holding the QWAC and its key, instead of the two PEM files' },
+  UPSTREAM_CLIENT_KEY_PASSPHRASE: { doc: 'Passphrase of the QWAC private key or of the PKCS#12 file', secret: true },
   UPSTREAM_CA_FILE: { doc: "PEM bundle of the CAs that sign the provider's server certificate", production: true },
   UPSTREAM_CLIENT_CA_FILE: { doc: 'PEM bundle the QWAC must chain to (its QTSP); default UPSTREAM_CA_FILE' },
   UPSTREAM_CONNECT_TIMEOUT_MS: { doc: 'TCP+TLS connect timeout towards the provider', default: '5000' },
@@ -187,6 +190,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       clientCertFile: raw('UPSTREAM_CLIENT_CERT_FILE'),
       clientKeyFile: raw('UPSTREAM_CLIENT_KEY_FILE'),
       clientKeyPassphrase: raw('UPSTREAM_CLIENT_KEY_PASSPHRASE'),
+      clientP12File: raw('UPSTREAM_CLIENT_P12_FILE'),
       caFile: raw('UPSTREAM_CA_FILE'),
       clientCaFile: raw('UPSTREAM_CLIENT_CA_FILE'),
       connectTimeoutMs: integer('UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000),
@@ -207,6 +211,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (mode === 'production') {
     for (const [name, spec] of Object.entries(VARIABLES) as [VariableName, VariableSpec][]) {
       if (spec.production && raw(name) === undefined) problems.push(`${name}: required when PORTICO_MODE=production`);
+    }
+    const pem = raw('UPSTREAM_CLIENT_CERT_FILE') !== undefined || raw('UPSTREAM_CLIENT_KEY_FILE') !== undefined;
+    const p12 = raw('UPSTREAM_CLIENT_P12_FILE') !== undefined;
+    if (pem && p12) problems.push('UPSTREAM_CLIENT_P12_FILE: set either it or UPSTREAM_CLIENT_CERT_FILE and UPSTREAM_CLIENT_KEY_FILE, not both');
+    else if (!p12) {
+      for (const name of ['UPSTREAM_CLIENT_CERT_FILE', 'UPSTREAM_CLIENT_KEY_FILE'] as const) {
+        if (raw(name) === undefined) problems.push(`${name}: required when PORTICO_MODE=production (or give UPSTREAM_CLIENT_P12_FILE)`);
+      }
     }
   }
   if (problems.length > 0) throw new ConfigError([...new Set(problems)]);

@@ -37,9 +37,12 @@ describe('configuration', () => {
 
   it('refuses production mode without the upstream and QWAC variables', () => {
     const problems = problemsOf({ PORTICO_MODE: 'production' });
-    for (const name of ['UPSTREAM_OB_BASE_URL', 'UPSTREAM_CLIENT_CERT_FILE', 'UPSTREAM_CLIENT_KEY_FILE', 'UPSTREAM_CA_FILE']) {
-      expect(problems).toContain(`${name}: required when PORTICO_MODE=production`);
+    for (const name of ['UPSTREAM_OB_BASE_URL', 'UPSTREAM_CA_FILE']) expect(problems).toContain(`${name}: required when PORTICO_MODE=production`);
+    for (const name of ['UPSTREAM_CLIENT_CERT_FILE', 'UPSTREAM_CLIENT_KEY_FILE']) {
+      expect(problems).toContain(`${name}: required when PORTICO_MODE=production (or give UPSTREAM_CLIENT_P12_FILE)`);
     }
+    const withP12 = problemsOf({ PORTICO_MODE: 'production', UPSTREAM_CLIENT_P12_FILE: '/run/secrets/qwac.p12' });
+    expect(withP12.some((problem) => problem.startsWith('UPSTREAM_CLIENT_CERT_FILE'))).toBe(false);
   });
 
   it('reads secrets from *_FILE paths, and says when that file is missing', () => {
@@ -57,7 +60,7 @@ describe('configuration', () => {
   it('documents every variable in .env.example, and nothing else', () => {
     const documented = readFileSync('.env.example', 'utf8')
       .split('\n')
-      .filter((line) => /^[A-Z_]+=/.test(line))
+      .filter((line) => /^[A-Z][A-Z0-9_]*=/.test(line))
       .map((line) => line.split('=')[0]);
     expect(documented.sort()).toEqual(Object.keys(VARIABLES).sort());
   });

@@ -43,6 +43,38 @@ describe('upstream transport failures', () => {
   });
 });
 
+describe('the transport for a form-encoded API with Basic auth (the card API)', () => {
+  // A stand-in for the provider's card API that echoes what it received.
+  let echo: Server;
+  beforeAll(async () => {
+    echo = createServer({ key: readFileSync('certs/dev/sandbox.key'), cert: readFileSync('certs/dev/sandbox.pem') }, (request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ authorization: request.headers.authorization, contentType: request.headers['content-type'], requestId: request.headers['x-request-id'], body }));
+      });
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', () => resolve()));
+  });
+  afterAll(() => {
+    echo.closeAllConnections();
+    echo.close();
+  });
+
+  it('sends Basic credentials, a bracket-encoded form body and a request id', async () => {
+    const transport = transportTo(`https://localhost:${(echo.address() as { port: number }).port}`, devTlsFiles('certs/dev', 'tpp'), { basicAuth: { username: 'sk_test_123', password: '' } });
+    const response = await transport.send<Record<string, string>>({ method: 'POST', path: '/payments', form: { amount: 1000, metadata: { order: 'A-1' } } });
+    await transport.close();
+    expect(response.body).toMatchObject({
+      authorization: `Basic ${Buffer.from('sk_test_123:').toString('base64')}`,
+      contentType: 'application/x-www-form-urlencoded',
+      body: 'amount=1000&metadata%5Border%5D=A-1',
+    });
+    expect(response.body?.requestId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
 describe('form encoding for the card API', () => {
   it('writes nested objects with brackets and lists with numeric indices, percent-encoded', () => {
     expect(encodeForm({ amount: 1000, metadata: { order: 'A-1', note: 'a&b' }, domain_names: ['a.example', 'b.example'], skipped: undefined })).toBe(

@@ -96,11 +96,12 @@ export class ConsentGuardService {
     try {
       answer = await send(consent);
     } catch (error) {
-      if (budget) await this.budgets.giveBack(consent.id);
+      // No answer (timeout, broken connection): the bank may have served and counted the read, so the unit stays taken.
       await log(consent.id, null, `failed:${(error as ProblemException).init?.status ?? 'error'}`);
       throw error;
     }
     if (answer.status >= 400) {
+      // The bank counts successful reads only: a refused read gives its unit back.
       if (budget) await this.budgets.giveBack(consent.id);
       await log(consent.id, answer.status, `upstream:${answer.messages[0]?.code ?? answer.status}`);
       // The bank knows something Portico does not (revoked at the bank, say): bring the status up to date.

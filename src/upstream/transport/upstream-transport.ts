@@ -19,6 +19,8 @@ export interface UpstreamTransportOptions {
   bodyTimeoutMs: number;
   poolConnections: number;
   keepAliveTimeoutMs: number;
+  /** HTTP Basic credentials sent on every call (the card API authenticates with its secret key this way). */
+  basicAuth?: { username: string; password: string };
 }
 
 export interface UpstreamRequest {
@@ -47,7 +49,10 @@ export class UpstreamTransport {
   private agent: Agent;
   private agentVersion: number;
 
+  private readonly authorization?: string;
+
   constructor(readonly options: UpstreamTransportOptions) {
+    if (options.basicAuth) this.authorization = `Basic ${Buffer.from(`${options.basicAuth.username}:${options.basicAuth.password}`).toString('base64')}`;
     const material = options.tls.current();
     this.agent = this.createAgent(material);
     this.agentVersion = material.version;
@@ -69,6 +74,7 @@ export class UpstreamTransport {
   readonly fetch = async (input: Request): Promise<Response> => {
     const request = input as unknown as UndiciRequest;
     if (!request.headers.has('x-request-id')) request.headers.set('x-request-id', currentRequestId() ?? randomUUID());
+    if (this.authorization) request.headers.set('authorization', this.authorization);
     try {
       return (await undiciFetch(request, { dispatcher: this.dispatcher() })) as unknown as Response;
     } catch (error) {
@@ -82,6 +88,7 @@ export class UpstreamTransport {
     const url = new URL(request.path.replace(/^\//, ''), `${this.options.baseUrl}/`);
     for (const [key, value] of Object.entries(request.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
     const headers: Record<string, string> = { accept: 'application/json', 'x-request-id': currentRequestId() ?? randomUUID() };
+    if (this.authorization) headers.authorization = this.authorization;
     for (const [key, value] of Object.entries(request.headers ?? {})) if (value !== undefined) headers[key.toLowerCase()] = value;
     let body: string | undefined;
     if (request.json !== undefined) {
