@@ -28,6 +28,23 @@ export class InvalidField {
   reason: string;
 }
 
+export class UpstreamOutcome {
+  @ApiPropertyOptional({ description: "The bank's HTTP status", format: 'int32', minimum: 100, maximum: 599, example: 503 })
+  status?: number;
+
+  @ApiPropertyOptional({ description: "The bank's Berlin Group code", maxLength: 40, pattern: '^[A-Z_]+$', example: 'FORMAT_ERROR' })
+  code?: string;
+
+  @ApiPropertyOptional({ description: "The bank's message", maxLength: 500, pattern: PRINTABLE_TEXT_SOURCE })
+  text?: string;
+
+  @ApiPropertyOptional({ description: 'The field the bank named', maxLength: 200, pattern: PRINTABLE_TEXT_SOURCE })
+  path?: string;
+
+  @ApiPropertyOptional({ description: 'When no answer came: refused, tls, connection, timeout, bad-response', enum: ['refused', 'tls', 'connection', 'timeout', 'bad-response'] })
+  failure?: string;
+}
+
 /** RFC 9457 problem details, the body of every error answer. */
 export class Problem {
   @ApiProperty({ description: 'URI identifying the problem type', example: PROBLEM_TYPES.validation, maxLength: 200, format: 'uri-reference' })
@@ -50,6 +67,12 @@ export class Problem {
 
   @ApiPropertyOptional({ description: 'The offending fields, on validation failures', type: [InvalidField], maxItems: 100 })
   errors?: InvalidField[];
+
+  @ApiPropertyOptional({ description: 'Berlin Group code of a consent or payment refusal (CONSENT_UNKNOWN, CONSENT_INVALID, CONSENT_EXPIRED, RESOURCE_UNKNOWN, ACCESS_EXCEEDED, STATUS_INVALID)', maxLength: 40, pattern: '^[A-Z_]+$', example: 'CONSENT_EXPIRED' })
+  code?: string;
+
+  @ApiPropertyOptional({ description: "What the bank answered, when it refused or failed", type: () => UpstreamOutcome })
+  upstream?: UpstreamOutcome;
 }
 
 export interface ProblemInit {
