@@ -40,6 +40,8 @@ export interface AppConfig {
   };
   /** Open-banking services the gateway offers; the QWAC must carry the role of each. */
   openBankingServices: OpenBankingService[];
+  /** Resolve half-written consents and payments against the bank at start. */
+  reconcileOnStart: boolean;
   sandbox: {
     /** Where the development certificates live (made by npm run certs). */
     certsDir: string;
@@ -102,6 +104,7 @@ export const VARIABLES = {
   UPSTREAM_BODY_TIMEOUT_MS: { doc: "Longest pause while reading the provider's response body", default: '15000' },
   UPSTREAM_POOL_CONNECTIONS: { doc: 'Kept-alive TLS connections per upstream', default: '16' },
   UPSTREAM_KEEPALIVE_MS: { doc: 'How long an idle upstream connection is kept', default: '30000' },
+  RECONCILE_ON_START: { doc: 'true: resolve consents and payments a crash left half-written against the bank at start', default: 'true' },
   OPEN_BANKING_SERVICES: { doc: `Comma-separated services offered: ${OPEN_BANKING_SERVICES_DOC}`, default: 'ais,cof,pis' },
   SANDBOX_CERTS_DIR: { doc: 'Development certificates (npm run certs makes them)', default: './certs/dev' },
   SANDBOX_HOST: { doc: 'Interface the sandbox listens on', default: '127.0.0.1' },
@@ -200,6 +203,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       keepAliveTimeoutMs: integer('UPSTREAM_KEEPALIVE_MS', 1, 600_000),
     },
     openBankingServices: list('OPEN_BANKING_SERVICES', OPEN_BANKING_SERVICES),
+    reconcileOnStart: oneOf('RECONCILE_ON_START', ['true', 'false'] as const) === 'true',
     sandbox: {
       certsDir: raw('SANDBOX_CERTS_DIR') as string,
       host: raw('SANDBOX_HOST') as string,

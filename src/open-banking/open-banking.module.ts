@@ -3,6 +3,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 import { LOGGER } from '../logging/logging.module.js';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG } from '../config/config.module.js';
 import { UpstreamModule } from '../upstream/upstream.module.js';
 import { AccessLogService } from './access-log/access-log.service.js';
 import { AccountsController } from './accounts/accounts.controller.js';
@@ -35,10 +37,12 @@ export class OpenBankingModule implements OnApplicationBootstrap {
     private readonly consents: ConsentsService,
     private readonly payments: PaymentsService,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /** Rows a crash left between "written" and "completed" are resolved against the bank at start. */
   async onApplicationBootstrap(): Promise<void> {
+    if (!this.config.reconcileOnStart) return;
     try {
       const consents = await this.consents.reconcile();
       const payments = await this.payments.reconcile();

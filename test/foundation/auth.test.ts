@@ -14,7 +14,7 @@ describe('API keys and roles', () => {
     const [row] = await sut.dataSource.query('SELECT * FROM api_keys WHERE id = $1', [keyId]);
     const stored = JSON.stringify(row);
     expect(stored).not.toContain(key);
-    expect(stored).not.toContain(key.split('_')[2]);
+    expect(stored).not.toContain(key.slice('ptk_12345678_'.length));
     expect(row.secret_hash).toBe(hashKey(key));
   });
 

@@ -37,7 +37,7 @@ describe('Idempotency-Key', () => {
 
   /** Waits until the handler for `ref` has started `runs` times. */
   const started = async (ref: string, runs = 1) => {
-    for (let i = 0; i < 500 && probe.runs(ref) < runs; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 2000 && probe.runs(ref) < runs; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(probe.runs(ref)).toBe(runs);
   };
 

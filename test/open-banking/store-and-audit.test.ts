@@ -107,7 +107,7 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
       );
     }
     // A restart: a new gateway on the same database, talking to the same sandbox.
-    const restarted = await startTestGateway({ UPSTREAM_OB_BASE_URL: gateway.sandbox.openBankingUrl });
+    const restarted = await startTestGateway({ UPSTREAM_OB_BASE_URL: gateway.sandbox.openBankingUrl, RECONCILE_ON_START: 'true' });
     try {
       const statuses = await gateway.dataSource.query(`SELECT id, status FROM consents WHERE id = ANY($1)`, [[known, unknown]]);
       expect(Object.fromEntries(statuses.map((row: { id: string; status: string }) => [row.id, row.status]))).toEqual({ [known]: 'received', [unknown]: 'failed' });

@@ -19,7 +19,8 @@ export function testDatabaseUrl(): string {
 
 /** The environment a test gateway runs with: the test database, quiet unless a test asks. */
 export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
-  return { DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'debug', DATABASE_POOL_SIZE: '4', ...overrides };
+  // Test gateways share one database but each has its own sandbox: only the test about it reconciles at start.
+  return { DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'debug', DATABASE_POOL_SIZE: '4', RECONCILE_ON_START: 'false', ...overrides };
 }
 
 export interface TestGateway {

@@ -1,5 +1,6 @@
 import type { JsonObject } from '../../common/json.js';
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { ScaSubjectColumns } from '../sca/sca-subject.columns.js';
 
 export const CONSENT_KINDS = ['ais', 'cof'] as const;
 export type ConsentKind = (typeof CONSENT_KINDS)[number];
@@ -18,7 +19,7 @@ export interface ConsentAccount {
 /** One consent given by a PSU to a tenant's app through Portico: account information (ais) or confirmation of funds (cof). */
 @Entity({ name: 'consents' })
 @Index(['tenantId', 'createdAt'])
-export class Consent {
+export class Consent extends ScaSubjectColumns {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
@@ -57,26 +58,4 @@ export class Consent {
 
   @Column({ type: 'varchar', length: 24 })
   status: ConsentStatus;
-
-  @Column({ name: 'redirect_uri', type: 'varchar', length: 2000 })
-  redirectUri: string;
-
-  @Column({ name: 'nok_redirect_uri', type: 'varchar', length: 2000, nullable: true })
-  nokRedirectUri: string | null;
-
-  @Column({ name: 'psu_reference', type: 'varchar', length: 200, nullable: true })
-  psuReference: string | null;
-
-  /** The bank's SCA page for this consent (scaRedirect). */
-  @Column({ name: 'sca_redirect', type: 'varchar', length: 2000, nullable: true })
-  scaRedirect: string | null;
-
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
-  createdAt: Date;
-
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
-  updatedAt: Date;
-
-  @Column({ name: 'last_sca_at', type: 'timestamptz', nullable: true })
-  lastScaAt: Date | null;
 }

@@ -8,6 +8,7 @@ import { ValidationFailedException } from '../../errors/to-problem.js';
 import { currentRequestId } from '../../logging/request-context.js';
 import { OpenBankingClient } from '../../upstream/open-banking/open-banking.client.js';
 import { ScaSessionsService } from '../sca/sca-sessions.service.js';
+import { newScaSubject } from '../sca/sca-subject.columns.js';
 import { UpstreamCaller } from '../upstream-call.js';
 import { Consent, type ConsentAccount, type ConsentKind, type ConsentStatus } from './consent.entity.js';
 import type { CreateCofConsentRequest, CreateConsentRequest } from './dto/consent.dto.js';
@@ -137,14 +138,8 @@ export class ConsentsService {
     return consent.status === 'valid' && consent.validUntil !== null && consent.validUntil < todayUtc();
   }
 
-  async transition(consent: Consent, to: ConsentStatus, cause: string): Promise<void> {
-    const from = consent.status;
-    if (from === to) return;
-    await this.consents.manager.transaction(async (manager) => {
-      await manager.update(Consent, { id: consent.id }, { status: to });
-      await this.history.append({ kind: 'consent', id: consent.id, tenantId: consent.tenantId }, from, to, cause, manager);
-    });
-    consent.status = to;
+  transition(consent: Consent, to: ConsentStatus, cause: string): Promise<void> {
+    return this.history.transition(Consent, 'consent', consent, to, cause);
   }
 
   /** Start-up reconciliation: rows a crash left half-written are resolved against the bank. */
@@ -193,11 +188,7 @@ export class ConsentsService {
       validUntil: null,
       frequencyPerDay: null,
       status: 'creating',
-      redirectUri: request.redirectUri,
-      nokRedirectUri: request.nokRedirectUri ?? null,
-      psuReference: request.psuReference ?? null,
-      scaRedirect: null,
-      lastScaAt: null,
+      ...newScaSubject(request),
       ...fields,
     });
     await this.consents.manager.transaction(async (manager) => {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { EntityManager, Repository } from 'typeorm';
+import type { EntityManager, EntityTarget, Repository } from 'typeorm';
 import { currentRequestId } from '../../logging/request-context.js';
 import { StatusChange, type SubjectKind } from './status-change.entity.js';
 
@@ -18,6 +18,17 @@ export class StatusHistoryService {
   ): Promise<void> {
     const repository = manager ? manager.getRepository(StatusChange) : this.changes;
     await repository.insert({ subjectKind: subject.kind, subjectId: subject.id, tenantId: subject.tenantId, fromStatus, toStatus, cause, requestId: currentRequestId() ?? null });
+  }
+
+  /** Moves a consent or payment to a new status and records the change, in one transaction. */
+  async transition<T extends { id: string; tenantId: string; status: string }>(entity: EntityTarget<T>, kind: SubjectKind, subject: T, to: string, cause: string): Promise<void> {
+    const from = subject.status;
+    if (from === to) return;
+    await this.changes.manager.transaction(async (manager) => {
+      await manager.update(entity, { id: subject.id } as never, { status: to } as never);
+      await this.append({ kind, id: subject.id, tenantId: subject.tenantId }, from, to, cause, manager);
+    });
+    subject.status = to;
   }
 
   of(kind: SubjectKind, id: string): Promise<StatusChange[]> {

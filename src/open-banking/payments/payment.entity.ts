@@ -1,12 +1,14 @@
 import type { JsonObject } from '../../common/json.js';
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { ScaSubjectColumns } from '../sca/sca-subject.columns.js';
 
 /** ISO 20022 statuses from the bank, and Portico's own `creating` / `failed` before the bank has one. */
 export type PaymentStatus = string;
 
 @Entity({ name: 'payments' })
 @Index(['tenantId', 'createdAt'])
-export class Payment {
+/** A payment initiated by a tenant's app, with the bank's id once known. */
+export class Payment extends ScaSubjectColumns {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
@@ -29,25 +31,4 @@ export class Payment {
 
   @Column({ type: 'varchar', length: 8 })
   status: PaymentStatus;
-
-  @Column({ name: 'redirect_uri', type: 'varchar', length: 2000 })
-  redirectUri: string;
-
-  @Column({ name: 'nok_redirect_uri', type: 'varchar', length: 2000, nullable: true })
-  nokRedirectUri: string | null;
-
-  @Column({ name: 'psu_reference', type: 'varchar', length: 200, nullable: true })
-  psuReference: string | null;
-
-  @Column({ name: 'sca_redirect', type: 'varchar', length: 2000, nullable: true })
-  scaRedirect: string | null;
-
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
-  createdAt: Date;
-
-  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
-  updatedAt: Date;
-
-  @Column({ name: 'last_sca_at', type: 'timestamptz', nullable: true })
-  lastScaAt: Date | null;
 }

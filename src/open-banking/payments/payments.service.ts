@@ -11,6 +11,7 @@ import { AccessLogService } from '../access-log/access-log.service.js';
 import { StatusHistoryService } from '../consents/status-history.service.js';
 import { psd2 } from '../contract/psd2.js';
 import { ScaSessionsService } from '../sca/sca-sessions.service.js';
+import { newScaSubject } from '../sca/sca-subject.columns.js';
 import { UpstreamCaller, type UpstreamAnswer } from '../upstream-call.js';
 import type { CreatePaymentRequest } from './dto/payment.dto.js';
 import { Payment } from './payment.entity.js';
@@ -47,11 +48,7 @@ export class PaymentsService {
       upstreamPaymentId: null,
       details: request.payment as JsonObject,
       status: 'creating',
-      redirectUri: request.redirectUri,
-      nokRedirectUri: request.nokRedirectUri ?? null,
-      psuReference: request.psuReference ?? null,
-      scaRedirect: null,
-      lastScaAt: null,
+      ...newScaSubject(request),
     });
     await this.payments.manager.transaction(async (manager) => {
       await manager.insert(Payment, payment as never);
@@ -132,14 +129,8 @@ export class PaymentsService {
     return { kind: 'payment' as const, id: payment.id, tenantId: payment.tenantId };
   }
 
-  private async transition(payment: Payment, to: string, cause: string): Promise<void> {
-    const from = payment.status;
-    if (from === to) return;
-    await this.payments.manager.transaction(async (manager) => {
-      await manager.update(Payment, { id: payment.id }, { status: to });
-      await this.history.append(this.subject(payment), from, to, cause, manager);
-    });
-    payment.status = to;
+  private transition(payment: Payment, to: string, cause: string): Promise<void> {
+    return this.history.transition(Payment, 'payment', payment, to, cause);
   }
 
   private log(payment: Payment, operation: string, upstreamStatus: number | null, outcome: string, started: number): Promise<void> {
