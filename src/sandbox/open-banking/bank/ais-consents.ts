@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type BankContext } from './bank-state.js';
 import { type AccountAccess, type AisConsent } from './consent-model.js';
-import { consentStatusResponse, currentStatus, ownedConsent, terminateConsent } from './consent-operations.js';
+import { consentCreated, consentStatusResponse, currentStatus, ownedConsent, terminateConsent } from './consent-operations.js';
 import { utcDay } from './dates.js';
 import { fail } from './errors.js';
 import { href, openAuthorisation, redirectUris, requireBrand } from './request-context.js';
@@ -42,12 +42,7 @@ export function createConsent(context: BankContext, request: BankRequest): BankR
     validUntil: body.validUntil,
     frequencyPerDay: body.frequencyPerDay ?? DEFAULT_FREQUENCY_PER_DAY,
   };
-  context.state.consents.set(consentId, consent);
-  const self = consentPath(brand.brandId, consentId);
-  return {
-    status: 201,
-    body: { consentId, consentStatus: 'received', _links: { scaRedirect: href(scaRedirect), self: href(self), status: href(`${self}/status`) } },
-  };
+  return consentCreated(context, consent, consentPath(brand.brandId, consentId), scaRedirect);
 }
 
 export function getConsent(context: BankContext, request: BankRequest): BankResponse {

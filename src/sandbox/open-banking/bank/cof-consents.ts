@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type BankContext } from './bank-state.js';
 import { type AccountReference, type CofConsent } from './consent-model.js';
-import { consentStatusResponse, currentStatus, ownedConsent, terminateConsent } from './consent-operations.js';
-import { href, openAuthorisation, redirectUris, requireBrand } from './request-context.js';
+import { consentCreated, consentStatusResponse, currentStatus, ownedConsent, terminateConsent } from './consent-operations.js';
+import { openAuthorisation, redirectUris, requireBrand } from './request-context.js';
 import { type BankRequest, type BankResponse } from './types.js';
 
 /** Confirmation-of-funds consents (v2): one account, no expiry date. */
@@ -27,12 +27,7 @@ export function createCofConsent(context: BankContext, request: BankRequest): Ba
     authorisationId,
     account: { iban: body.account.iban },
   };
-  context.state.consents.set(consentId, consent);
-  const self = consentPath(brand.brandId, consentId);
-  return {
-    status: 201,
-    body: { consentId, consentStatus: 'received', _links: { scaRedirect: href(scaRedirect), self: href(self), status: href(`${self}/status`) } },
-  };
+  return consentCreated(context, consent, consentPath(brand.brandId, consentId), scaRedirect);
 }
 
 export function getCofConsent(context: BankContext, request: BankRequest): BankResponse {

@@ -1,3 +1,4 @@
+import { href } from './request-context.js';
 import { type BankContext } from './bank-state.js';
 import { effectiveStatus, type Consent } from './consent-model.js';
 import { utcDay } from './dates.js';
@@ -45,4 +46,13 @@ export function revokeAsPsu(context: BankContext, consentId: string): boolean {
   if (!consent || currentStatus(context, consent) !== 'valid') return false;
   consent.status = 'revokedByPsu';
   return true;
+}
+
+/** Stores a new consent and answers its creation (201 ConsentResponse with the SCA link). */
+export function consentCreated(context: BankContext, consent: Consent, selfPath: string, scaRedirect: string): BankResponse {
+  context.state.consents.set(consent.consentId, consent);
+  return {
+    status: 201,
+    body: { consentId: consent.consentId, consentStatus: 'received', _links: { scaRedirect: href(scaRedirect), self: href(selfPath), status: href(`${selfPath}/status`) } },
+  };
 }
