@@ -67,7 +67,7 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
     }
   }
 
-  const child: ChildProcess = fork(SERVER_SCRIPT, [directory, '0', '100'], {
+  const child: ChildProcess = fork(SERVER_SCRIPT, [directory, '0'], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   const port = await new Promise<number>((done, fail) => {
