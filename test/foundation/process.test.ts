@@ -7,6 +7,8 @@ import { freePort, runProcess, startProcess } from '../support/processes.js';
 import { testDatabaseUrl } from '../support/test-gateway.js';
 
 const MAIN = 'dist/main.js';
+/** The in-process sandbox on free ports, so that these tests never depend on 8443 and 8081 being free. */
+const FREE_SANDBOX_PORTS = { SANDBOX_OB_PORT: '0', SANDBOX_SCA_PORT: '0' };
 
 describe('the gateway process', () => {
   it('refuses to start on a malformed variable, naming it', async () => {
@@ -25,7 +27,7 @@ describe('the gateway process', () => {
   it('starts on the embedded database with nothing configured, prints the docs address and a working demo key', async () => {
     const port = await freePort();
     const dataDir = join(mkdtempSync(join(tmpdir(), 'portico-embedded-')), 'pglite');
-    const gateway = startProcess(MAIN, [], { PORT: String(port), EMBEDDED_DB_DIR: dataDir });
+    const gateway = startProcess(MAIN, [], { PORT: String(port), EMBEDDED_DB_DIR: dataDir, ...FREE_SANDBOX_PORTS });
     try {
       const [, ms] = await gateway.waitFor(/Portico is ready \(sandbox mode\) in (\d+) ms/, 60_000);
       expect(Number(ms)).toBeGreaterThan(0);
@@ -43,15 +45,16 @@ describe('the gateway process', () => {
       const logLines = gateway.stdout().split('\n').filter((line) => line.startsWith('{'));
       expect(logLines.length).toBeGreaterThan(0);
       expect(logLines.join('\n')).not.toContain(key);
-    } finally {
       gateway.child.kill('SIGTERM');
       expect((await gateway.exited).code).toBe(0);
+    } finally {
+      gateway.child.kill('SIGKILL');
     }
   });
 
   it('finishes in-flight requests on SIGTERM, refuses new connections, and exits cleanly', async () => {
     const port = await freePort();
-    const gateway = startProcess(MAIN, [], { PORT: String(port), DATABASE_URL: testDatabaseUrl(), PORTICO_MODE: 'sandbox' });
+    const gateway = startProcess(MAIN, [], { PORT: String(port), DATABASE_URL: testDatabaseUrl(), PORTICO_MODE: 'sandbox', ...FREE_SANDBOX_PORTS });
     await gateway.waitFor(/Portico is ready/);
 
     // A request whose body is still arriving when the signal comes.
