@@ -10,13 +10,13 @@ import { createValidationPipe } from './errors/validation.pipe.js';
 import { PinoNestLogger } from './logging/nest-logger.js';
 import { requestContext, type RequestContext } from './logging/request-context.js';
 import { buildOpenApiDocument, DOCS_PATH, SPEC_PATH } from './openapi-doc/openapi-document.js';
+import { isUuid } from './common/uuid.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The caller's X-Request-ID when it is a UUID, else a new one. */
 export function requestIdFor(header: string | string[] | undefined): string {
   const value = Array.isArray(header) ? header[0] : header;
-  return value && UUID.test(value) ? value.toLowerCase() : randomUUID();
+  return isUuid(value) ? value.toLowerCase() : randomUUID();
 }
 
 export interface GatewayOptions {

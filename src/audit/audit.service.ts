@@ -7,6 +7,7 @@ import { Consent } from '../open-banking/consents/consent.entity.js';
 import { ConsentView } from '../open-banking/consents/dto/consent.dto.js';
 import { StatusHistoryService } from '../open-banking/consents/status-history.service.js';
 import type { AuditConsentDetail, AuditConsentPage, AuditConsentsQuery, AuditConsentView } from './audit.dto.js';
+import { isUuid } from '../common/uuid.js';
 
 /** Read-only views for compliance: consents across tenants, each with its status history and access log. */
 @Injectable()
@@ -36,7 +37,7 @@ export class AuditService {
   }
 
   async consentDetail(consentId: string): Promise<AuditConsentDetail> {
-    const consent = /^[0-9a-f-]{36}$/i.test(consentId) ? await this.consents.findOne({ where: { id: consentId } }) : null;
+    const consent = isUuid(consentId) ? await this.consents.findOne({ where: { id: consentId } }) : null;
     if (!consent) throw new ProblemException({ status: 404, type: PROBLEM_TYPES.notFound, title: 'Not Found', detail: `No consent ${consentId}` });
     const [history, accesses] = await Promise.all([this.history.of('consent', consent.id), this.accessLog.forConsent(consent.id)]);
     return {

@@ -1,7 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { Inject } from '@nestjs/common';
-import { PROBLEM_TYPES, ProblemException } from '../errors/problem.js';
+import { ProblemException } from '../errors/problem.js';
 import { LOGGER } from '../logging/logging.module.js';
 import { UpstreamError } from '../upstream/transport/upstream-errors.js';
 
@@ -99,4 +98,3 @@ export class UpstreamCaller {
   }
 }
 
-export { PROBLEM_TYPES };

@@ -5,6 +5,7 @@ import { PROBLEM_TYPES, ProblemException } from '../errors/problem.js';
 import { generateKey, keyMatches, parseKey } from './api-key-secret.js';
 import { ApiKey, type ApiKeyRole } from './api-key.entity.js';
 import { Tenant } from './tenant.entity.js';
+import { isUuid } from '../common/uuid.js';
 
 export interface IssuedKey {
   apiKey: ApiKey;
@@ -45,8 +46,7 @@ export class TenantsService {
   }
 
   async findTenant(idOrSlug: string): Promise<Tenant> {
-    const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrSlug);
-    const tenant = await this.tenants.findOne({ where: isUuid ? { id: idOrSlug } : { slug: idOrSlug } });
+    const tenant = await this.tenants.findOne({ where: isUuid(idOrSlug) ? { id: idOrSlug } : { slug: idOrSlug } });
     if (!tenant) throw new ProblemException({ status: 404, type: PROBLEM_TYPES.notFound, title: 'Not Found', detail: `No tenant "${idOrSlug}"` });
     return tenant;
   }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { approvedConsent } from '../support/consent-flow.js';
 import { ALICE, ALICE_EUR, ALICE_HUF, facade } from '../support/facade.js';
 import { completeSca } from '../support/sca.js';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
+import { bankCallCount, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 describe('confirmation of funds through the facade', () => {
   let gateway: TestGateway;
@@ -27,7 +27,7 @@ describe('confirmation of funds through the facade', () => {
     expect((await gateway.app.inject({ method: 'GET', url: `${callback.pathname}${callback.search}` })).statusCode).toBe(303);
     return created.body.consentId;
   };
-  const bankCalls = () => Object.values(gateway.sandbox.bank.control.calls()).reduce((sum, n) => sum + n, 0);
+  const bankCalls = () => bankCallCount(gateway);
 
   it('answers whether the account covers an amount, under an approved consent', async () => {
     const consentId = await approvedFundsConsent(ALICE_EUR);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { approvedConsent } from '../support/consent-flow.js';
 import { consentRequest, facade, inDays, type FacadeResponse } from '../support/facade.js';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
+import { bankCallCount, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 describe('local enforcement: refused by Portico before the bank is called', () => {
   let gateway: TestGateway;
@@ -14,7 +14,7 @@ describe('local enforcement: refused by Portico before the bank is called', () =
   });
   afterAll(() => gateway.close());
 
-  const bankCalls = () => Object.values(gateway.sandbox.bank.control.calls()).reduce((sum, n) => sum + n, 0);
+  const bankCalls = () => bankCallCount(gateway);
   /** Runs the call and asserts the bank saw nothing. */
   const refusedLocally = async (call: () => Promise<FacadeResponse>) => {
     const before = bankCalls();

@@ -84,3 +84,6 @@ export async function startTestGateway(env: Record<string, string> = {}, imports
 }
 
 export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+/** How many API calls the gateway's sandbox bank has answered, all operations together. */
+export const bankCallCount = (gateway: TestGateway) => Object.values(gateway.sandbox.bank.control.calls()).reduce((sum, n) => sum + n, 0);

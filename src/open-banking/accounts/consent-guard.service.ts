@@ -64,10 +64,7 @@ export class ConsentGuardService {
     const limit = consent.frequencyPerDay ?? DEFAULT_FREQUENCY_PER_DAY;
     try {
       this.checkConsent(consent, call);
-      if (this.consents.expireIfPast(consent)) {
-        await this.consents.transition(consent, 'expired', 'valid-until-passed');
-        throw consentProblem(401, 'CONSENT_EXPIRED', `The consent expired after ${consent.validUntil}`);
-      }
+      await this.consents.expireIfDue(consent);
       if (consent.status === 'expired') throw consentProblem(401, 'CONSENT_EXPIRED', `The consent expired after ${consent.validUntil}`);
       if (consent.status !== 'valid') throw consentProblem(401, 'CONSENT_INVALID', `The consent is ${consent.status}, not valid`);
       this.checkAccount(consent, call);

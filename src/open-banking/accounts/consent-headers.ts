@@ -2,6 +2,7 @@ import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { isIP } from 'node:net';
 import { ValidationFailedException } from '../../errors/to-problem.js';
+import { isUuid } from '../../common/uuid.js';
 
 export interface ConsentHeaders {
   consentId: string;
@@ -9,7 +10,6 @@ export interface ConsentHeaders {
   psuIpAddress?: string;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** `Consent-ID` (Portico's consent id, required) and `PSU-IP-Address` (optional), validated. */
 export const ConsentHeadersOf = createParamDecorator((_data: unknown, context: ExecutionContext): ConsentHeaders => {
@@ -18,7 +18,7 @@ export const ConsentHeadersOf = createParamDecorator((_data: unknown, context: E
   const psuIpAddress = headers['psu-ip-address'];
   const problems = [];
   if (typeof consentId !== 'string' || consentId === '') problems.push({ field: 'header:Consent-ID', reason: 'Consent-ID is required: the consentId Portico returned' });
-  else if (!UUID.test(consentId)) problems.push({ field: 'header:Consent-ID', reason: 'Consent-ID must be a consent id (UUID) from Portico' });
+  else if (!isUuid(consentId)) problems.push({ field: 'header:Consent-ID', reason: 'Consent-ID must be a consent id (UUID) from Portico' });
   if (psuIpAddress !== undefined && (typeof psuIpAddress !== 'string' || isIP(psuIpAddress) === 0)) {
     problems.push({ field: 'header:PSU-IP-Address', reason: "PSU-IP-Address must be the user's IPv4 or IPv6 address" });
   }

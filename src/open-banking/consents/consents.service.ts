@@ -13,6 +13,7 @@ import { UpstreamCaller } from '../upstream-call.js';
 import { Consent, type ConsentAccount, type ConsentKind, type ConsentStatus } from './consent.entity.js';
 import type { CreateCofConsentRequest, CreateConsentRequest } from './dto/consent.dto.js';
 import { StatusHistoryService } from './status-history.service.js';
+import { isUuid } from '../../common/uuid.js';
 
 const FINAL: readonly ConsentStatus[] = ['failed', 'rejected', 'revokedByPsu', 'expired', 'terminatedByTpp'];
 const requestId = () => currentRequestId() ?? randomUUID();
@@ -67,7 +68,7 @@ export class ConsentsService {
 
   /** The tenant's consent, or 404: another tenant's consent does not exist for this caller. */
   async find(tenantId: string, consentId: string, kind?: ConsentKind): Promise<Consent> {
-    const consent = /^[0-9a-f-]{36}$/i.test(consentId) ? await this.consents.findOne({ where: { id: consentId, tenantId } }) : null;
+    const consent = isUuid(consentId) ? await this.consents.findOne({ where: { id: consentId, tenantId } }) : null;
     if (!consent || (kind && consent.kind !== kind)) {
       throw new ProblemException({ status: 404, type: PROBLEM_TYPES.notFound, title: 'Not Found', detail: `No consent ${consentId}`, extensions: { code: 'CONSENT_UNKNOWN' } });
     }
@@ -76,7 +77,7 @@ export class ConsentsService {
 
   /** The consent with its status brought up to date: expiry by date, and the bank's word for open consents. */
   async refresh(consent: Consent): Promise<Consent> {
-    if (this.expireIfPast(consent)) await this.transition(consent, 'expired', 'valid-until-passed');
+    await this.expireIfDue(consent);
     if (FINAL.includes(consent.status) || !consent.upstreamConsentId) return consent;
     const status = await this.upstreamStatus(consent);
     if (status && status !== consent.status) await this.transition(consent, status, 'upstream-status');
@@ -133,9 +134,11 @@ export class ConsentsService {
     return consent;
   }
 
-  /** Marks an ais consent expired when its last day has passed; returns whether it changed. */
-  expireIfPast(consent: Consent): boolean {
-    return consent.status === 'valid' && consent.validUntil !== null && consent.validUntil < todayUtc();
+  /** Records a valid consent whose last day has passed as expired; returns whether it did. */
+  async expireIfDue(consent: Consent): Promise<boolean> {
+    if (consent.status !== 'valid' || consent.validUntil === null || consent.validUntil >= todayUtc()) return false;
+    await this.transition(consent, 'expired', 'valid-until-passed');
+    return true;
   }
 
   transition(consent: Consent, to: ConsentStatus, cause: string): Promise<void> {

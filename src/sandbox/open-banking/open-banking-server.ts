@@ -5,6 +5,7 @@ import type { Psd2Contract } from '../../open-banking-contract/psd2-contract.js'
 import type { SandboxBank } from './bank/sandbox-bank.js';
 import { tppError } from './tpp-messages.js';
 import { tppIdentityOf } from './tpp-identity.js';
+import { isUuid } from '../../common/uuid.js';
 
 export interface OpenBankingServerOptions {
   bank: SandboxBank;
@@ -12,7 +13,6 @@ export interface OpenBankingServerOptions {
   tls: { key: Buffer; cert: Buffer; ca: Buffer };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The sandbox's open-banking API: mutual TLS (a client certificate from the sandbox CA, checked at the
@@ -25,7 +25,7 @@ export function createOpenBankingServer(options: OpenBankingServerOptions): { se
     https: { key: options.tls.key, cert: options.tls.cert, ca: options.tls.ca, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' },
     genReqId: (request) => {
       const header = request.headers['x-request-id'];
-      return typeof header === 'string' && UUID.test(header) ? header : randomUUID();
+      return isUuid(header) ? header : randomUUID();
     },
   });
   let handshakes = 0;
