@@ -1,14 +1,14 @@
 import { DynamicModule, Module, type Type } from '@nestjs/common';
 import type { Logger } from 'pino';
-import type { AppConfig } from './config/app-config.js';
-import { CertificatesModule } from './certificates/certificates.module.js';
-import { ConfigModule } from './config/config.module.js';
-import { DatabaseModule } from './database/database.module.js';
+import type { AppConfig } from './platform/config/app-config.js';
+import { CertificatesModule } from './upstreams/open-banking/qwac/certificates.module.js';
+import { ConfigModule } from './platform/config/config.module.js';
+import { DatabaseModule } from './platform/database/database.module.js';
 import { AuditModule } from './audit/audit.module.js';
-import { HealthModule } from './health/health.module.js';
+import { HealthModule } from './platform/health/health.module.js';
 import { OpenBankingModule } from './open-banking/open-banking.module.js';
-import { LoggingModule } from './logging/logging.module.js';
-import { TenantsModule } from './tenants/tenants.module.js';
+import { LoggingModule } from './platform/logging/logging.module.js';
+import { TenantsModule } from './access/tenants/tenants.module.js';
 
 /** The gateway: one module per capability, configured by one typed config object. */
 @Module({})
@@ -16,7 +16,17 @@ export class AppModule {
   static forRoot(config: AppConfig, logger: Logger, extra: unknown[] = []): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), DatabaseModule, CertificatesModule, TenantsModule, HealthModule, OpenBankingModule, AuditModule, ...(extra as Type[])],
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forRoot(logger),
+        DatabaseModule,
+        CertificatesModule,
+        TenantsModule,
+        HealthModule,
+        OpenBankingModule,
+        AuditModule,
+        ...(extra as Type[]),
+      ],
     };
   }
 }

@@ -4,14 +4,13 @@ import { SwaggerModule } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
-import type { AppConfig } from './config/app-config.js';
-import { ProblemFilter } from './errors/problem.filter.js';
-import { createValidationPipe } from './errors/validation.pipe.js';
-import { PinoNestLogger } from './logging/nest-logger.js';
-import { requestContext, type RequestContext } from './logging/request-context.js';
-import { buildOpenApiDocument, DOCS_PATH, SPEC_PATH } from './openapi-doc/openapi-document.js';
-import { isUuid } from './common/uuid.js';
-
+import type { AppConfig } from './platform/config/app-config.js';
+import { ProblemFilter } from './platform/errors/problem.filter.js';
+import { createValidationPipe } from './platform/errors/validation.pipe.js';
+import { PinoNestLogger } from './platform/logging/nest-logger.js';
+import { requestContext, type RequestContext } from './platform/logging/request-context.js';
+import { buildOpenApiDocument, DOCS_PATH, SPEC_PATH } from './platform/openapi/openapi-document.js';
+import { isUuid } from './shared/uuid.js';
 
 /** The caller's X-Request-ID when it is a UUID, else a new one. */
 export function requestIdFor(header: string | string[] | undefined): string {
@@ -29,20 +28,29 @@ export interface GatewayOptions {
 type ModuleImport = Parameters<typeof NestFactory.create>[0];
 
 /** Builds the gateway application (not yet listening): used by main, the tests and the spec script. */
-export async function createGateway(config: AppConfig, logger: Logger, options: GatewayOptions = {}): Promise<NestFastifyApplication> {
+export async function createGateway(
+  config: AppConfig,
+  logger: Logger,
+  options: GatewayOptions = {},
+): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
     logger: false,
     bodyLimit: config.http.bodyLimitBytes,
-    genReqId: (request: { headers: Record<string, string | string[] | undefined> }) => requestIdFor(request.headers['x-request-id']),
+    genReqId: (request: { headers: Record<string, string | string[] | undefined> }) =>
+      requestIdFor(request.headers['x-request-id']),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger, options.imports), adapter, {
-    logger: new PinoNestLogger(logger),
-    bufferLogs: false,
-    preview: options.preview ?? false,
-    abortOnError: false,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot(config, logger, options.imports),
+    adapter,
+    {
+      logger: new PinoNestLogger(logger),
+      bufferLogs: false,
+      preview: options.preview ?? false,
+      abortOnError: false,
+    },
+  );
 
   const fastify = app.getHttpAdapter().getInstance();
   const contexts = new WeakMap<object, RequestContext>();
@@ -89,7 +97,12 @@ export async function createGateway(config: AppConfig, logger: Logger, options: 
       jsonDocumentUrl: SPEC_PATH,
       yamlDocumentUrl: `${DOCS_PATH}/openapi.yaml`,
       customSiteTitle: 'Portico gateway API',
-      swaggerOptions: { persistAuthorization: true, displayRequestDuration: true, operationsSorter: 'alpha', tagsSorter: 'alpha' },
+      swaggerOptions: {
+        persistAuthorization: true,
+        displayRequestDuration: true,
+        operationsSorter: 'alpha',
+        tagsSorter: 'alpha',
+      },
     });
   }
   await app.init();

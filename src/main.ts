@@ -1,14 +1,14 @@
 import 'reflect-metadata';
-import { ConfigError, loadConfig, type AppConfig } from './config/app-config.js';
-import { CertificateStartupError } from './certificates/certificate-status.service.js';
-import { resolveDatabase } from './database/database-url.js';
+import { ConfigError, loadConfig, type AppConfig } from './platform/config/app-config.js';
+import { CertificateStartupError } from './upstreams/open-banking/qwac/certificate-status.service.js';
+import { resolveDatabase } from './platform/database/database-url.js';
 import { ensureDevCertificates } from './sandbox/dev-certificates.js';
 import { startSandbox, type RunningSandbox } from './sandbox/sandbox.js';
 import { createGateway } from './gateway.js';
-import { createLogger } from './logging/logger.js';
-import { DOCS_PATH } from './openapi-doc/openapi-document.js';
-import { issueDemoKey } from './tenants/demo-tenant.js';
-import { TenantsService } from './tenants/tenants.service.js';
+import { createLogger } from './platform/logging/logger.js';
+import { DOCS_PATH } from './platform/openapi/openapi-document.js';
+import { issueDemoKey } from './access/tenants/demo-tenant.js';
+import { TenantsService } from './access/tenants/tenants.service.js';
 
 async function main(): Promise<void> {
   let config: AppConfig;
@@ -26,15 +26,26 @@ async function main(): Promise<void> {
   const database = await resolveDatabase(config);
   config = database.config;
   const embedded = database.embedded;
-  if (embedded) logger.info({ dataDir: config.database.embeddedDir, joined: !embedded.owned }, 'embedded PostgreSQL (PGlite) ready');
+  if (embedded)
+    logger.info(
+      { dataDir: config.database.embeddedDir, joined: !embedded.owned },
+      'embedded PostgreSQL (PGlite) ready',
+    );
 
   // Sandbox mode runs the provider's sandbox in this process, unless UPSTREAM_OB_BASE_URL points at one elsewhere.
   let sandbox: RunningSandbox | undefined;
-  if (config.mode === 'sandbox' && ensureDevCertificates(config.sandbox.certsDir)) logger.info({ dir: config.sandbox.certsDir }, 'made the development certificates');
+  if (config.mode === 'sandbox' && ensureDevCertificates(config.sandbox.certsDir))
+    logger.info({ dir: config.sandbox.certsDir }, 'made the development certificates');
   if (config.mode === 'sandbox' && !config.upstream.openBankingBaseUrl) {
     sandbox = await startSandbox({ ...config.sandbox });
-    config = { ...config, upstream: { ...config.upstream, openBankingBaseUrl: sandbox.openBankingUrl } };
-    logger.info({ openBankingUrl: sandbox.openBankingUrl, scaUrl: sandbox.scaUrl }, 'sandbox started');
+    config = {
+      ...config,
+      upstream: { ...config.upstream, openBankingBaseUrl: sandbox.openBankingUrl },
+    };
+    logger.info(
+      { openBankingUrl: sandbox.openBankingUrl, scaUrl: sandbox.scaUrl },
+      'sandbox started',
+    );
   }
 
   const app = await createGateway(config, logger);
@@ -61,11 +72,21 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void shutdown('SIGINT'));
 
   const base = config.http.publicBaseUrl;
-  const lines = [`Portico is ready (${config.mode} mode) in ${startedInMs} ms`, `  Swagger UI:   ${base}/${DOCS_PATH}`, `  OpenAPI spec: ${base}/${DOCS_PATH}/openapi.json`];
+  const lines = [
+    `Portico is ready (${config.mode} mode) in ${startedInMs} ms`,
+    `  Swagger UI:   ${base}/${DOCS_PATH}`,
+    `  OpenAPI spec: ${base}/${DOCS_PATH}/openapi.json`,
+  ];
   if (config.mode === 'sandbox') {
     const demoKey = await issueDemoKey(app.get(TenantsService));
-    lines.push(`  Demo API key (tenant "demo", role app): ${demoKey}`, `  Try: curl -H "Authorization: Bearer ${demoKey}" ${base}/v1/me`);
-    if (sandbox) lines.push(`  Sandbox:      open banking ${sandbox.openBankingUrl} (mTLS), SCA pages ${sandbox.scaUrl}`);
+    lines.push(
+      `  Demo API key (tenant "demo", role app): ${demoKey}`,
+      `  Try: curl -H "Authorization: Bearer ${demoKey}" ${base}/v1/me`,
+    );
+    if (sandbox)
+      lines.push(
+        `  Sandbox:      open banking ${sandbox.openBankingUrl} (mTLS), SCA pages ${sandbox.scaUrl}`,
+      );
   }
   logger.info({ startedInMs, mode: config.mode, url: base }, 'ready');
   // The banner is for the person at the terminal, not a log line: it is the one place a key is shown.
@@ -77,6 +98,8 @@ main().catch((error: unknown) => {
     process.stderr.write(`portico: ${error.message}\n`);
     process.exit(1);
   }
-  process.stderr.write(`portico: failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `portico: failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

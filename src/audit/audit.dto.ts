@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsUUID, Matches, Max, Min } from 'class-validator';
-import { PRINTABLE_TEXT_SOURCE } from '../common/text.js';
+import { PRINTABLE_TEXT_SOURCE } from '../platform/common/text.js';
 import { CONSENT_STATUSES, type ConsentStatus } from '../open-banking/consents/consent.entity.js';
 import { BRAND_ID_PATTERN, ConsentView } from '../open-banking/consents/dto/consent.dto.js';
 
@@ -21,17 +21,31 @@ export class AuditConsentsQuery {
   @IsIn(CONSENT_STATUSES)
   status?: ConsentStatus;
 
-  @ApiPropertyOptional({ description: 'Created at or after (ISO date-time)', format: 'date-time', maxLength: 40 })
+  @ApiPropertyOptional({
+    description: 'Created at or after (ISO date-time)',
+    format: 'date-time',
+    maxLength: 40,
+  })
   @IsOptional()
   @IsISO8601({ strict: true })
   createdFrom?: string;
 
-  @ApiPropertyOptional({ description: 'Created before (ISO date-time)', format: 'date-time', maxLength: 40 })
+  @ApiPropertyOptional({
+    description: 'Created before (ISO date-time)',
+    format: 'date-time',
+    maxLength: 40,
+  })
   @IsOptional()
   @IsISO8601({ strict: true })
   createdTo?: string;
 
-  @ApiPropertyOptional({ description: 'Page, from 1', default: 1, format: 'int32', minimum: 1, maximum: 100000 })
+  @ApiPropertyOptional({
+    description: 'Page, from 1',
+    default: 1,
+    format: 'int32',
+    minimum: 1,
+    maximum: 100000,
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -39,7 +53,13 @@ export class AuditConsentsQuery {
   @Max(100000)
   page?: number;
 
-  @ApiPropertyOptional({ description: 'Items a page', default: 50, format: 'int32', minimum: 1, maximum: 200 })
+  @ApiPropertyOptional({
+    description: 'Items a page',
+    default: 50,
+    format: 'int32',
+    minimum: 1,
+    maximum: 200,
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -52,7 +72,13 @@ export class AuditConsentView extends ConsentView {
   @ApiProperty({ format: 'uuid', maxLength: 36 })
   tenantId: string;
 
-  @ApiPropertyOptional({ description: "The bank's own id of the consent", maxLength: 128, pattern: PRINTABLE_TEXT_SOURCE, nullable: true, type: String })
+  @ApiPropertyOptional({
+    description: "The bank's own id of the consent",
+    maxLength: 128,
+    pattern: PRINTABLE_TEXT_SOURCE,
+    nullable: true,
+    type: String,
+  })
   upstreamConsentId: string | null;
 }
 
@@ -80,7 +106,12 @@ export class StatusChangeView {
   @ApiProperty({ format: 'date-time', maxLength: 40 })
   at: string;
 
-  @ApiProperty({ description: 'created, upstream-created, sca-callback, deleted-by-app, valid-until-passed, upstream-status, reconciled-at-start, …', maxLength: 64, pattern: PRINTABLE_TEXT_SOURCE })
+  @ApiProperty({
+    description:
+      'created, upstream-created, sca-callback, deleted-by-app, valid-until-passed, upstream-status, reconciled-at-start, …',
+    maxLength: 64,
+    pattern: PRINTABLE_TEXT_SOURCE,
+  })
   cause: string;
 
   @ApiPropertyOptional({ format: 'uuid', maxLength: 36, nullable: true, type: String })
@@ -91,10 +122,20 @@ export class AccessLogView {
   @ApiProperty({ format: 'date-time', maxLength: 40 })
   at: string;
 
-  @ApiProperty({ description: 'The facade operation', maxLength: 64, pattern: '^[A-Za-z]+$', example: 'getAccountBalances' })
+  @ApiProperty({
+    description: 'The facade operation',
+    maxLength: 64,
+    pattern: '^[A-Za-z]+$',
+    example: 'getAccountBalances',
+  })
   operation: string;
 
-  @ApiPropertyOptional({ maxLength: 128, pattern: PRINTABLE_TEXT_SOURCE, nullable: true, type: String })
+  @ApiPropertyOptional({
+    maxLength: 128,
+    pattern: PRINTABLE_TEXT_SOURCE,
+    nullable: true,
+    type: String,
+  })
   accountId: string | null;
 
   @ApiProperty({ description: 'Whether the user was present (PSU-IP-Address sent)' })
@@ -103,10 +144,21 @@ export class AccessLogView {
   @ApiPropertyOptional({ format: 'uuid', maxLength: 36, nullable: true, type: String })
   requestId: string | null;
 
-  @ApiPropertyOptional({ description: "The bank's HTTP status; null when Portico refused the call itself", format: 'int32', minimum: 100, maximum: 599, nullable: true, type: Number })
+  @ApiPropertyOptional({
+    description: "The bank's HTTP status; null when Portico refused the call itself",
+    format: 'int32',
+    minimum: 100,
+    maximum: 599,
+    nullable: true,
+    type: Number,
+  })
   upstreamStatus: number | null;
 
-  @ApiProperty({ description: 'ok, refused:<CODE> (by Portico), upstream:<CODE> (by the bank), failed:<status>', maxLength: 64, pattern: PRINTABLE_TEXT_SOURCE })
+  @ApiProperty({
+    description: 'ok, refused:<CODE> (by Portico), upstream:<CODE> (by the bank), failed:<status>',
+    maxLength: 64,
+    pattern: PRINTABLE_TEXT_SOURCE,
+  })
   outcome: string;
 
   @ApiProperty({ format: 'int32', minimum: 0, maximum: 3600000 })

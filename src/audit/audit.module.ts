@@ -5,5 +5,9 @@ import { OpenBankingModule } from '../open-banking/open-banking.module.js';
 import { AuditController } from './audit.controller.js';
 import { AuditService } from './audit.service.js';
 
-@Module({ imports: [TypeOrmModule.forFeature([Consent]), OpenBankingModule], controllers: [AuditController], providers: [AuditService] })
+@Module({
+  imports: [TypeOrmModule.forFeature([Consent]), OpenBankingModule],
+  controllers: [AuditController],
+  providers: [AuditService],
+})
 export class AuditModule {}

@@ -1,13 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
-import { PROBLEM_TYPES, ProblemException } from '../errors/problem.js';
-import { AccessLogService } from '../open-banking/access-log/access-log.service.js';
+import { PROBLEM_TYPES, ProblemException } from '../platform/errors/problem.js';
+import { AccessLogService } from './trail/access-log.service.js';
 import { Consent } from '../open-banking/consents/consent.entity.js';
 import { ConsentView } from '../open-banking/consents/dto/consent.dto.js';
-import { StatusHistoryService } from '../open-banking/consents/status-history.service.js';
-import type { AuditConsentDetail, AuditConsentPage, AuditConsentsQuery, AuditConsentView } from './audit.dto.js';
-import { isUuid } from '../common/uuid.js';
+import { StatusHistoryService } from './trail/status-history.service.js';
+import type {
+  AuditConsentDetail,
+  AuditConsentPage,
+  AuditConsentsQuery,
+  AuditConsentView,
+} from './audit.dto.js';
+import { isUuid } from '../shared/uuid.js';
 
 /** Read-only views for compliance: consents across tenants, each with its status history and access log. */
 @Injectable()
@@ -37,12 +42,29 @@ export class AuditService {
   }
 
   async consentDetail(consentId: string): Promise<AuditConsentDetail> {
-    const consent = isUuid(consentId) ? await this.consents.findOne({ where: { id: consentId } }) : null;
-    if (!consent) throw new ProblemException({ status: 404, type: PROBLEM_TYPES.notFound, title: 'Not Found', detail: `No consent ${consentId}` });
-    const [history, accesses] = await Promise.all([this.history.of('consent', consent.id), this.accessLog.forConsent(consent.id)]);
+    const consent = isUuid(consentId)
+      ? await this.consents.findOne({ where: { id: consentId } })
+      : null;
+    if (!consent)
+      throw new ProblemException({
+        status: 404,
+        type: PROBLEM_TYPES.notFound,
+        title: 'Not Found',
+        detail: `No consent ${consentId}`,
+      });
+    const [history, accesses] = await Promise.all([
+      this.history.of('consent', consent.id),
+      this.accessLog.forConsent(consent.id),
+    ]);
     return {
       ...this.view(consent),
-      history: history.map((change) => ({ from: change.fromStatus, to: change.toStatus, at: change.changedAt.toISOString(), cause: change.cause, requestId: change.requestId })),
+      history: history.map((change) => ({
+        from: change.fromStatus,
+        to: change.toStatus,
+        at: change.changedAt.toISOString(),
+        cause: change.cause,
+        requestId: change.requestId,
+      })),
       accessLog: accesses.map((entry) => ({
         at: entry.createdAt.toISOString(),
         operation: entry.operation,
@@ -57,6 +79,10 @@ export class AuditService {
   }
 
   private view(consent: Consent): AuditConsentView {
-    return { ...ConsentView.of(consent), tenantId: consent.tenantId, upstreamConsentId: consent.upstreamConsentId };
+    return {
+      ...ConsentView.of(consent),
+      tenantId: consent.tenantId,
+      upstreamConsentId: consent.upstreamConsentId,
+    };
   }
 }

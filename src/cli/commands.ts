@@ -1,10 +1,10 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { API_KEY_ROLES, type ApiKeyRole } from '../tenants/api-key.entity.js';
-import { CreateTenantRequest } from '../tenants/dto/tenant.dto.js';
-import { TenantsService } from '../tenants/tenants.service.js';
+import { API_KEY_ROLES, type ApiKeyRole } from '../access/tenants/api-key.entity.js';
+import { CreateTenantRequest } from '../access/tenants/dto/tenant.dto.js';
+import { TenantsService } from '../access/tenants/tenants.service.js';
 import { validateSync } from 'class-validator';
 import { readFileSync } from 'node:fs';
-import { readCertificateChain } from '../certificates/qwac-reader.js';
+import { readCertificateChain } from '../shared/qwac/qwac-reader.js';
 import { plainToInstance } from 'class-transformer';
 import type { ParsedArgs } from './main.js';
 
@@ -32,8 +32,14 @@ function required(args: ParsedArgs, index: number, what: string): string {
 function table(rows: Record<string, string>[]): string[] {
   if (rows.length === 0) return ['(none)'];
   const columns = Object.keys(rows[0]);
-  const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => row[column].length)));
-  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd();
+  const widths = columns.map((column) =>
+    Math.max(column.length, ...rows.map((row) => row[column].length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(columns), ...rows.map((row) => line(columns.map((column) => row[column])))];
 }
 
@@ -48,7 +54,8 @@ export const COMMANDS: Record<string, Command> = {
       const slug = required(context.args, 0, '<slug>');
       const name = typeof context.args.options.name === 'string' ? context.args.options.name : slug;
       const errors = validateSync(plainToInstance(CreateTenantRequest, { slug, name }));
-      if (errors.length) throw new UsageError(errors.flatMap((e) => Object.values(e.constraints ?? {})).join('; '));
+      if (errors.length)
+        throw new UsageError(errors.flatMap((e) => Object.values(e.constraints ?? {})).join('; '));
       const tenant = await tenantsOf(context).createTenant(slug, name);
       context.out(`created tenant ${tenant.slug} (${tenant.id})`);
       return 0;
@@ -60,7 +67,14 @@ export const COMMANDS: Record<string, Command> = {
     needsDatabase: true,
     async run(context) {
       const tenants = await tenantsOf(context).listTenants();
-      table(tenants.map((t) => ({ id: t.id, slug: t.slug, name: t.name, created: t.createdAt.toISOString() }))).forEach(context.out);
+      table(
+        tenants.map((t) => ({
+          id: t.id,
+          slug: t.slug,
+          name: t.name,
+          created: t.createdAt.toISOString(),
+        })),
+      ).forEach(context.out);
       return 0;
     },
   },
@@ -71,8 +85,10 @@ export const COMMANDS: Record<string, Command> = {
     async run(context) {
       const tenant = required(context.args, 0, '<tenant>');
       const role = context.args.options.role;
-      if (typeof role !== 'string' || !API_KEY_ROLES.includes(role as ApiKeyRole)) throw new UsageError(`--role must be one of ${API_KEY_ROLES.join(', ')}`);
-      const label = typeof context.args.options.label === 'string' ? context.args.options.label : '';
+      if (typeof role !== 'string' || !API_KEY_ROLES.includes(role as ApiKeyRole))
+        throw new UsageError(`--role must be one of ${API_KEY_ROLES.join(', ')}`);
+      const label =
+        typeof context.args.options.label === 'string' ? context.args.options.label : '';
       const { apiKey, key } = await tenantsOf(context).issueKey(tenant, role as ApiKeyRole, label);
       context.out(`issued ${apiKey.role} key ${apiKey.id} for tenant ${tenant}`);
       context.out(`API key (shown once, store it now): ${key}`);
@@ -112,7 +128,8 @@ export const COMMANDS: Record<string, Command> = {
 };
 
 COMMANDS['cert:inspect'] = {
-  summary: 'Show what a certificate says: subject, organizationIdentifier, PSD2 roles, authority, validity, fingerprint',
+  summary:
+    'Show what a certificate says: subject, organizationIdentifier, PSD2 roles, authority, validity, fingerprint',
   synopsis: 'cert:inspect <file.pem>',
   needsDatabase: false,
   async run(context) {
@@ -126,10 +143,23 @@ COMMANDS['cert:inspect'] = {
         ['issuer', info.issuer],
         ['organizationIdentifier', info.organizationIdentifier ?? '(none)'],
         ['PSD2 roles', info.roles.length ? info.roles.join(', ') : '(none)'],
-        ['competent authority', info.competentAuthority ? `${info.competentAuthority.name} (${info.competentAuthority.id})` : '(none)'],
-        ['QC statements', [info.qcCompliance ? 'QcCompliance' : '', ...info.qcTypes.map((t) => `QcType ${t}`)].filter(Boolean).join(', ') || '(none)'],
+        [
+          'competent authority',
+          info.competentAuthority
+            ? `${info.competentAuthority.name} (${info.competentAuthority.id})`
+            : '(none)',
+        ],
+        [
+          'QC statements',
+          [info.qcCompliance ? 'QcCompliance' : '', ...info.qcTypes.map((t) => `QcType ${t}`)]
+            .filter(Boolean)
+            .join(', ') || '(none)',
+        ],
         ['valid from', info.validFrom.toISOString()],
-        ['valid to', `${info.validTo.toISOString()} (${info.daysToExpiry >= 0 ? `${info.daysToExpiry} days left` : `expired ${-info.daysToExpiry} days ago`})`],
+        [
+          'valid to',
+          `${info.validTo.toISOString()} (${info.daysToExpiry >= 0 ? `${info.daysToExpiry} days left` : `expired ${-info.daysToExpiry} days ago`})`,
+        ],
         ['serial', info.serialNumber],
         ['SHA-256', info.fingerprintSha256],
       ];
@@ -141,7 +171,9 @@ COMMANDS['cert:inspect'] = {
 };
 
 export function usage(): string {
-  const lines = Object.entries(COMMANDS).map(([, command]) => `  ${command.synopsis}\n      ${command.summary}`);
+  const lines = Object.entries(COMMANDS).map(
+    ([, command]) => `  ${command.synopsis}\n      ${command.summary}`,
+  );
   return `usage: npm run cli -- <command>\n\ncommands:\n${lines.join('\n')}\n`;
 }
 

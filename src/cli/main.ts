@@ -1,11 +1,11 @@
 // `npm run cli -- <command>`: operator commands that work on the same database as the gateway.
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { ConfigError, loadConfig } from '../config/app-config.js';
-import { resolveDatabase } from '../database/database-url.js';
-import { ProblemException } from '../errors/problem.js';
-import { createLogger } from '../logging/logger.js';
-import { PinoNestLogger } from '../logging/nest-logger.js';
+import { ConfigError, loadConfig } from '../platform/config/app-config.js';
+import { resolveDatabase } from '../platform/database/database-url.js';
+import { ProblemException } from '../platform/errors/problem.js';
+import { createLogger } from '../platform/logging/logger.js';
+import { PinoNestLogger } from '../platform/logging/nest-logger.js';
 import { CliModule } from './cli.module.js';
 import { COMMANDS, usage, UsageError, type CommandContext } from './commands.js';
 
@@ -17,12 +17,19 @@ async function main(argv: string[]): Promise<number> {
     return name && name !== 'help' && name !== '--help' ? 2 : 0;
   }
   const args = parseArgs(rest);
-  if (!command.needsDatabase) return command.run({ args, out: (line: string) => process.stdout.write(`${line}\n`) } as unknown as CommandContext);
+  if (!command.needsDatabase)
+    return command.run({
+      args,
+      out: (line: string) => process.stdout.write(`${line}\n`),
+    } as unknown as CommandContext);
 
   const base = loadConfig();
   const logger = createLogger(base.log.level === 'info' ? 'warn' : base.log.level);
   const { config, embedded } = await resolveDatabase(base);
-  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config, logger), { logger: new PinoNestLogger(logger), abortOnError: false });
+  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config, logger), {
+    logger: new PinoNestLogger(logger),
+    abortOnError: false,
+  });
   try {
     return await command.run({ args, app, out: (line) => process.stdout.write(`${line}\n`) });
   } finally {
@@ -46,7 +53,8 @@ function parseArgs(argv: string[]): ParsedArgs {
     }
     const [key, inline] = arg.slice(2).split(/=(.*)/s, 2);
     if (inline !== undefined) parsed.options[key] = inline;
-    else if (argv[i + 1] !== undefined && !argv[i + 1].startsWith('--')) parsed.options[key] = argv[++i];
+    else if (argv[i + 1] !== undefined && !argv[i + 1].startsWith('--'))
+      parsed.options[key] = argv[++i];
     else parsed.options[key] = true;
   }
   return parsed;
@@ -55,10 +63,12 @@ function parseArgs(argv: string[]): ParsedArgs {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    if (error instanceof UsageError) process.stderr.write(`portico: ${error.message}\n\n${usage()}`);
+    if (error instanceof UsageError)
+      process.stderr.write(`portico: ${error.message}\n\n${usage()}`);
     else if (error instanceof ConfigError) process.stderr.write(`portico: ${error.message}\n`);
     else if (error instanceof ProblemException) process.stderr.write(`portico: ${error.message}\n`);
-    else process.stderr.write(`portico: ${error instanceof Error ? error.message : String(error)}\n`);
+    else
+      process.stderr.write(`portico: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
   },
 );

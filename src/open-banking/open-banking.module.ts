@@ -1,35 +1,54 @@
 import { Inject, Module, type OnApplicationBootstrap } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import { IdempotencyModule } from '../idempotency/idempotency.module.js';
-import { LOGGER } from '../logging/logging.module.js';
-import type { AppConfig } from '../config/app-config.js';
-import { APP_CONFIG } from '../config/config.module.js';
-import { UpstreamModule } from '../upstream/upstream.module.js';
-import { AccessLogService } from './access-log/access-log.service.js';
+import { IdempotencyModule } from '../platform/idempotency/idempotency.module.js';
+import { LOGGER } from '../platform/logging/logging.module.js';
+import type { AppConfig } from '../platform/config/app-config.js';
+import { APP_CONFIG } from '../platform/config/config.module.js';
+import { UpstreamModule } from '../upstreams/open-banking/open-banking-upstream.module.js';
+import { AccessLogService } from '../audit/trail/access-log.service.js';
 import { AccountsController } from './accounts/accounts.controller.js';
 import { AccountsService } from './accounts/accounts.service.js';
-import { BudgetService } from './accounts/budget.service.js';
-import { ConsentGuardService } from './accounts/consent-guard.service.js';
+import { BudgetService } from './consent-access/budget.service.js';
+import { ConsentGuardService } from './consent-access/consent-guard.service.js';
 import { BrandsController } from './brands/brands.controller.js';
 import { BrandsService } from './brands/brands.service.js';
 import { ConsentsController } from './consents/consents.controller.js';
 import { ConsentsService } from './consents/consents.service.js';
 import { FundsConsentsController } from './consents/funds-consents.controller.js';
-import { StatusHistoryService } from './consents/status-history.service.js';
-import { FundsController } from './funds/funds.controller.js';
+import { StatusHistoryService } from '../audit/trail/status-history.service.js';
+import { FundsController } from './funds-confirmation/funds-confirmation.controller.js';
 import { PaymentsController } from './payments/payments.controller.js';
 import { PaymentsService } from './payments/payments.service.js';
-import { ScaCallbackController } from './sca/sca-callback.controller.js';
-import { ScaSessionsService } from './sca/sca-sessions.service.js';
-import { UpstreamCaller } from './upstream-call.js';
+import { ScaCallbackController } from './sca-callback/sca-callback.controller.js';
+import { ScaSessionsService } from './sca-sessions/sca-sessions.service.js';
+import { UpstreamCaller } from '../upstreams/http/upstream-caller.js';
 import { OPEN_BANKING_ENTITIES } from './entities.js';
 
 /** The open-banking facade: brands, consents, accounts, funds, payments, the SCA return, and their audit trail. */
 @Module({
   imports: [TypeOrmModule.forFeature(OPEN_BANKING_ENTITIES), UpstreamModule, IdempotencyModule],
-  controllers: [BrandsController, ConsentsController, FundsConsentsController, AccountsController, FundsController, PaymentsController, ScaCallbackController],
-  providers: [UpstreamCaller, BrandsService, ConsentsService, StatusHistoryService, ScaSessionsService, AccessLogService, BudgetService, ConsentGuardService, AccountsService, PaymentsService],
+  controllers: [
+    BrandsController,
+    ConsentsController,
+    FundsConsentsController,
+    AccountsController,
+    FundsController,
+    PaymentsController,
+    ScaCallbackController,
+  ],
+  providers: [
+    UpstreamCaller,
+    BrandsService,
+    ConsentsService,
+    StatusHistoryService,
+    ScaSessionsService,
+    AccessLogService,
+    BudgetService,
+    ConsentGuardService,
+    AccountsService,
+    PaymentsService,
+  ],
   exports: [AccessLogService, StatusHistoryService, ConsentsService, PaymentsService],
 })
 export class OpenBankingModule implements OnApplicationBootstrap {
@@ -46,9 +65,13 @@ export class OpenBankingModule implements OnApplicationBootstrap {
     try {
       const consents = await this.consents.reconcile();
       const payments = await this.payments.reconcile();
-      if (consents.failed + consents.refreshed + payments > 0) this.logger.info({ consents, payments }, 'reconciled half-written consents and payments');
+      if (consents.failed + consents.refreshed + payments > 0)
+        this.logger.info({ consents, payments }, 'reconciled half-written consents and payments');
     } catch (error) {
-      this.logger.error({ err: error }, 'reconciliation at start failed; it runs again at the next start');
+      this.logger.error(
+        { err: error },
+        'reconciliation at start failed; it runs again at the next start',
+      );
     }
   }
 }

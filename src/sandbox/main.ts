@@ -1,5 +1,5 @@
 // `npm run sandbox`: the provider's sandbox alone, on the addresses configured by SANDBOX_*.
-import { ConfigError, loadConfig } from '../config/app-config.js';
+import { ConfigError, loadConfig } from '../platform/config/app-config.js';
 import { startSandbox } from './sandbox.js';
 
 async function main(): Promise<void> {
@@ -17,6 +17,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`portico sandbox: ${error instanceof ConfigError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `portico sandbox: ${error instanceof ConfigError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

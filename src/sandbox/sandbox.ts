@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Psd2Contract } from '../open-banking-contract/psd2-contract.js';
+import { Psd2Contract } from '../shared/contracts/psd2-contract.js';
 import { SandboxBank } from './open-banking/bank/sandbox-bank.js';
 import { createOpenBankingServer } from './open-banking/open-banking-server.js';
 import { createScaServer } from './open-banking/sca-server.js';
@@ -42,10 +42,18 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   await sca.listen({ host: options.host, port: options.scaPort });
   const scaPort = (sca.server.address() as { port: number }).port;
   const scaUrl = options.scaPublicUrl ?? `http://localhost:${scaPort}`;
-  const bank = new SandboxBank({ scaBaseUrl: scaUrl, now: options.now, productRules: contract.productRules });
+  const bank = new SandboxBank({
+    scaBaseUrl: scaUrl,
+    now: options.now,
+    productRules: contract.productRules,
+  });
   holder.bank = bank;
 
-  const openBanking = createOpenBankingServer({ bank, contract, tls: { key: read('sandbox.key'), cert: read('sandbox.pem'), ca: read('ca.pem') } });
+  const openBanking = createOpenBankingServer({
+    bank,
+    contract,
+    tls: { key: read('sandbox.key'), cert: read('sandbox.pem'), ca: read('ca.pem') },
+  });
   await openBanking.server.listen({ host: options.host, port: options.openBankingPort });
   const obPort = (openBanking.server.server.address() as { port: number }).port;
 

@@ -6,14 +6,14 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { ClientCredentials } from '../certificates/client-credentials.js';
+import { ClientCredentials } from '../upstreams/open-banking/qwac/client-credentials.js';
 import { ensureDevCertificates } from '../sandbox/dev-certificates.js';
 import { startSandbox } from '../sandbox/sandbox.js';
 import { completeSca } from '../sandbox/scripted-psu.js';
-import { UpstreamTransport } from '../upstream/transport/upstream-transport.js';
+import { UpstreamTransport } from '../upstreams/http/upstream-transport.js';
 
-// eslint-disable-next-line no-restricted-properties -- the bench reads where to find PostgreSQL, like a user would
-const POSTGRES_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const POSTGRES_URL =
+  process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -35,7 +35,10 @@ function childPids(pid: number): number[] {
     .map(Number)
     .filter((candidate) => {
       try {
-        return Number(readFileSync(`/proc/${candidate}/stat`, 'utf8').split(') ')[1].split(' ')[1]) === pid;
+        return (
+          Number(readFileSync(`/proc/${candidate}/stat`, 'utf8').split(') ')[1].split(' ')[1]) ===
+          pid
+        );
       } catch {
         return false;
       }
@@ -69,8 +72,19 @@ interface Figures {
 async function measure(env: Record<string, string>): Promise<Figures> {
   const port = await freePort();
   const started = performance.now();
-  // eslint-disable-next-line no-restricted-properties -- the child inherits PATH and the like
-  const child: ChildProcess = spawn(process.execPath, ['dist/main.js'], { env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn', SANDBOX_OB_PORT: '0', SANDBOX_SCA_PORT: '0', RATE_LIMIT_PER_MINUTE: '1000000' }, stdio: ['ignore', 'pipe', 'inherit'] });
+
+  const child: ChildProcess = spawn(process.execPath, ['dist/main.js'], {
+    env: {
+      ...process.env,
+      ...env,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      SANDBOX_OB_PORT: '0',
+      SANDBOX_SCA_PORT: '0',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   const key = await new Promise<string>((resolve, reject) => {
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -101,7 +115,15 @@ async function measure(env: Record<string, string>): Promise<Figures> {
     const requestsPerSecond = 500 / ((performance.now() - loopStart) / 1000);
     latencies.sort((a, b) => a - b);
     const facade = await measureFacadeReads(`http://127.0.0.1:${port}`, key);
-    return { readyMs, gatewayRssMiB, engineRssMiB, p50Ms: latencies[249], p99Ms: latencies[494], requestsPerSecond, facade };
+    return {
+      readyMs,
+      gatewayRssMiB,
+      engineRssMiB,
+      p50Ms: latencies[249],
+      p99Ms: latencies[494],
+      requestsPerSecond,
+      facade,
+    };
   } finally {
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
@@ -109,21 +131,40 @@ async function measure(env: Record<string, string>): Promise<Figures> {
 }
 
 /** A consent approved by the scripted user, then 300 balance reads through the facade (local checks, access log, mTLS to the sandbox). */
-async function measureFacadeReads(base: string, key: string): Promise<{ p50Ms: number; p99Ms: number; perSecond: number }> {
+async function measureFacadeReads(
+  base: string,
+  key: string,
+): Promise<{ p50Ms: number; p99Ms: number; perSecond: number }> {
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const iban = 'HU75118000170000001234567817';
   const created = (await (
     await fetch(`${base}/v1/consents`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ brandId: 'danube-bank', access: { accounts: [{ iban }], balances: [{ iban }], transactions: [{ iban }] }, recurringIndicator: true, validUntil: '2099-12-31', redirectUri: 'https://app.example/back' }),
+      body: JSON.stringify({
+        brandId: 'danube-bank',
+        access: { accounts: [{ iban }], balances: [{ iban }], transactions: [{ iban }] },
+        recurringIndicator: true,
+        validUntil: '2099-12-31',
+        redirectUri: 'https://app.example/back',
+      }),
     })
   ).json()) as { consentId: string; _links: { scaRedirect: string } };
-  const callback = await completeSca(created._links.scaRedirect, { username: 'alice', password: 'alice-pass', decision: 'approve' });
+  const callback = await completeSca(created._links.scaRedirect, {
+    username: 'alice',
+    password: 'alice-pass',
+    decision: 'approve',
+  });
   await fetch(callback, { redirect: 'manual' });
-  const consent = (await (await fetch(`${base}/v1/consents/${created.consentId}`, { headers })).json()) as { accounts: { resourceId: string }[] };
+  const consent = (await (
+    await fetch(`${base}/v1/consents/${created.consentId}`, { headers })
+  ).json()) as { accounts: { resourceId: string }[] };
   const url = `${base}/v1/accounts/${consent.accounts[0].resourceId}/balances`;
-  const readHeaders = { ...headers, 'consent-id': created.consentId, 'psu-ip-address': '192.0.2.1' };
+  const readHeaders = {
+    ...headers,
+    'consent-id': created.consentId,
+    'psu-ip-address': '192.0.2.1',
+  };
   const latencies: number[] = [];
   const started = performance.now();
   for (let i = 0; i < 300; i++) {
@@ -139,7 +180,10 @@ async function measureFacadeReads(base: string, key: string): Promise<{ p50Ms: n
 }
 
 function print(label: string, figures: Figures): void {
-  const engine = figures.engineRssMiB === undefined ? '' : ` + embedded engine ${figures.engineRssMiB.toFixed(0)} MiB`;
+  const engine =
+    figures.engineRssMiB === undefined
+      ? ''
+      : ` + embedded engine ${figures.engineRssMiB.toFixed(0)} MiB`;
   process.stdout.write(
     `${label}\n` +
       `  npm start to ready:      ${figures.readyMs.toFixed(0)} ms (process spawn to the ready banner, migrations included)\n` +
@@ -152,8 +196,18 @@ function print(label: string, figures: Figures): void {
 async function measureUpstream(): Promise<void> {
   const certsDir = 'certs/dev';
   ensureDevCertificates(certsDir);
-  const sandbox = await startSandbox({ certsDir, host: '127.0.0.1', openBankingPort: 0, scaPort: 0 });
-  const credentials = new ClientCredentials({ certFile: `${certsDir}/tpp.pem`, keyFile: `${certsDir}/tpp.key`, caFile: `${certsDir}/ca.pem`, clientCaFile: `${certsDir}/ca.pem` });
+  const sandbox = await startSandbox({
+    certsDir,
+    host: '127.0.0.1',
+    openBankingPort: 0,
+    scaPort: 0,
+  });
+  const credentials = new ClientCredentials({
+    certFile: `${certsDir}/tpp.pem`,
+    keyFile: `${certsDir}/tpp.key`,
+    caFile: `${certsDir}/ca.pem`,
+    clientCaFile: `${certsDir}/ca.pem`,
+  });
   const transport = new UpstreamTransport({
     name: 'open-banking',
     baseUrl: sandbox.openBankingUrl,
@@ -174,9 +228,11 @@ async function measureUpstream(): Promise<void> {
   const seconds = (performance.now() - started) / 1000;
   const sequentialHandshakes = sandbox.tlsHandshakes();
   const concurrentStart = performance.now();
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    for (let i = 0; i < 125; i++) await transport.send({ method: 'GET', path: '/brands' });
-  }));
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let i = 0; i < 125; i++) await transport.send({ method: 'GET', path: '/brands' });
+    }),
+  );
   const concurrentSeconds = (performance.now() - concurrentStart) / 1000;
   latencies.sort((a, b) => a - b);
   process.stdout.write(
@@ -192,8 +248,14 @@ async function main(): Promise<void> {
   await measureUpstream();
   const dataDir = mkdtempSync(join(tmpdir(), 'portico-bench-'));
   try {
-    print('Embedded engine (PGlite, fresh data directory)', await measure({ EMBEDDED_DB_DIR: join(dataDir, 'pglite') }));
-    print('Embedded engine (PGlite, existing data directory)', await measure({ EMBEDDED_DB_DIR: join(dataDir, 'pglite') }));
+    print(
+      'Embedded engine (PGlite, fresh data directory)',
+      await measure({ EMBEDDED_DB_DIR: join(dataDir, 'pglite') }),
+    );
+    print(
+      'Embedded engine (PGlite, existing data directory)',
+      await measure({ EMBEDDED_DB_DIR: join(dataDir, 'pglite') }),
+    );
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -202,7 +264,9 @@ async function main(): Promise<void> {
     url.pathname = '/portico_bench';
     print(`PostgreSQL (${url.host})`, await measure({ DATABASE_URL: url.toString() }));
   } else {
-    process.stdout.write(`PostgreSQL at ${POSTGRES_URL} not reachable: skipped (set BENCH_DATABASE_URL)\n`);
+    process.stdout.write(
+      `PostgreSQL at ${POSTGRES_URL} not reachable: skipped (set BENCH_DATABASE_URL)\n`,
+    );
   }
 }
 

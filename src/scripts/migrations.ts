@@ -5,15 +5,24 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DataSource } from 'typeorm';
-import { loadConfig } from '../config/app-config.js';
-import { dataSourceOptions } from '../database/data-source-options.js';
-import { resolveDatabase } from '../database/database-url.js';
-import { findSchemaDrift } from '../database/schema-drift.js';
+import { loadConfig } from '../platform/config/app-config.js';
+import { dataSourceOptions } from '../platform/database/data-source-options.js';
+import { resolveDatabase } from '../platform/database/database-url.js';
+import { findSchemaDrift } from '../platform/database/schema-drift.js';
 
-const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'database', 'migrations');
+const MIGRATIONS_DIR = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'src',
+  'platform',
+  'database',
+  'migrations',
+);
 
 function migrationSource(className: string, up: string[], down: string[]): string {
-  const lines = (queries: string[]) => queries.map((q) => `    await queryRunner.query(${JSON.stringify(q)});`).join('\n');
+  const lines = (queries: string[]) =>
+    queries.map((q) => `    await queryRunner.query(${JSON.stringify(q)});`).join('\n');
   return `import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 export class ${className} implements MigrationInterface {
@@ -57,10 +66,13 @@ async function main(): Promise<void> {
         process.stdout.write('migrations are up to date with the entities\n');
         return;
       }
-      process.stderr.write(`The entities and the migrations disagree. Missing SQL:\n${up.join(';\n')};\nRun: npm run migration:generate -- <Name>\n`);
+      process.stderr.write(
+        `The entities and the migrations disagree. Missing SQL:\n${up.join(';\n')};\nRun: npm run migration:generate -- <Name>\n`,
+      );
       process.exitCode = 1;
     } else if (command === 'generate') {
-      if (!name || !/^[A-Z][A-Za-z0-9]+$/.test(name)) throw new Error('usage: npm run migration:generate -- <PascalCaseName>');
+      if (!name || !/^[A-Z][A-Za-z0-9]+$/.test(name))
+        throw new Error('usage: npm run migration:generate -- <PascalCaseName>');
       if (up.length === 0) {
         process.stdout.write('nothing to generate: the migrations match the entities\n');
         return;

@@ -4,9 +4,15 @@ import 'reflect-metadata';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateGatewaySpec } from '../openapi-doc/generate-spec.js';
+import { generateGatewaySpec } from '../platform/openapi/generate-spec.js';
 
-const DEFAULT_FILE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'openapi', 'gateway.json');
+const DEFAULT_FILE = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  'openapi',
+  'gateway.json',
+);
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -42,6 +48,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -1,5 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
-import { children, DerError, DerTag, parseDer, readOid, readString, readTime } from '../../src/certificates/der.js';
+import {
+  children,
+  DerError,
+  DerTag,
+  parseDer,
+  readOid,
+  readString,
+  readTime,
+} from '../../src/shared/qwac/der.js';
 
 const hex = (text: string): Buffer => Buffer.from(text.replace(/\s/g, ''), 'hex');
 
@@ -15,7 +23,9 @@ describe('the DER reader', () => {
     expect(readOid(parseDer(hex('06 08 2b 06 01 05 05 07 01 03')))).toBe('1.3.6.1.5.5.7.1.3');
     expect(readOid(parseDer(hex('06 06 04 00 81 98 27 02')))).toBe('0.4.0.19495.2');
     expect(readOid(parseDer(hex('06 03 88 37 03')))).toBe('2.999.3');
-    expect(readOid(parseDer(hex('06 0b 81 80 80 80 80 80 80 80 80 00 01')))).toBe('2.9223372036854775728.1');
+    expect(readOid(parseDer(hex('06 0b 81 80 80 80 80 80 80 80 80 00 01')))).toBe(
+      '2.9223372036854775728.1',
+    );
   });
 
   it('walks SEQUENCE and SET children and decodes UTF8, Printable and IA5 strings', () => {
@@ -26,9 +36,15 @@ describe('the DER reader', () => {
   });
 
   it('decodes UTCTime and GeneralizedTime', () => {
-    expect(readTime(parseDer(Buffer.from('\x17\x0d491231235959Z', 'latin1')))).toEqual(new Date('2049-12-31T23:59:59Z'));
-    expect(readTime(parseDer(Buffer.from('\x17\x0d500101000000Z', 'latin1')))).toEqual(new Date('1950-01-01T00:00:00Z'));
-    expect(readTime(parseDer(Buffer.from('\x18\x0f20500101000000Z', 'latin1')))).toEqual(new Date('2050-01-01T00:00:00Z'));
+    expect(readTime(parseDer(Buffer.from('\x17\x0d491231235959Z', 'latin1')))).toEqual(
+      new Date('2049-12-31T23:59:59Z'),
+    );
+    expect(readTime(parseDer(Buffer.from('\x17\x0d500101000000Z', 'latin1')))).toEqual(
+      new Date('1950-01-01T00:00:00Z'),
+    );
+    expect(readTime(parseDer(Buffer.from('\x18\x0f20500101000000Z', 'latin1')))).toEqual(
+      new Date('2050-01-01T00:00:00Z'),
+    );
   });
 
   it.each([

@@ -27,14 +27,45 @@ export function readIn(dir: string, file: string): string {
  * Issues one more certificate from a CA in `dir` (`issuer`.pem/.key) with the given openssl extension
  * section, for shapes the script does not make (intermediates, odd qcStatements).
  */
-export function issueCertificate(dir: string, name: string, options: { issuer: string; subject: string; extensions: string }): void {
+export function issueCertificate(
+  dir: string,
+  name: string,
+  options: { issuer: string; subject: string; extensions: string },
+): void {
   const path = (suffix: string): string => join(dir, `${name}${suffix}`);
   writeFileSync(path('.cnf'), `[ext]\n${options.extensions}\n`);
-  execFileSync('openssl', ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', path('.key')], { stdio: 'pipe' });
-  execFileSync('openssl', ['req', '-new', '-key', path('.key'), '-subj', options.subject, '-out', path('.csr')], { stdio: 'pipe' });
   execFileSync(
     'openssl',
-    ['x509', '-req', '-in', path('.csr'), '-CA', join(dir, `${options.issuer}.pem`), '-CAkey', join(dir, `${options.issuer}.key`), '-set_serial', String(Date.now()), '-days', '30', '-extfile', path('.cnf'), '-extensions', 'ext', '-out', path('.pem')],
+    ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', path('.key')],
+    { stdio: 'pipe' },
+  );
+  execFileSync(
+    'openssl',
+    ['req', '-new', '-key', path('.key'), '-subj', options.subject, '-out', path('.csr')],
+    { stdio: 'pipe' },
+  );
+  execFileSync(
+    'openssl',
+    [
+      'x509',
+      '-req',
+      '-in',
+      path('.csr'),
+      '-CA',
+      join(dir, `${options.issuer}.pem`),
+      '-CAkey',
+      join(dir, `${options.issuer}.key`),
+      '-set_serial',
+      String(Date.now()),
+      '-days',
+      '30',
+      '-extfile',
+      path('.cnf'),
+      '-extensions',
+      'ext',
+      '-out',
+      path('.pem'),
+    ],
     { stdio: 'pipe' },
   );
 }

@@ -4,7 +4,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { freshDevCerts, makeDevCerts, readIn, removeDir } from './dev-certs.js';
 
-const EXPECTED_FILES = ['ca', 'sandbox', 'tpp', 'tpp-noroles', 'tpp-ai', 'tpp-expired', 'tpp-rogue'].flatMap((name) => [`${name}.pem`, `${name}.key`]);
+const EXPECTED_FILES = [
+  'ca',
+  'sandbox',
+  'tpp',
+  'tpp-noroles',
+  'tpp-ai',
+  'tpp-expired',
+  'tpp-rogue',
+].flatMap((name) => [`${name}.pem`, `${name}.key`]);
 
 function snapshot(dir: string): Record<string, string> {
   return Object.fromEntries(readdirSync(dir).map((file) => [file, readIn(dir, file)]));
@@ -50,6 +58,7 @@ describe('certs/make-dev-certs.sh', () => {
     const output = makeDevCerts('--force', dir);
     expect(output.trim().split('\n')).toHaveLength(EXPECTED_FILES.length);
     const after = snapshot(dir);
-    for (const file of EXPECTED_FILES) expect({ file, changed: after[file] !== before[file] }).toEqual({ file, changed: true });
+    for (const file of EXPECTED_FILES)
+      expect({ file, changed: after[file] !== before[file] }).toEqual({ file, changed: true });
   });
 });

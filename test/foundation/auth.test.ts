@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { hashKey } from '../../src/tenants/api-key-secret.js';
+import { hashKey } from '../../src/access/tenants/api-key-secret.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 describe('API keys and roles', () => {
@@ -23,15 +23,27 @@ describe('API keys and roles', () => {
     expect(response.statusCode).toBe(401);
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(response.headers['www-authenticate']).toMatch(/^Bearer/);
-    expect(response.json()).toMatchObject({ status: 401, title: 'Unauthorized', instance: '/v1/me', type: 'urn:portico:problem:unauthenticated' });
+    expect(response.json()).toMatchObject({
+      status: 401,
+      title: 'Unauthorized',
+      instance: '/v1/me',
+      type: 'urn:portico:problem:unauthenticated',
+    });
   });
 
   it('refuses an unknown key, a malformed header and a revoked key with 401', async () => {
     const { key, keyId } = await sut.newTenantWithKey('app');
     const unknown = `${key.slice(0, -4)}AAAA`;
-    expect((await sut.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(unknown) })).statusCode).toBe(401);
-    expect((await sut.app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: key } })).statusCode).toBe(401);
-    expect((await sut.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) })).statusCode).toBe(200);
+    expect(
+      (await sut.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(unknown) })).statusCode,
+    ).toBe(401);
+    expect(
+      (await sut.app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: key } }))
+        .statusCode,
+    ).toBe(401);
+    expect(
+      (await sut.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) })).statusCode,
+    ).toBe(200);
     await sut.tenants.revokeKey(keyId);
     const revoked = await sut.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) });
     expect(revoked.statusCode).toBe(401);
@@ -47,37 +59,80 @@ describe('API keys and roles', () => {
     }
   });
 
-  it.each(['app', 'auditor'] as const)('refuses admin operations to a %s key with 403', async (role) => {
-    const { key } = await sut.newTenantWithKey(role);
-    const response = await sut.app.inject({ method: 'GET', url: '/v1/tenants', headers: bearer(key) });
-    expect(response.statusCode).toBe(403);
-    expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(response.json().detail).toContain(`this key has role ${role}`);
-  });
+  it.each(['app', 'auditor'] as const)(
+    'refuses admin operations to a %s key with 403',
+    async (role) => {
+      const { key } = await sut.newTenantWithKey(role);
+      const response = await sut.app.inject({
+        method: 'GET',
+        url: '/v1/tenants',
+        headers: bearer(key),
+      });
+      expect(response.statusCode).toBe(403);
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(response.json().detail).toContain(`this key has role ${role}`);
+    },
+  );
 
   it('lets an admin key create a tenant, issue a key that works, and revoke it', async () => {
     const admin = await sut.newTenantWithKey('admin');
     const slug = `created-${Date.now()}`;
-    const created = await sut.app.inject({ method: 'POST', url: '/v1/tenants', headers: bearer(admin.key), payload: { slug, name: 'Created by admin' } });
+    const created = await sut.app.inject({
+      method: 'POST',
+      url: '/v1/tenants',
+      headers: bearer(admin.key),
+      payload: { slug, name: 'Created by admin' },
+    });
     expect(created.statusCode).toBe(201);
     const tenantId = created.json().id;
-    const issued = await sut.app.inject({ method: 'POST', url: `/v1/tenants/${tenantId}/api-keys`, headers: bearer(admin.key), payload: { role: 'app', label: 'backend' } });
+    const issued = await sut.app.inject({
+      method: 'POST',
+      url: `/v1/tenants/${tenantId}/api-keys`,
+      headers: bearer(admin.key),
+      payload: { role: 'app', label: 'backend' },
+    });
     expect(issued.statusCode).toBe(201);
     const newKey = issued.json().key as string;
-    expect((await sut.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(newKey) })).json()).toMatchObject({ tenantSlug: slug, role: 'app' });
-    const listed = await sut.app.inject({ method: 'GET', url: `/v1/tenants/${tenantId}/api-keys`, headers: bearer(admin.key) });
+    expect(
+      (await sut.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(newKey) })).json(),
+    ).toMatchObject({ tenantSlug: slug, role: 'app' });
+    const listed = await sut.app.inject({
+      method: 'GET',
+      url: `/v1/tenants/${tenantId}/api-keys`,
+      headers: bearer(admin.key),
+    });
     expect(listed.json().apiKeys).toHaveLength(1);
     expect(JSON.stringify(listed.json())).not.toContain(newKey);
-    const revoked = await sut.app.inject({ method: 'DELETE', url: `/v1/tenants/${tenantId}/api-keys/${issued.json().id}`, headers: bearer(admin.key) });
+    const revoked = await sut.app.inject({
+      method: 'DELETE',
+      url: `/v1/tenants/${tenantId}/api-keys/${issued.json().id}`,
+      headers: bearer(admin.key),
+    });
     expect(revoked.statusCode).toBe(204);
-    expect((await sut.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(newKey) })).statusCode).toBe(401);
+    expect(
+      (await sut.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(newKey) })).statusCode,
+    ).toBe(401);
   });
 
   it('answers 409 for a duplicate tenant slug', async () => {
     const admin = await sut.newTenantWithKey('admin');
     const payload = { slug: `dup-${Date.now()}`, name: 'Dup' };
-    expect((await sut.app.inject({ method: 'POST', url: '/v1/tenants', headers: bearer(admin.key), payload })).statusCode).toBe(201);
-    const again = await sut.app.inject({ method: 'POST', url: '/v1/tenants', headers: bearer(admin.key), payload });
+    expect(
+      (
+        await sut.app.inject({
+          method: 'POST',
+          url: '/v1/tenants',
+          headers: bearer(admin.key),
+          payload,
+        })
+      ).statusCode,
+    ).toBe(201);
+    const again = await sut.app.inject({
+      method: 'POST',
+      url: '/v1/tenants',
+      headers: bearer(admin.key),
+      payload,
+    });
     expect(again.statusCode).toBe(409);
     expect(again.json().type).toBe('urn:portico:problem:conflict');
   });

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runProcess } from '../support/processes.js';
-import { bearer, startTestGateway, testDatabaseUrl, uniqueSlug, type TestGateway } from '../support/test-gateway.js';
+import {
+  bearer,
+  startTestGateway,
+  testDatabaseUrl,
+  uniqueSlug,
+  type TestGateway,
+} from '../support/test-gateway.js';
 
 const CLI = 'dist/cli/main.js';
 const cli = (...args: string[]) => runProcess(CLI, args, { DATABASE_URL: testDatabaseUrl() });
@@ -20,7 +26,9 @@ describe('npm run cli', () => {
 
     const issued = await cli('key:issue', slug, '--role', 'auditor', '--label', 'compliance');
     expect(issued.code).toBe(0);
-    const key = /API key \(shown once, store it now\): (ptk_\S+)/.exec(issued.stdout)?.[1] as string;
+    const key = /API key \(shown once, store it now\): (ptk_\S+)/.exec(
+      issued.stdout,
+    )?.[1] as string;
     const keyId = /issued auditor key (\S+)/.exec(issued.stdout)?.[1] as string;
     const me = await gateway.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) });
     expect(me.json()).toMatchObject({ tenantSlug: slug, role: 'auditor' });
@@ -32,7 +40,9 @@ describe('npm run cli', () => {
 
     expect((await cli('tenant:list')).stdout).toContain(slug);
     expect((await cli('key:revoke', keyId)).stdout).toContain(`revoked key ${keyId}`);
-    expect((await gateway.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) })).statusCode).toBe(401);
+    expect(
+      (await gateway.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) })).statusCode,
+    ).toBe(401);
   });
 
   it('explains a wrong role and an unknown command, and exits non-zero', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig, VARIABLES } from '../../src/config/app-config.js';
+import { ConfigError, loadConfig, VARIABLES } from '../../src/platform/config/app-config.js';
 
 const problemsOf = (env: Record<string, string>): string[] => {
   try {
@@ -18,13 +18,22 @@ describe('configuration', () => {
   it('defaults to sandbox mode on 127.0.0.1:3000 with the embedded database', () => {
     const sut = loadConfig({});
     expect(sut.mode).toBe('sandbox');
-    expect(sut.http).toMatchObject({ host: '127.0.0.1', port: 3000, publicBaseUrl: 'http://127.0.0.1:3000' });
+    expect(sut.http).toMatchObject({
+      host: '127.0.0.1',
+      port: 3000,
+      publicBaseUrl: 'http://127.0.0.1:3000',
+    });
     expect(sut.database.url).toBeUndefined();
     expect(sut.database.embeddedDir).toBe('./data/pglite');
   });
 
   it('names each malformed variable and what it must be', () => {
-    const problems = problemsOf({ PORT: 'eighty', PORTICO_MODE: 'staging', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x' });
+    const problems = problemsOf({
+      PORT: 'eighty',
+      PORTICO_MODE: 'staging',
+      LOG_LEVEL: 'loud',
+      DATABASE_URL: 'mysql://x',
+    });
     expect(problems).toEqual(
       expect.arrayContaining([
         'PORT: must be a whole number from 0 to 65535 (got "eighty")',
@@ -37,19 +46,29 @@ describe('configuration', () => {
 
   it('refuses production mode without the upstream and QWAC variables', () => {
     const problems = problemsOf({ PORTICO_MODE: 'production' });
-    for (const name of ['UPSTREAM_OB_BASE_URL', 'UPSTREAM_CA_FILE']) expect(problems).toContain(`${name}: required when PORTICO_MODE=production`);
+    for (const name of ['UPSTREAM_OB_BASE_URL', 'UPSTREAM_CA_FILE'])
+      expect(problems).toContain(`${name}: required when PORTICO_MODE=production`);
     for (const name of ['UPSTREAM_CLIENT_CERT_FILE', 'UPSTREAM_CLIENT_KEY_FILE']) {
-      expect(problems).toContain(`${name}: required when PORTICO_MODE=production (or give UPSTREAM_CLIENT_P12_FILE)`);
+      expect(problems).toContain(
+        `${name}: required when PORTICO_MODE=production (or give UPSTREAM_CLIENT_P12_FILE)`,
+      );
     }
-    const withP12 = problemsOf({ PORTICO_MODE: 'production', UPSTREAM_CLIENT_P12_FILE: '/run/secrets/qwac.p12' });
+    const withP12 = problemsOf({
+      PORTICO_MODE: 'production',
+      UPSTREAM_CLIENT_P12_FILE: '/run/secrets/qwac.p12',
+    });
     expect(withP12.some((problem) => problem.startsWith('UPSTREAM_CLIENT_CERT_FILE'))).toBe(false);
   });
 
   it('reads secrets from *_FILE paths, and says when that file is missing', () => {
     const dir = mkdtempSync(join(tmpdir(), 'portico-config-'));
     writeFileSync(join(dir, 'db'), 'postgres://app:s3cret@db.internal:5432/portico\n');
-    expect(loadConfig({ DATABASE_URL_FILE: join(dir, 'db') }).database.url).toBe('postgres://app:s3cret@db.internal:5432/portico');
-    expect(problemsOf({ DATABASE_URL_FILE: join(dir, 'nope') })).toEqual([`DATABASE_URL_FILE: cannot read ${join(dir, 'nope')} (ENOENT)`]);
+    expect(loadConfig({ DATABASE_URL_FILE: join(dir, 'db') }).database.url).toBe(
+      'postgres://app:s3cret@db.internal:5432/portico',
+    );
+    expect(problemsOf({ DATABASE_URL_FILE: join(dir, 'nope') })).toEqual([
+      `DATABASE_URL_FILE: cannot read ${join(dir, 'nope')} (ENOENT)`,
+    ]);
   });
 
   it('never repeats a password from a bad URL in its message', () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findSchemaDrift } from '../../src/database/schema-drift.js';
+import { findSchemaDrift } from '../../src/platform/database/schema-drift.js';
 import { runProcess } from '../support/processes.js';
 import { startTestGateway, testDatabaseUrl, type TestGateway } from '../support/test-gateway.js';
 
@@ -19,7 +19,9 @@ describe('contract and schema checks', () => {
     const page = await gateway.app.inject({ method: 'GET', url: '/docs' });
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('swagger-ui');
-    expect(page.body).not.toMatch(/https?:\/\/(?!127\.0\.0\.1|localhost)[a-z0-9.-]+\.[a-z]{2,}\/[^"']*\.(js|css)/i);
+    expect(page.body).not.toMatch(
+      /https?:\/\/(?!127\.0\.0\.1|localhost)[a-z0-9.-]+\.[a-z]{2,}\/[^"']*\.(js|css)/i,
+    );
     const bundle = await gateway.app.inject({ method: 'GET', url: '/docs/swagger-ui-bundle.js' });
     expect(bundle.statusCode).toBe(200);
     const served = await gateway.app.inject({ method: 'GET', url: '/docs/openapi.json' });
@@ -44,14 +46,21 @@ describe('contract and schema checks', () => {
 
   it('finds no difference between the entities and the migrated schema', async () => {
     expect(await findSchemaDrift(gateway.dataSource)).toEqual({ up: [], down: [] });
-    const result = await runProcess('dist/scripts/migrations.js', ['check'], { DATABASE_URL: testDatabaseUrl() });
-    expect(result).toMatchObject({ code: 0, stdout: 'migrations are up to date with the entities\n' });
+    const result = await runProcess('dist/scripts/migrations.js', ['check'], {
+      DATABASE_URL: testDatabaseUrl(),
+    });
+    expect(result).toMatchObject({
+      code: 0,
+      stdout: 'migrations are up to date with the entities\n',
+    });
   });
 
   it('reports readiness with the database check', async () => {
     const ready = await gateway.app.inject({ method: 'GET', url: '/health/ready' });
     expect(ready.statusCode).toBe(200);
     expect(ready.json()).toMatchObject({ status: 'ok', checks: { database: { status: 'ok' } } });
-    expect((await gateway.app.inject({ method: 'GET', url: '/health/live' })).json()).toEqual({ status: 'ok' });
+    expect((await gateway.app.inject({ method: 'GET', url: '/health/live' })).json()).toEqual({
+      status: 'ok',
+    });
   });
 });

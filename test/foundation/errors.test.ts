@@ -11,7 +11,14 @@ describe('errors are problem+json', () => {
   });
   afterAll(() => sut.close());
 
-  const expectProblem = (response: { statusCode: number; headers: Record<string, unknown>; json(): Record<string, unknown> }, status: number) => {
+  const expectProblem = (
+    response: {
+      statusCode: number;
+      headers: Record<string, unknown>;
+      json(): Record<string, unknown>;
+    },
+    status: number,
+  ) => {
     expect(response.statusCode).toBe(status);
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
     const body = response.json();
@@ -22,8 +29,14 @@ describe('errors are problem+json', () => {
   };
 
   it('answers an unknown route with 404', async () => {
-    const body = expectProblem(await sut.app.inject({ method: 'GET', url: '/v1/no-such-thing?x=1' }), 404);
-    expect(body).toMatchObject({ type: 'urn:portico:problem:not-found', instance: '/v1/no-such-thing' });
+    const body = expectProblem(
+      await sut.app.inject({ method: 'GET', url: '/v1/no-such-thing?x=1' }),
+      404,
+    );
+    expect(body).toMatchObject({
+      type: 'urn:portico:problem:not-found',
+      instance: '/v1/no-such-thing',
+    });
   });
 
   it('answers malformed JSON with 400 malformed-body', async () => {
@@ -49,28 +62,49 @@ describe('errors are problem+json', () => {
   });
 
   it('answers an unsupported content type with 415', async () => {
-    const response = await sut.app.inject({ method: 'POST', url: '/v1/tenants', headers: { ...bearer(adminKey), 'content-type': 'text/csv' }, payload: 'a,b' });
+    const response = await sut.app.inject({
+      method: 'POST',
+      url: '/v1/tenants',
+      headers: { ...bearer(adminKey), 'content-type': 'text/csv' },
+      payload: 'a,b',
+    });
     expectProblem(response, 415);
   });
 
   it('names every invalid field and why', async () => {
-    const response = await sut.app.inject({ method: 'POST', url: '/v1/tenants', headers: bearer(adminKey), payload: { slug: 'Not A Slug!', name: '', color: 'red' } });
+    const response = await sut.app.inject({
+      method: 'POST',
+      url: '/v1/tenants',
+      headers: bearer(adminKey),
+      payload: { slug: 'Not A Slug!', name: '', color: 'red' },
+    });
     const body = expectProblem(response, 400);
     expect(body.type).toBe('urn:portico:problem:validation-failed');
     const fields = (body.errors as { field: string; reason: string }[]).map((e) => e.field);
     expect(fields).toEqual(expect.arrayContaining(['slug', 'name', 'color']));
-    expect(body.errors).toContainEqual({ field: 'color', reason: 'property color should not exist' });
+    expect(body.errors).toContainEqual({
+      field: 'color',
+      reason: 'property color should not exist',
+    });
     expect(body.detail).toMatch(/slug/);
   });
 
   it('validates path parameters', async () => {
-    const response = await sut.app.inject({ method: 'GET', url: '/v1/tenants/not-a-uuid/api-keys', headers: bearer(adminKey) });
+    const response = await sut.app.inject({
+      method: 'GET',
+      url: '/v1/tenants/not-a-uuid/api-keys',
+      headers: bearer(adminKey),
+    });
     const body = expectProblem(response, 400);
     expect(body.errors).toContainEqual({ field: 'tenantId', reason: 'tenantId must be a UUID' });
   });
 
   it('answers a missing tenant with 404', async () => {
-    const response = await sut.app.inject({ method: 'GET', url: '/v1/tenants/00000000-0000-4000-8000-000000000000/api-keys', headers: bearer(adminKey) });
+    const response = await sut.app.inject({
+      method: 'GET',
+      url: '/v1/tenants/00000000-0000-4000-8000-000000000000/api-keys',
+      headers: bearer(adminKey),
+    });
     expectProblem(response, 404);
   });
 
@@ -79,7 +113,9 @@ describe('errors are problem+json', () => {
     const body = expectProblem(response, 500);
     expect(Object.keys(body).sort()).toEqual(['instance', 'requestId', 'status', 'title', 'type']);
     expect(JSON.stringify(body)).not.toMatch(/exploded|card/);
-    const logged = sut.logs.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'unhandled error' && entry.requestId === body.requestId);
+    const logged = sut.logs
+      .map((line) => JSON.parse(line))
+      .find((entry) => entry.msg === 'unhandled error' && entry.requestId === body.requestId);
     expect(logged?.err?.stack).toMatch(/ProbeController/);
   });
 });

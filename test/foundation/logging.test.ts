@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { scrubText } from '../../src/logging/scrub.js';
+import { scrubText } from '../../src/platform/logging/scrub.js';
 import { PROBE_PAN, PROBE_SECRET_KEY, ProbeModule } from '../support/probe.module.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
@@ -15,15 +15,37 @@ describe('logs', () => {
 
   it('never carry an API key, a card number or a CVV, wherever they appear', async () => {
     const id = randomUUID();
-    await sut.app.inject({ method: 'GET', url: `/v1/me`, headers: { ...bearer(key), 'x-request-id': id } });
+    await sut.app.inject({
+      method: 'GET',
+      url: `/v1/me`,
+      headers: { ...bearer(key), 'x-request-id': id },
+    });
     await sut.app.inject({ method: 'GET', url: `/v1/cards/${PROBE_PAN}`, headers: bearer(key) });
     await sut.app.inject({ method: 'GET', url: '/probe/fail', headers: bearer(key) });
-    await sut.app.inject({ method: 'POST', url: '/probe/echo', headers: bearer(key), payload: { pan: PROBE_PAN, note: `key ${key}`, cvv: '987' } });
-    await sut.app.inject({ method: 'POST', url: '/v1/tenants', headers: bearer(key), payload: { slug: PROBE_PAN, name: PROBE_SECRET_KEY } });
+    await sut.app.inject({
+      method: 'POST',
+      url: '/probe/echo',
+      headers: bearer(key),
+      payload: { pan: PROBE_PAN, note: `key ${key}`, cvv: '987' },
+    });
+    await sut.app.inject({
+      method: 'POST',
+      url: '/v1/tenants',
+      headers: bearer(key),
+      payload: { slug: PROBE_PAN, name: PROBE_SECRET_KEY },
+    });
 
     const all = sut.logs.join('\n');
     expect(sut.logs.length).toBeGreaterThan(5);
-    for (const secret of [key, key.slice('ptk_12345678_'.length), PROBE_SECRET_KEY, PROBE_PAN, '4556 3907 5571 9395', '"987"', '"123"']) {
+    for (const secret of [
+      key,
+      key.slice('ptk_12345678_'.length),
+      PROBE_SECRET_KEY,
+      PROBE_PAN,
+      '4556 3907 5571 9395',
+      '"987"',
+      '"123"',
+    ]) {
       expect({ secret, found: all.includes(secret) }).toEqual({ secret, found: false });
     }
     // What was scrubbed is still recognisable for whoever reads the log.
@@ -33,8 +55,20 @@ describe('logs', () => {
 
   it('keep the request id on lines logged inside a handler after the body was parsed', async () => {
     const id = randomUUID();
-    await sut.app.inject({ method: 'POST', url: '/probe/echo', headers: { ...bearer(key), 'x-request-id': id }, payload: { hello: 'world' } });
-    const echo = sut.logs.map((line) => JSON.parse(line)).find((entry) => typeof entry.msg === 'string' && entry.msg.startsWith('echo for card') && entry.requestId === id);
+    await sut.app.inject({
+      method: 'POST',
+      url: '/probe/echo',
+      headers: { ...bearer(key), 'x-request-id': id },
+      payload: { hello: 'world' },
+    });
+    const echo = sut.logs
+      .map((line) => JSON.parse(line))
+      .find(
+        (entry) =>
+          typeof entry.msg === 'string' &&
+          entry.msg.startsWith('echo for card') &&
+          entry.requestId === id,
+      );
     expect(echo).toBeDefined();
   });
 });

@@ -19,21 +19,32 @@ describe('the gateway process', () => {
   });
 
   it('refuses to start in production mode without the upstream variables', async () => {
-    const result = await runProcess(MAIN, [], { PORTICO_MODE: 'production', DATABASE_URL: testDatabaseUrl() });
+    const result = await runProcess(MAIN, [], {
+      PORTICO_MODE: 'production',
+      DATABASE_URL: testDatabaseUrl(),
+    });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('UPSTREAM_CLIENT_CERT_FILE: required when PORTICO_MODE=production');
+    expect(result.stderr).toContain(
+      'UPSTREAM_CLIENT_CERT_FILE: required when PORTICO_MODE=production',
+    );
   });
 
   it('starts on the embedded database with nothing configured, prints the docs address and a working demo key', async () => {
     const port = await freePort();
     const dataDir = join(mkdtempSync(join(tmpdir(), 'portico-embedded-')), 'pglite');
-    const gateway = startProcess(MAIN, [], { PORT: String(port), EMBEDDED_DB_DIR: dataDir, ...FREE_SANDBOX_PORTS });
+    const gateway = startProcess(MAIN, [], {
+      PORT: String(port),
+      EMBEDDED_DB_DIR: dataDir,
+      ...FREE_SANDBOX_PORTS,
+    });
     try {
       const [, ms] = await gateway.waitFor(/Portico is ready \(sandbox mode\) in (\d+) ms/, 60_000);
       expect(Number(ms)).toBeGreaterThan(0);
       expect(gateway.stdout()).toContain(`Swagger UI:   http://127.0.0.1:${port}/docs`);
       const [, key] = await gateway.waitFor(/Demo API key \(tenant "demo", role app\): (ptk_\S+)/);
-      const me = await fetch(`http://127.0.0.1:${port}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
+      const me = await fetch(`http://127.0.0.1:${port}/v1/me`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       expect(me.status).toBe(200);
       expect(await me.json()).toMatchObject({ tenantSlug: 'demo', role: 'app' });
       const anonymous = await fetch(`http://127.0.0.1:${port}/v1/me`);
@@ -42,7 +53,10 @@ describe('the gateway process', () => {
       const docs = await fetch(`http://127.0.0.1:${port}/docs`);
       expect(docs.status).toBe(200);
       // The key was shown on the terminal banner only; no JSON log line carries it.
-      const logLines = gateway.stdout().split('\n').filter((line) => line.startsWith('{'));
+      const logLines = gateway
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'));
       expect(logLines.length).toBeGreaterThan(0);
       expect(logLines.join('\n')).not.toContain(key);
       gateway.child.kill('SIGTERM');
@@ -54,7 +68,12 @@ describe('the gateway process', () => {
 
   it('finishes in-flight requests on SIGTERM, refuses new connections, and exits cleanly', async () => {
     const port = await freePort();
-    const gateway = startProcess(MAIN, [], { PORT: String(port), DATABASE_URL: testDatabaseUrl(), PORTICO_MODE: 'sandbox', ...FREE_SANDBOX_PORTS });
+    const gateway = startProcess(MAIN, [], {
+      PORT: String(port),
+      DATABASE_URL: testDatabaseUrl(),
+      PORTICO_MODE: 'sandbox',
+      ...FREE_SANDBOX_PORTS,
+    });
     await gateway.waitFor(/Portico is ready/);
 
     // A request whose body is still arriving when the signal comes.
@@ -63,7 +82,9 @@ describe('the gateway process', () => {
     let answer = '';
     socket.on('data', (chunk) => (answer += chunk.toString()));
     const body = JSON.stringify({ slug: 'in-flight', name: 'In flight' });
-    socket.write(`POST /v1/tenants HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+    socket.write(
+      `POST /v1/tenants HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
 
     gateway.child.kill('SIGTERM');

@@ -21,8 +21,13 @@ describe('rate limit per API key', () => {
     // Two more on the other replica use up the same budget (unless the minute turned over in between).
     await replicaB.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) });
     const third = await replicaB.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) });
-    if (remaining !== 2 || third.headers['ratelimit-remaining'] !== '0') return expect(third.statusCode).toBe(200);
-    const refused = await replicaA.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) });
+    if (remaining !== 2 || third.headers['ratelimit-remaining'] !== '0')
+      return expect(third.statusCode).toBe(200);
+    const refused = await replicaA.app.inject({
+      method: 'GET',
+      url: '/v1/me',
+      headers: bearer(key),
+    });
     expect(refused.statusCode).toBe(429);
     expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
@@ -33,7 +38,11 @@ describe('rate limit per API key', () => {
     const a = await replicaA.newTenantWithKey('app');
     const b = await replicaA.newTenantWithKey('app');
     await replicaA.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(a.key) });
-    const other = await replicaA.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(b.key) });
+    const other = await replicaA.app.inject({
+      method: 'GET',
+      url: '/v1/me',
+      headers: bearer(b.key),
+    });
     expect(other.headers['ratelimit-remaining']).toBe('2');
   });
 });

@@ -3,13 +3,13 @@ import { IsIn, IsInt, IsOptional, IsString, MaxLength } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
-import { Auth } from '../../src/auth/auth.decorator.js';
-import { dataSourceOptions } from '../../src/database/data-source-options.js';
-import { ProblemException } from '../../src/errors/problem.js';
-import { IdempotencyModule } from '../../src/idempotency/idempotency.module.js';
-import { IdempotencyStore } from '../../src/idempotency/idempotency.store.js';
-import { Idempotent } from '../../src/idempotency/idempotent.decorator.js';
-import { LOGGER } from '../../src/logging/logging.module.js';
+import { Auth } from '../../src/access/auth/auth.decorator.js';
+import { dataSourceOptions } from '../../src/platform/database/data-source-options.js';
+import { ProblemException } from '../../src/platform/errors/problem.js';
+import { IdempotencyModule } from '../../src/platform/idempotency/idempotency.module.js';
+import { IdempotencyStore } from '../../src/platform/idempotency/idempotency.store.js';
+import { Idempotent } from '../../src/platform/idempotency/idempotent.decorator.js';
+import { LOGGER } from '../../src/platform/logging/logging.module.js';
 import { testDatabaseUrl } from '../support/test-gateway.js';
 
 /** What the probe handlers did, by the `ref` of the request body (each test uses its own refs). */
@@ -44,7 +44,13 @@ async function execute(body: ProbePayment, reply: FastifyReply, account: string)
   const run = probe.runs(body.ref) + 1;
   probe.executions.set(body.ref, run);
   if (body.mode === 'slow') await probe.gates.get(body.ref);
-  if (body.mode === 'fail-400') throw new ProblemException({ status: 400, title: 'Bad Request', detail: `amount ${body.amount} refused`, extensions: { run } });
+  if (body.mode === 'fail-400')
+    throw new ProblemException({
+      status: 400,
+      title: 'Bad Request',
+      detail: `amount ${body.amount} refused`,
+      extensions: { run },
+    });
   if (body.mode === 'fail-500') throw new Error('the probe failed unexpectedly');
   const id = `${body.ref}-${run}`;
   reply.header('Location', `/idem-probe/payments/${id}`);
@@ -57,7 +63,11 @@ class IdempotencyProbeController {
   @Post('accounts/:account/payments')
   @Auth('app')
   @Idempotent()
-  pay(@Param('account') account: string, @Body() body: ProbePayment, @Res({ passthrough: true }) reply: FastifyReply) {
+  pay(
+    @Param('account') account: string,
+    @Body() body: ProbePayment,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     return execute(body, reply, account);
   }
 

@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { canonicalJson, requestFingerprint } from '../../src/idempotency/fingerprint.js';
-import { IdempotencyStore } from '../../src/idempotency/idempotency.store.js';
+import { canonicalJson, requestFingerprint } from '../../src/platform/idempotency/fingerprint.js';
+import { IdempotencyStore } from '../../src/platform/idempotency/idempotency.store.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
-import { BrokenStoreProbeModule, IdempotencyProbeModule, probe } from './idempotency-probe.module.js';
+import {
+  BrokenStoreProbeModule,
+  IdempotencyProbeModule,
+  probe,
+} from './idempotency-probe.module.js';
 
 const PAY = '/idem-probe/accounts/acc-1/payments';
 
@@ -24,20 +28,38 @@ describe('Idempotency-Key', () => {
   afterAll(() => sut.close());
 
   const post = (payload: object, idempotencyKey?: string, url = PAY, apiKey = key): Promise<Sent> =>
-    sut.app.inject({ method: 'POST', url, payload, headers: { ...bearer(apiKey), ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) } });
+    sut.app.inject({
+      method: 'POST',
+      url,
+      payload,
+      headers: {
+        ...bearer(apiKey),
+        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+      },
+    });
 
   const record = async (idempotencyKey: string, tenant = tenantId) =>
-    (await sut.dataSource.query('SELECT * FROM idempotency_records WHERE tenant_id = $1 AND key = $2', [tenant, idempotencyKey]))[0] as Record<string, unknown> | undefined;
+    (
+      await sut.dataSource.query(
+        'SELECT * FROM idempotency_records WHERE tenant_id = $1 AND key = $2',
+        [tenant, idempotencyKey],
+      )
+    )[0] as Record<string, unknown> | undefined;
 
   const expectProblem = (response: Sent, status: number, type: string) => {
     expect(response.statusCode).toBe(status);
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(response.json()).toMatchObject({ status, type, requestId: response.headers['x-request-id'] });
+    expect(response.json()).toMatchObject({
+      status,
+      type,
+      requestId: response.headers['x-request-id'],
+    });
   };
 
   /** Waits until the handler for `ref` has started `runs` times. */
   const started = async (ref: string, runs = 1) => {
-    for (let i = 0; i < 2000 && probe.runs(ref) < runs; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 2000 && probe.runs(ref) < runs; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     expect(probe.runs(ref)).toBe(runs);
   };
 
@@ -50,7 +72,12 @@ describe('Idempotency-Key', () => {
     expect(first.headers.location).toBe(`/idem-probe/payments/${ref}-1`);
 
     // Key order in the body does not make it another request.
-    const again = await sut.app.inject({ method: 'POST', url: PAY, headers: { ...bearer(key), 'idempotency-key': idem, 'content-type': 'application/json' }, payload: `{"amount":100,"ref":"${ref}"}` });
+    const again = await sut.app.inject({
+      method: 'POST',
+      url: PAY,
+      headers: { ...bearer(key), 'idempotency-key': idem, 'content-type': 'application/json' },
+      payload: `{"amount":100,"ref":"${ref}"}`,
+    });
     expect(again.statusCode).toBe(201);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.headers.location).toBe(first.headers.location);
@@ -61,9 +88,16 @@ describe('Idempotency-Key', () => {
     expect(probe.runs(ref)).toBe(1);
 
     const stored = await record(idem);
-    expect(stored).toMatchObject({ state: 'completed', route: 'POST /idem-probe/accounts/:account/payments', response_status: 201, response_body: first.json() });
+    expect(stored).toMatchObject({
+      state: 'completed',
+      route: 'POST /idem-probe/accounts/:account/payments',
+      response_status: 201,
+      response_body: first.json(),
+    });
     expect(Object.keys(stored!.response_headers as object).sort()).toEqual(['location']);
-    expect((stored!.expires_at as Date).getTime() - (stored!.created_at as Date).getTime()).toBe(24 * 3600 * 1000);
+    expect((stored!.expires_at as Date).getTime() - (stored!.created_at as Date).getTime()).toBe(
+      24 * 3600 * 1000,
+    );
   });
 
   it('answers 422 when the key is reused with another body, another path or another operation', async () => {
@@ -74,7 +108,11 @@ describe('Idempotency-Key', () => {
     const otherBody = await post({ ref, amount: 999 }, idem);
     expectProblem(otherBody, 422, 'urn:portico:problem:idempotency-key-reused');
     expect(otherBody.json().detail).toMatch(/already used with another request/);
-    expectProblem(await post({ ref, amount: 100 }, idem, '/idem-probe/accounts/acc-2/payments'), 422, 'urn:portico:problem:idempotency-key-reused');
+    expectProblem(
+      await post({ ref, amount: 100 }, idem, '/idem-probe/accounts/acc-2/payments'),
+      422,
+      'urn:portico:problem:idempotency-key-reused',
+    );
     const otherRoute = await post({ ref, amount: 100 }, idem, '/idem-probe/other');
     expectProblem(otherRoute, 422, 'urn:portico:problem:idempotency-key-reused');
     expect(otherRoute.json().detail).toContain('POST /idem-probe/accounts/:account/payments');
@@ -110,8 +148,12 @@ describe('Idempotency-Key', () => {
     release();
     const answers = await Promise.all(racing);
     expect(probe.runs(ref)).toBe(1);
-    expect(answers.filter((a) => a.statusCode === 201 && a.headers['idempotent-replayed'] === undefined)).toHaveLength(1);
-    const repeats = answers.filter((a) => a.statusCode === 409 || a.headers['idempotent-replayed'] === 'true');
+    expect(
+      answers.filter((a) => a.statusCode === 201 && a.headers['idempotent-replayed'] === undefined),
+    ).toHaveLength(1);
+    const repeats = answers.filter(
+      (a) => a.statusCode === 409 || a.headers['idempotent-replayed'] === 'true',
+    );
     expect(repeats).toHaveLength(4);
   });
 
@@ -169,7 +211,10 @@ describe('Idempotency-Key', () => {
     const ref = randomUUID();
     const idem = randomUUID();
     expect((await post({ ref, amount: 1 }, idem)).statusCode).toBe(201);
-    await sut.dataSource.query(`UPDATE idempotency_records SET expires_at = now() - interval '1 second' WHERE tenant_id = $1 AND key = $2`, [tenantId, idem]);
+    await sut.dataSource.query(
+      `UPDATE idempotency_records SET expires_at = now() - interval '1 second' WHERE tenant_id = $1 AND key = $2`,
+      [tenantId, idem],
+    );
     const fresh = await post({ ref, amount: 2 }, idem);
     expect(fresh.statusCode).toBe(201);
     expect(fresh.headers['idempotent-replayed']).toBeUndefined();
@@ -183,7 +228,9 @@ describe('Idempotency-Key', () => {
       `INSERT INTO idempotency_records (tenant_id, key, route, fingerprint, state, expires_at) VALUES ($1, $2, 'POST /x', repeat('0', 64), 'completed', now() - interval '1 minute')`,
       [tenantId, idem],
     );
-    expect(await sut.app.get(IdempotencyStore, { strict: false }).sweepExpired()).toBeGreaterThanOrEqual(1);
+    expect(
+      await sut.app.get(IdempotencyStore, { strict: false }).sweepExpired(),
+    ).toBeGreaterThanOrEqual(1);
     expect(await record(idem)).toBeUndefined();
   });
 
@@ -194,7 +241,10 @@ describe('Idempotency-Key', () => {
     const stuck = post({ ref, amount: 4, mode: 'slow' }, idem);
     await started(ref);
     // As if the replica running it had crashed two minutes ago.
-    await sut.dataSource.query(`UPDATE idempotency_records SET created_at = now() - interval '2 minutes' WHERE tenant_id = $1 AND key = $2`, [tenantId, idem]);
+    await sut.dataSource.query(
+      `UPDATE idempotency_records SET created_at = now() - interval '2 minutes' WHERE tenant_id = $1 AND key = $2`,
+      [tenantId, idem],
+    );
     const takeover = await post({ ref, amount: 4 }, idem);
     expectProblem(takeover, 422, 'urn:portico:problem:idempotency-key-reused');
     probe.gates.delete(ref);
@@ -216,7 +266,9 @@ describe('Idempotency-Key', () => {
     expect(probe.runs(ref)).toBe(2);
     const malformed = await post({ ref, amount: 1 }, 'has space');
     expectProblem(malformed, 400, 'urn:portico:problem:validation-failed');
-    expect(malformed.json().errors).toEqual([expect.objectContaining({ field: 'header:Idempotency-Key' })]);
+    expect(malformed.json().errors).toEqual([
+      expect.objectContaining({ field: 'header:Idempotency-Key' }),
+    ]);
     expect((await post({ ref, amount: 1 }, 'k'.repeat(256))).statusCode).toBe(400);
     expect(probe.runs(ref)).toBe(2);
   });
@@ -228,14 +280,32 @@ describe('Idempotency-Key', () => {
     expect(refused.headers['retry-after']).toBe('1');
     expect(probe.runs(ref)).toBe(0);
     // Without a key the store is not involved.
-    expect((await post({ ref, amount: 1 }, undefined, '/idem-broken/payments')).statusCode).toBe(201);
+    expect((await post({ ref, amount: 1 }, undefined, '/idem-broken/payments')).statusCode).toBe(
+      201,
+    );
   });
 
   it('documents the header and the problems in the spec', async () => {
-    const spec = (await sut.app.inject({ method: 'GET', url: '/docs/openapi.json' })).json() as { paths: Record<string, Record<string, { parameters: { name: string; in: string; schema: object }[]; responses: Record<string, object> }>> };
+    const spec = (await sut.app.inject({ method: 'GET', url: '/docs/openapi.json' })).json() as {
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            parameters: { name: string; in: string; schema: object }[];
+            responses: Record<string, object>;
+          }
+        >
+      >;
+    };
     const operation = spec.paths['/idem-probe/accounts/{account}/payments'].post;
     expect(operation.parameters).toContainEqual(
-      expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' } }),
+      expect.objectContaining({
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+      }),
     );
     expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['409', '422', '503']));
   });
@@ -243,11 +313,22 @@ describe('Idempotency-Key', () => {
 
 describe('request fingerprint', () => {
   it('ignores key order but not array order or values', () => {
-    expect(canonicalJson({ b: 1, a: { d: [2, 1], c: null } })).toBe('{"a":{"c":null,"d":[2,1]},"b":1}');
-    const base = { method: 'POST', route: '/v1/x/:id', params: { id: '1' }, body: { a: 1, b: [1, 2] } };
+    expect(canonicalJson({ b: 1, a: { d: [2, 1], c: null } })).toBe(
+      '{"a":{"c":null,"d":[2,1]},"b":1}',
+    );
+    const base = {
+      method: 'POST',
+      route: '/v1/x/:id',
+      params: { id: '1' },
+      body: { a: 1, b: [1, 2] },
+    };
     expect(requestFingerprint(base)).toMatch(/^[0-9a-f]{64}$/);
-    expect(requestFingerprint({ ...base, body: { b: [1, 2], a: 1 } })).toBe(requestFingerprint(base));
-    expect(requestFingerprint({ ...base, body: { a: 1, b: [2, 1] } })).not.toBe(requestFingerprint(base));
+    expect(requestFingerprint({ ...base, body: { b: [1, 2], a: 1 } })).toBe(
+      requestFingerprint(base),
+    );
+    expect(requestFingerprint({ ...base, body: { a: 1, b: [2, 1] } })).not.toBe(
+      requestFingerprint(base),
+    );
     expect(requestFingerprint({ ...base, params: { id: '2' } })).not.toBe(requestFingerprint(base));
     expect(requestFingerprint({ ...base, route: '/v1/y/:id' })).not.toBe(requestFingerprint(base));
   });

@@ -23,8 +23,10 @@ describe('local enforcement: refused by Portico before the bank is called', () =
     return response;
   };
 
-  it('refuses an unknown consent and another tenant\'s consent with 404, as if it did not exist', async () => {
-    const unknown = await refusedLocally(() => api.get('/v1/accounts', { 'consent-id': '00000000-0000-4000-8000-000000000000' }));
+  it("refuses an unknown consent and another tenant's consent with 404, as if it did not exist", async () => {
+    const unknown = await refusedLocally(() =>
+      api.get('/v1/accounts', { 'consent-id': '00000000-0000-4000-8000-000000000000' }),
+    );
     expect([unknown.status, unknown.body.code]).toEqual([404, 'CONSENT_UNKNOWN']);
 
     const { consentId, accountId } = await approvedConsent(gateway, key);
@@ -34,27 +36,48 @@ describe('local enforcement: refused by Portico before the bank is called', () =
       expect([response.status, response.body.code]).toEqual([404, 'CONSENT_UNKNOWN']);
     }
     expect((await refusedLocally(() => other.get(`/v1/consents/${consentId}`))).status).toBe(404);
-    expect((await refusedLocally(() => other.delete(`/v1/consents/${consentId}`))).status).toBe(404);
+    expect((await refusedLocally(() => other.delete(`/v1/consents/${consentId}`))).status).toBe(
+      404,
+    );
   });
 
   it('refuses a consent the user has not approved yet with 401 CONSENT_INVALID', async () => {
     const created = await api.post<{ consentId: string }>('/v1/consents', consentRequest());
-    const response = await refusedLocally(() => api.get('/v1/accounts', { 'consent-id': created.body.consentId }));
+    const response = await refusedLocally(() =>
+      api.get('/v1/accounts', { 'consent-id': created.body.consentId }),
+    );
     expect([response.status, response.body.code]).toEqual([401, 'CONSENT_INVALID']);
   });
 
   it('refuses a consent past validUntil with 401 CONSENT_EXPIRED and records the expiry', async () => {
     const { consentId } = await approvedConsent(gateway, key);
-    await gateway.dataSource.query(`UPDATE consents SET valid_until = $2 WHERE id = $1`, [consentId, inDays(-1)]);
-    const response = await refusedLocally(() => api.get('/v1/accounts', { 'consent-id': consentId, 'psu-ip-address': '192.0.2.1' }));
+    await gateway.dataSource.query(`UPDATE consents SET valid_until = $2 WHERE id = $1`, [
+      consentId,
+      inDays(-1),
+    ]);
+    const response = await refusedLocally(() =>
+      api.get('/v1/accounts', { 'consent-id': consentId, 'psu-ip-address': '192.0.2.1' }),
+    );
     expect([response.status, response.body.code]).toEqual([401, 'CONSENT_EXPIRED']);
-    const [change] = await gateway.dataSource.query(`SELECT from_status, to_status, cause FROM status_changes WHERE subject_id = $1 ORDER BY id DESC LIMIT 1`, [consentId]);
-    expect(change).toEqual({ from_status: 'valid', to_status: 'expired', cause: 'valid-until-passed' });
+    const [change] = await gateway.dataSource.query(
+      `SELECT from_status, to_status, cause FROM status_changes WHERE subject_id = $1 ORDER BY id DESC LIMIT 1`,
+      [consentId],
+    );
+    expect(change).toEqual({
+      from_status: 'valid',
+      to_status: 'expired',
+      cause: 'valid-until-passed',
+    });
   });
 
   it('refuses an account outside the consent with 403 RESOURCE_UNKNOWN', async () => {
     const { consentId } = await approvedConsent(gateway, key);
-    const response = await refusedLocally(() => api.get('/v1/accounts/some-other-account/balances', { 'consent-id': consentId, 'psu-ip-address': '192.0.2.1' }));
+    const response = await refusedLocally(() =>
+      api.get('/v1/accounts/some-other-account/balances', {
+        'consent-id': consentId,
+        'psu-ip-address': '192.0.2.1',
+      }),
+    );
     expect([response.status, response.body.code]).toEqual([403, 'RESOURCE_UNKNOWN']);
   });
 
@@ -62,15 +85,30 @@ describe('local enforcement: refused by Portico before the bank is called', () =
     const { consentId, accountId } = await approvedConsent(gateway, key, { frequencyPerDay: 2 });
     const first = await api.get('/v1/accounts', { 'consent-id': consentId });
     expect(first.status).toBe(200);
-    expect([first.headers['x-access-budget-limit'], first.headers['x-access-budget-remaining']]).toEqual(['2', '1']);
-    const attended = await api.get(`/v1/accounts/${accountId}/balances`, { 'consent-id': consentId, 'psu-ip-address': '2001:db8::7' });
+    expect([
+      first.headers['x-access-budget-limit'],
+      first.headers['x-access-budget-remaining'],
+    ]).toEqual(['2', '1']);
+    const attended = await api.get(`/v1/accounts/${accountId}/balances`, {
+      'consent-id': consentId,
+      'psu-ip-address': '2001:db8::7',
+    });
     expect(attended.headers['x-access-budget-remaining']).toBe('1');
-    expect((await api.get(`/v1/accounts/${accountId}`, { 'consent-id': consentId })).headers['x-access-budget-remaining']).toBe('0');
-    const refused = await refusedLocally(() => api.get('/v1/accounts', { 'consent-id': consentId }));
+    expect(
+      (await api.get(`/v1/accounts/${accountId}`, { 'consent-id': consentId })).headers[
+        'x-access-budget-remaining'
+      ],
+    ).toBe('0');
+    const refused = await refusedLocally(() =>
+      api.get('/v1/accounts', { 'consent-id': consentId }),
+    );
     expect([refused.status, refused.body.code]).toEqual([429, 'ACCESS_EXCEEDED']);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     // With the user present, reads go on.
-    expect((await api.get('/v1/accounts', { 'consent-id': consentId, 'psu-ip-address': '192.0.2.1' })).status).toBe(200);
+    expect(
+      (await api.get('/v1/accounts', { 'consent-id': consentId, 'psu-ip-address': '192.0.2.1' }))
+        .status,
+    ).toBe(200);
   });
 
   it('shares the daily budget between replicas', async () => {
@@ -92,30 +130,63 @@ describe('local enforcement: refused by Portico before the bank is called', () =
       api.post('/v1/payments', {
         brandId: 'danube-bank',
         paymentProduct: 'sepa-credit-transfers',
-        payment: { instructedAmount: { currency: 'EUR', amount: '10.00' }, creditorName: 'ACME', creditorAccount: { iban: 'DE89370400440532013000' }, creditorType: 'COMPANY', creditorAddress: { country: 'DE' }, remittanceInformationUnstructured: 'x' },
+        payment: {
+          instructedAmount: { currency: 'EUR', amount: '10.00' },
+          creditorName: 'ACME',
+          creditorAccount: { iban: 'DE89370400440532013000' },
+          creditorType: 'COMPANY',
+          creditorAddress: { country: 'DE' },
+          remittanceInformationUnstructured: 'x',
+        },
         redirectUri: 'https://app.example/r',
       }),
     );
     expect(sepaWithoutAgent.status).toBe(400);
-    expect((sepaWithoutAgent.body.errors as { field: string }[]).map((e) => e.field)).toContain('payment.creditorAgent');
+    expect((sepaWithoutAgent.body.errors as { field: string }[]).map((e) => e.field)).toContain(
+      'payment.creditorAgent',
+    );
 
     const domesticInEur = await refusedLocally(() =>
       api.post('/v1/payments', {
         brandId: 'danube-bank',
         paymentProduct: 'domestic-credit-transfers',
-        payment: { instructedAmount: { currency: 'EUR', amount: '10.00' }, creditorName: 'ACME', creditorAccount: { iban: 'HU42117730161111101800000000' }, creditorType: 'COMPANY', remittanceInformationUnstructured: 'x' },
+        payment: {
+          instructedAmount: { currency: 'EUR', amount: '10.00' },
+          creditorName: 'ACME',
+          creditorAccount: { iban: 'HU42117730161111101800000000' },
+          creditorType: 'COMPANY',
+          remittanceInformationUnstructured: 'x',
+        },
         redirectUri: 'https://app.example/r',
       }),
     );
-    expect((domesticInEur.body.errors as { field: string }[]).map((e) => e.field)).toContain('payment.instructedAmount.currency');
+    expect((domesticInEur.body.errors as { field: string }[]).map((e) => e.field)).toContain(
+      'payment.instructedAmount.currency',
+    );
 
-    const past = await refusedLocally(() => api.post('/v1/consents', consentRequest({ validUntil: inDays(-2) })));
-    expect(past.body.errors).toEqual([{ field: 'validUntil', reason: 'validUntil must not be in the past' }]);
+    const past = await refusedLocally(() =>
+      api.post('/v1/consents', consentRequest({ validUntil: inDays(-2) })),
+    );
+    expect(past.body.errors).toEqual([
+      { field: 'validUntil', reason: 'validUntil must not be in the past' },
+    ]);
 
-    const badAccess = await refusedLocally(() => api.post('/v1/consents', consentRequest({ access: { accounts: [{ iban: 'not an iban' }] }, redirectUri: 'ftp://x' })));
-    expect((badAccess.body.errors as { field: string }[]).map((e) => e.field)).toEqual(expect.arrayContaining(['access.accounts[0].iban', 'redirectUri']));
+    const badAccess = await refusedLocally(() =>
+      api.post(
+        '/v1/consents',
+        consentRequest({ access: { accounts: [{ iban: 'not an iban' }] }, redirectUri: 'ftp://x' }),
+      ),
+    );
+    expect((badAccess.body.errors as { field: string }[]).map((e) => e.field)).toEqual(
+      expect.arrayContaining(['access.accounts[0].iban', 'redirectUri']),
+    );
 
     const noConsentHeader = await refusedLocally(() => api.get('/v1/accounts'));
-    expect(noConsentHeader.body.errors).toEqual([{ field: 'header:Consent-ID', reason: 'Consent-ID is required: the consentId Portico returned' }]);
+    expect(noConsentHeader.body.errors).toEqual([
+      {
+        field: 'header:Consent-ID',
+        reason: 'Consent-ID is required: the consentId Portico returned',
+      },
+    ]);
   });
 });

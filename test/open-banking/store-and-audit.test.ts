@@ -19,16 +19,28 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
 
   it('replays a consent creation with the same Idempotency-Key and body, and refuses another body with 422', async () => {
     const key = randomUUID();
-    const countRows = async () => (await gateway.dataSource.query(`SELECT count(*)::int AS count FROM consents WHERE tenant_id = $1`, [tenant.tenantId]))[0].count as number;
+    const countRows = async () =>
+      (
+        await gateway.dataSource.query(
+          `SELECT count(*)::int AS count FROM consents WHERE tenant_id = $1`,
+          [tenant.tenantId],
+        )
+      )[0].count as number;
     const before = await countRows();
-    const first = await api.post<{ consentId: string }>('/v1/consents', consentRequest(), { 'idempotency-key': key });
-    const again = await api.post<{ consentId: string }>('/v1/consents', consentRequest(), { 'idempotency-key': key });
+    const first = await api.post<{ consentId: string }>('/v1/consents', consentRequest(), {
+      'idempotency-key': key,
+    });
+    const again = await api.post<{ consentId: string }>('/v1/consents', consentRequest(), {
+      'idempotency-key': key,
+    });
     expect(first.status).toBe(201);
     expect(again.status).toBe(201);
     expect(again.body.consentId).toBe(first.body.consentId);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(await countRows()).toBe(before + 1);
-    const other = await api.post('/v1/consents', consentRequest({ psuReference: 'someone-else' }), { 'idempotency-key': key });
+    const other = await api.post('/v1/consents', consentRequest({ psuReference: 'someone-else' }), {
+      'idempotency-key': key,
+    });
     expect(other.status).toBe(422);
   });
 
@@ -56,10 +68,19 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
       status: string;
       psuReference: string;
       history: { from: string | null; to: string; cause: string }[];
-      accessLog: { operation: string; psuPresent: boolean; upstreamStatus: number | null; outcome: string }[];
+      accessLog: {
+        operation: string;
+        psuPresent: boolean;
+        upstreamStatus: number | null;
+        outcome: string;
+      }[];
     }>(`/v1/audit/consents/${consentId}`);
     expect(detail.status).toBe(200);
-    expect(detail.body).toMatchObject({ tenantId: tenant.tenantId, status: 'terminatedByTpp', psuReference: 'customer-4711' });
+    expect(detail.body).toMatchObject({
+      tenantId: tenant.tenantId,
+      status: 'terminatedByTpp',
+      psuReference: 'customer-4711',
+    });
     expect(detail.body.history.map((h) => `${h.from}->${h.to}:${h.cause}`)).toEqual([
       'null->creating:created',
       'creating->received:upstream-created',
@@ -75,15 +96,27 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
       ]),
     );
 
-    const page = await auditor.get<{ items: { consentId: string }[]; total: number }>(`/v1/audit/consents?tenantId=${tenant.tenantId}&status=terminatedByTpp&pageSize=5`);
+    const page = await auditor.get<{ items: { consentId: string }[]; total: number }>(
+      `/v1/audit/consents?tenantId=${tenant.tenantId}&status=terminatedByTpp&pageSize=5`,
+    );
     expect(page.body.items.map((i) => i.consentId)).toContain(consentId);
-    const none = await auditor.get<{ total: number }>(`/v1/audit/consents?tenantId=${tenant.tenantId}&brandId=vistula-bank`);
+    const none = await auditor.get<{ total: number }>(
+      `/v1/audit/consents?tenantId=${tenant.tenantId}&brandId=vistula-bank`,
+    );
     expect(none.body.total).toBe(0);
   });
 
   it('refuses to change or delete the history: it is append-only in the database', async () => {
-    await expect(gateway.dataSource.query(`UPDATE status_changes SET cause = 'edited' WHERE id = (SELECT min(id) FROM status_changes)`)).rejects.toThrow(/append-only/);
-    await expect(gateway.dataSource.query(`DELETE FROM access_log WHERE id = (SELECT min(id) FROM access_log)`)).rejects.toThrow(/append-only/);
+    await expect(
+      gateway.dataSource.query(
+        `UPDATE status_changes SET cause = 'edited' WHERE id = (SELECT min(id) FROM status_changes)`,
+      ),
+    ).rejects.toThrow(/append-only/);
+    await expect(
+      gateway.dataSource.query(
+        `DELETE FROM access_log WHERE id = (SELECT min(id) FROM access_log)`,
+      ),
+    ).rejects.toThrow(/append-only/);
   });
 
   it('reconciles half-written consents at start: one the bank has is brought up to date, one it never confirmed fails', async () => {
@@ -92,7 +125,11 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
     const upstream = await callOperation(tpp, 'createConsent', {
       params: { brandId: 'danube-bank' },
       headers: { 'tpp-redirect-uri': 'https://x.example/cb' },
-      body: { access: { accounts: [{ iban: 'HU75118000170000001234567817' }] }, recurringIndicator: true, validUntil: '2030-01-01' },
+      body: {
+        access: { accounts: [{ iban: 'HU75118000170000001234567817' }] },
+        recurringIndicator: true,
+        validUntil: '2030-01-01',
+      },
     });
     await tpp.close();
     const known = randomUUID();
@@ -107,11 +144,24 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
       );
     }
     // A restart: a new gateway on the same database, talking to the same sandbox.
-    const restarted = await startTestGateway({ UPSTREAM_OB_BASE_URL: gateway.sandbox.openBankingUrl, RECONCILE_ON_START: 'true' });
+    const restarted = await startTestGateway({
+      UPSTREAM_OB_BASE_URL: gateway.sandbox.openBankingUrl,
+      RECONCILE_ON_START: 'true',
+    });
     try {
-      const statuses = await gateway.dataSource.query(`SELECT id, status FROM consents WHERE id = ANY($1)`, [[known, unknown]]);
-      expect(Object.fromEntries(statuses.map((row: { id: string; status: string }) => [row.id, row.status]))).toEqual({ [known]: 'received', [unknown]: 'failed' });
-      const causes = await gateway.dataSource.query(`SELECT DISTINCT cause FROM status_changes WHERE subject_id = ANY($1)`, [[known, unknown]]);
+      const statuses = await gateway.dataSource.query(
+        `SELECT id, status FROM consents WHERE id = ANY($1)`,
+        [[known, unknown]],
+      );
+      expect(
+        Object.fromEntries(
+          statuses.map((row: { id: string; status: string }) => [row.id, row.status]),
+        ),
+      ).toEqual({ [known]: 'received', [unknown]: 'failed' });
+      const causes = await gateway.dataSource.query(
+        `SELECT DISTINCT cause FROM status_changes WHERE subject_id = ANY($1)`,
+        [[known, unknown]],
+      );
       expect(causes).toEqual([{ cause: 'reconciled-at-start' }]);
     } finally {
       await restarted.close();

@@ -34,7 +34,13 @@ describe('Swagger UI "Try it out" against the sandbox, in Chromium', () => {
     await block.locator('button.execute').click();
     const status = block.locator('.live-responses-table .response .response-col_status').first();
     await status.waitFor();
-    return { status: (await status.innerText()).trim(), body: await block.locator('.live-responses-table .response-col_description pre').first().innerText() };
+    return {
+      status: (await status.innerText()).trim(),
+      body: await block
+        .locator('.live-responses-table .response-col_description pre')
+        .first()
+        .innerText(),
+    };
   };
 
   it('lists the brands with the API key given in the Authorize dialog', async () => {
@@ -44,7 +50,9 @@ describe('Swagger UI "Try it out" against the sandbox, in Chromium', () => {
   });
 
   it('creates a consent from the example body and shows the SCA link', async () => {
-    const { status, body } = await tryItOut('operations-Account-information_consents-createConsent');
+    const { status, body } = await tryItOut(
+      'operations-Account-information_consents-createConsent',
+    );
     await page.screenshot({ path: 'test-results/swagger-create-consent.png', fullPage: false });
     expect(status).toBe('201');
     expect(body).toContain('"status": "received"');

@@ -10,14 +10,21 @@ describe('upstream failures become 502 and 504 problems', () => {
   let failing: Server;
   let silent: Server;
   let failingHits = 0;
-  const tls = { key: readFileSync('certs/dev/sandbox.key'), cert: readFileSync('certs/dev/sandbox.pem') };
+  const tls = {
+    key: readFileSync('certs/dev/sandbox.key'),
+    cert: readFileSync('certs/dev/sandbox.pem'),
+  };
   beforeAll(async () => {
     failing = createServer(tls, (_req, res) => {
       failingHits++;
       res.writeHead(503).end();
     });
     silent = createServer(tls, () => undefined);
-    await Promise.all([failing, silent].map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()))));
+    await Promise.all(
+      [failing, silent].map(
+        (server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve())),
+      ),
+    );
   });
   afterAll(() => {
     for (const server of [failing, silent]) {
@@ -26,19 +33,29 @@ describe('upstream failures become 502 and 504 problems', () => {
     }
   });
 
-  const gatewayTo = (url: string) => startTestGateway({ UPSTREAM_OB_BASE_URL: url, UPSTREAM_HEADERS_TIMEOUT_MS: '300' });
+  const gatewayTo = (url: string) =>
+    startTestGateway({ UPSTREAM_OB_BASE_URL: url, UPSTREAM_HEADERS_TIMEOUT_MS: '300' });
   const brandsVia = async (gateway: TestGateway) => {
     const { key } = await gateway.newTenantWithKey('app');
-    return facade(gateway, key).get<{ status: number; type: string; upstream: Record<string, unknown> }>('/v1/brands?refresh=true');
+    return facade(gateway, key).get<{
+      status: number;
+      type: string;
+      upstream: Record<string, unknown>;
+    }>('/v1/brands?refresh=true');
   };
 
   it('retries a read on 5xx a bounded number of times, then answers 502 with the upstream status', async () => {
-    const gateway = await gatewayTo(`https://localhost:${(failing.address() as { port: number }).port}`);
+    const gateway = await gatewayTo(
+      `https://localhost:${(failing.address() as { port: number }).port}`,
+    );
     try {
       const before = failingHits;
       const response = await brandsVia(gateway);
       expect(response.status).toBe(502);
-      expect(response.body).toMatchObject({ type: 'urn:portico:problem:upstream-failed', upstream: { status: 503 } });
+      expect(response.body).toMatchObject({
+        type: 'urn:portico:problem:upstream-failed',
+        upstream: { status: 503 },
+      });
       expect(failingHits - before).toBe(3);
     } finally {
       await gateway.close();
@@ -46,11 +63,16 @@ describe('upstream failures become 502 and 504 problems', () => {
   });
 
   it('answers 504 when the provider does not answer in time', async () => {
-    const gateway = await gatewayTo(`https://localhost:${(silent.address() as { port: number }).port}`);
+    const gateway = await gatewayTo(
+      `https://localhost:${(silent.address() as { port: number }).port}`,
+    );
     try {
       const response = await brandsVia(gateway);
       expect(response.status).toBe(504);
-      expect(response.body).toMatchObject({ type: 'urn:portico:problem:upstream-timeout', upstream: { failure: 'timeout' } });
+      expect(response.body).toMatchObject({
+        type: 'urn:portico:problem:upstream-timeout',
+        upstream: { failure: 'timeout' },
+      });
     } finally {
       await gateway.close();
     }
@@ -68,7 +90,9 @@ describe('upstream failures become 502 and 504 problems', () => {
   });
 
   it('never retries a write: a consent creation the provider fails is tried once and marked failed', async () => {
-    const gateway = await gatewayTo(`https://localhost:${(failing.address() as { port: number }).port}`);
+    const gateway = await gatewayTo(
+      `https://localhost:${(failing.address() as { port: number }).port}`,
+    );
     try {
       const { key, tenantId } = await gateway.newTenantWithKey('app');
       const before = failingHits;
@@ -81,7 +105,10 @@ describe('upstream failures become 502 and 504 problems', () => {
       });
       expect(response.status).toBe(502);
       expect(failingHits - before).toBe(1);
-      const [row] = await gateway.dataSource.query(`SELECT status FROM consents WHERE tenant_id = $1`, [tenantId]);
+      const [row] = await gateway.dataSource.query(
+        `SELECT status FROM consents WHERE tenant_id = $1`,
+        [tenantId],
+      );
       expect(row.status).toBe('failed');
     } finally {
       await gateway.close();

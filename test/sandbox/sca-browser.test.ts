@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Page } from 'playwright-core';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
-import type { UpstreamTransport } from '../../src/upstream/transport/upstream-transport.js';
+import type { UpstreamTransport } from '../../src/upstreams/http/upstream-transport.js';
 import { launchBrowser } from '../support/browser.js';
 import { callOperation } from '../support/sandbox-api.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';
@@ -9,7 +9,10 @@ import { devTlsFiles, transportTo } from '../support/upstream.js';
 const BRAND = 'danube-bank';
 const ALICE_HUF = 'HU75118000170000001234567817';
 const ALICE_EUR = 'HU80118000170000001234567824';
-const REDIRECTS = { 'tpp-redirect-uri': 'https://tpp.example/ok', 'tpp-nok-redirect-uri': 'https://tpp.example/nok' };
+const REDIRECTS = {
+  'tpp-redirect-uri': 'https://tpp.example/ok',
+  'tpp-nok-redirect-uri': 'https://tpp.example/nok',
+};
 const validUntil = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
 
 describe('the SCA pages in a real browser (Chromium)', () => {
@@ -19,13 +22,20 @@ describe('the SCA pages in a real browser (Chromium)', () => {
   let page: Page;
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ certsDir: 'certs/dev', host: '127.0.0.1', openBankingPort: 0, scaPort: 0 });
+    sandbox = await startSandbox({
+      certsDir: 'certs/dev',
+      host: '127.0.0.1',
+      openBankingPort: 0,
+      scaPort: 0,
+    });
     tpp = transportTo(sandbox.openBankingUrl, devTlsFiles('certs/dev', 'tpp'));
     browser = await launchBrowser();
     page = await browser.context.newPage();
     page.setDefaultTimeout(10_000);
     // The fintech app the bank redirects to is outside Portico: answer for it here.
-    await page.route('https://tpp.example/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<h1>Back at the app</h1>' }));
+    await page.route('https://tpp.example/**', (route) =>
+      route.fulfill({ status: 200, contentType: 'text/html', body: '<h1>Back at the app</h1>' }),
+    );
   });
   afterAll(async () => {
     await browser?.close();
@@ -37,11 +47,20 @@ describe('the SCA pages in a real browser (Chromium)', () => {
     const created = await callOperation(tpp, 'createConsent', {
       params: { brandId: BRAND },
       headers: REDIRECTS,
-      body: { access: { accounts, balances: accounts, transactions: accounts }, recurringIndicator: true, validUntil },
+      body: {
+        access: { accounts, balances: accounts, transactions: accounts },
+        recurringIndicator: true,
+        validUntil,
+      },
     });
-    return { consentId: created.body?.consentId as string, href: (created.body as { _links: { scaRedirect: { href: string } } })._links.scaRedirect.href };
+    return {
+      consentId: created.body?.consentId as string,
+      href: (created.body as { _links: { scaRedirect: { href: string } } })._links.scaRedirect.href,
+    };
   };
-  const status = async (consentId: string) => (await callOperation(tpp, 'getConsentStatus', { params: { brandId: BRAND, consentId } })).body?.consentStatus;
+  const status = async (consentId: string) =>
+    (await callOperation(tpp, 'getConsentStatus', { params: { brandId: BRAND, consentId } })).body
+      ?.consentStatus;
   const logIn = async (href: string) => {
     await page.goto(href);
     await page.getByLabel('User name').fill('alice');
@@ -75,7 +94,10 @@ describe('the SCA pages in a real browser (Chromium)', () => {
     await page.getByRole('button', { name: 'Approve' }).click();
     await page.waitForURL(/^https:\/\/tpp\.example\/ok/);
     expect(await status(consentId)).toBe('valid');
-    const accounts = await callOperation<{ accounts: { iban: string }[] }>(tpp, 'listAccounts', { params: { brandId: BRAND }, headers: { 'consent-id': consentId, 'psu-ip-address': '192.0.2.1' } });
+    const accounts = await callOperation<{ accounts: { iban: string }[] }>(tpp, 'listAccounts', {
+      params: { brandId: BRAND },
+      headers: { 'consent-id': consentId, 'psu-ip-address': '192.0.2.1' },
+    });
     expect(accounts.body?.accounts.map((a) => a.iban)).toEqual([ALICE_EUR]);
   });
 

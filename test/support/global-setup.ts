@@ -6,13 +6,21 @@ import { execFileSync } from 'node:child_process';
  * embedded engine kept in memory) and bring its schema up to date.
  */
 export default async function globalSetup(): Promise<void> {
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
+    stdio: 'inherit',
+  });
   await import('reflect-metadata');
-  const { ensureDevCertificates } = (await import('../../dist/sandbox/dev-certificates.js' as string)) as typeof import('../../src/sandbox/dev-certificates.js');
+  const { ensureDevCertificates } = (await import(
+    '../../dist/sandbox/dev-certificates.js' as string
+  )) as typeof import('../../src/sandbox/dev-certificates.js');
   ensureDevCertificates('certs/dev');
   const { DataSource } = await import('typeorm');
-  const { dataSourceOptions } = (await import('../../dist/database/data-source-options.js' as string)) as typeof import('../../src/database/data-source-options.js');
-  const { startEmbeddedPostgres } = (await import('../../dist/database/embedded/embedded-postgres.js' as string)) as typeof import('../../src/database/embedded/embedded-postgres.js');
+  const { dataSourceOptions } = (await import(
+    '../../dist/platform/database/data-source-options.js' as string
+  )) as typeof import('../../src/platform/database/data-source-options.js');
+  const { startEmbeddedPostgres } = (await import(
+    '../../dist/platform/database/embedded/embedded-postgres.js' as string
+  )) as typeof import('../../src/platform/database/embedded/embedded-postgres.js');
   let url = process.env.DATABASE_URL;
   if (!url) {
     const embedded = await startEmbeddedPostgres('memory://');
@@ -24,5 +32,7 @@ export default async function globalSetup(): Promise<void> {
   await dataSource.initialize();
   await dataSource.runMigrations();
   await dataSource.destroy();
-  process.stdout.write(`\ntests use ${process.env.DATABASE_URL ? 'PostgreSQL at DATABASE_URL' : 'the embedded engine (PGlite, in memory)'}\n`);
+  process.stdout.write(
+    `\ntests use ${process.env.DATABASE_URL ? 'PostgreSQL at DATABASE_URL' : 'the embedded engine (PGlite, in memory)'}\n`,
+  );
 }

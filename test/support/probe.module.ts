@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Inject, Module, Post } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { LOGGER } from '../../src/logging/logging.module.js';
+import { LOGGER } from '../../src/platform/logging/logging.module.js';
 
 export const PROBE_PAN = '4556390755719395';
 export const PROBE_SECRET_KEY = 'ptk_abcd1234_ZmFrZS1zZWNyZXQtZm9yLWxvZy1zY3J1YmJpbmctdGVzdHMx';
@@ -12,12 +12,17 @@ class ProbeController {
 
   @Get('fail')
   fail(): never {
-    throw new Error(`database exploded while charging card ${PROBE_PAN} with key ${PROBE_SECRET_KEY}`);
+    throw new Error(
+      `database exploded while charging card ${PROBE_PAN} with key ${PROBE_SECRET_KEY}`,
+    );
   }
 
   @Post('echo')
   echo(@Body() body: unknown): { ok: true } {
-    this.logger.info({ body, card: { number: PROBE_PAN, cvv: '123' } }, `echo for card ${PROBE_PAN.replace(/(\d{4})/g, '$1 ').trim()}`);
+    this.logger.info(
+      { body, card: { number: PROBE_PAN, cvv: '123' } },
+      `echo for card ${PROBE_PAN.replace(/(\d{4})/g, '$1 ').trim()}`,
+    );
     return { ok: true };
   }
 }

@@ -14,14 +14,25 @@ export interface RunningProcess {
 function baseEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && !['DATABASE_URL', 'NODE_OPTIONS', 'PORT', 'HOST', 'LOG_LEVEL', 'PORTICO_MODE'].includes(name)) env[name] = value;
+    if (
+      value !== undefined &&
+      !['DATABASE_URL', 'NODE_OPTIONS', 'PORT', 'HOST', 'LOG_LEVEL', 'PORTICO_MODE'].includes(name)
+    )
+      env[name] = value;
   }
   return env;
 }
 
 /** Starts a built Portico entry point (dist/…) as a real process. */
-export function startProcess(script: string, args: string[], env: Record<string, string>): RunningProcess {
-  const child = spawn(process.execPath, [script, ...args], { env: { ...baseEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startProcess(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+): RunningProcess {
+  const child = spawn(process.execPath, [script, ...args], {
+    env: { ...baseEnv(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   const waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
@@ -42,7 +53,9 @@ export function startProcess(script: string, args: string[], env: Record<string,
     err += chunk.toString();
     check();
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return {
     child,
     stdout: () => out,
@@ -52,11 +65,19 @@ export function startProcess(script: string, args: string[], env: Record<string,
       return new Promise((resolve, reject) => {
         const match = (out + err).match(pattern);
         if (match) return resolve(match);
-        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}\nstdout:\n${out}\nstderr:\n${err}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(new Error(`timed out waiting for ${pattern}\nstdout:\n${out}\nstderr:\n${err}`)),
+          timeoutMs,
+        );
         waiters.push({ pattern, resolve: (m) => (clearTimeout(timer), resolve(m)) });
         void exited.then(({ code }) => {
           clearTimeout(timer);
-          reject(new Error(`process exited (${code}) before ${pattern}\nstdout:\n${out}\nstderr:\n${err}`));
+          reject(
+            new Error(
+              `process exited (${code}) before ${pattern}\nstdout:\n${out}\nstderr:\n${err}`,
+            ),
+          );
         });
       });
     },
@@ -64,7 +85,11 @@ export function startProcess(script: string, args: string[], env: Record<string,
 }
 
 /** Runs a built entry point to completion. */
-export async function runProcess(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runProcess(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const running = startProcess(script, args, env);
   const { code } = await running.exited;
   return { code, stdout: running.stdout(), stderr: running.stderr() };

@@ -3,12 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { DataSource } from 'typeorm';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import { loadConfig, type AppConfig } from '../../src/config/app-config.js';
+import { loadConfig, type AppConfig } from '../../src/platform/config/app-config.js';
 import { createGateway } from '../../src/gateway.js';
-import { createLogger } from '../../src/logging/logger.js';
+import { createLogger } from '../../src/platform/logging/logger.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
-import type { ApiKeyRole } from '../../src/tenants/api-key.entity.js';
-import { TenantsService } from '../../src/tenants/tenants.service.js';
+import type { ApiKeyRole } from '../../src/access/tenants/api-key.entity.js';
+import { TenantsService } from '../../src/access/tenants/tenants.service.js';
 import { freePort } from './processes.js';
 
 export function testDatabaseUrl(): string {
@@ -20,7 +20,13 @@ export function testDatabaseUrl(): string {
 /** The environment a test gateway runs with: the test database, quiet unless a test asks. */
 export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
   // Test gateways share one database but each has its own sandbox: only the test about it reconciles at start.
-  return { DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'debug', DATABASE_POOL_SIZE: '4', RECONCILE_ON_START: 'false', ...overrides };
+  return {
+    DATABASE_URL: testDatabaseUrl(),
+    LOG_LEVEL: 'debug',
+    DATABASE_POOL_SIZE: '4',
+    RECONCILE_ON_START: 'false',
+    ...overrides,
+  };
 }
 
 export interface TestGateway {
@@ -35,7 +41,9 @@ export interface TestGateway {
   tenants: TenantsService;
   dataSource: DataSource;
   /** A fresh tenant with a key of the given role. */
-  newTenantWithKey(role: ApiKeyRole): Promise<{ tenantId: string; slug: string; key: string; keyId: string }>;
+  newTenantWithKey(
+    role: ApiKeyRole,
+  ): Promise<{ tenantId: string; slug: string; key: string; keyId: string }>;
   close(): Promise<void>;
 }
 
@@ -44,13 +52,25 @@ export function uniqueSlug(prefix = 't'): string {
 }
 
 /** The real gateway, in process, on the test database; requests go through Fastify's inject. */
-export async function startTestGateway(env: Record<string, string> = {}, imports: unknown[] = [], options: { listen?: boolean } = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  env: Record<string, string> = {},
+  imports: unknown[] = [],
+  options: { listen?: boolean } = {},
+): Promise<TestGateway> {
   // A listening gateway (for browsers) needs its address before it is built: the SCA callback points at it.
   const port = options.listen ? await freePort() : 0;
-  const listenEnv: Record<string, string> = options.listen ? { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } : {};
+  const listenEnv: Record<string, string> = options.listen
+    ? { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }
+    : {};
   const base = loadConfig(testEnv({ ...listenEnv, ...env }));
   const sandbox = await startSandbox({ ...base.sandbox, openBankingPort: 0, scaPort: 0 });
-  const config: AppConfig = { ...base, upstream: { ...base.upstream, openBankingBaseUrl: base.upstream.openBankingBaseUrl ?? sandbox.openBankingUrl } };
+  const config: AppConfig = {
+    ...base,
+    upstream: {
+      ...base.upstream,
+      openBankingBaseUrl: base.upstream.openBankingBaseUrl ?? sandbox.openBankingUrl,
+    },
+  };
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -58,7 +78,9 @@ export async function startTestGateway(env: Record<string, string> = {}, imports
       done();
     },
   });
-  const app = await createGateway(config, createLogger(config.log.level, sink), { imports: imports as never[] });
+  const app = await createGateway(config, createLogger(config.log.level, sink), {
+    imports: imports as never[],
+  });
   if (options.listen) await app.listen({ host: '127.0.0.1', port });
   else await app.getHttpAdapter().getInstance().ready();
   const tenants = app.get(TenantsService);
@@ -86,4 +108,5 @@ export async function startTestGateway(env: Record<string, string> = {}, imports
 export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
 /** How many API calls the gateway's sandbox bank has answered, all operations together. */
-export const bankCallCount = (gateway: TestGateway) => Object.values(gateway.sandbox.bank.control.calls()).reduce((sum, n) => sum + n, 0);
+export const bankCallCount = (gateway: TestGateway) =>
+  Object.values(gateway.sandbox.bank.control.calls()).reduce((sum, n) => sum + n, 0);

@@ -1,13 +1,25 @@
-import { ClientCredentials, type TlsFiles } from '../../src/certificates/client-credentials.js';
-import { UpstreamTransport } from '../../src/upstream/transport/upstream-transport.js';
+import {
+  ClientCredentials,
+  type TlsFiles,
+} from '../../src/upstreams/open-banking/qwac/client-credentials.js';
+import { UpstreamTransport } from '../../src/upstreams/http/upstream-transport.js';
 
 /** The development certificate files for one TPP certificate (tpp, tpp-ai, tpp-noroles, …). */
 export function devTlsFiles(dir: string, name: string, caFile = `${dir}/ca.pem`): TlsFiles {
-  return { certFile: `${dir}/${name}.pem`, keyFile: `${dir}/${name}.key`, caFile, clientCaFile: `${dir}/ca.pem` };
+  return {
+    certFile: `${dir}/${name}.pem`,
+    keyFile: `${dir}/${name}.key`,
+    caFile,
+    clientCaFile: `${dir}/ca.pem`,
+  };
 }
 
 /** The production transport, as the gateway builds it, towards a given base URL. */
-export function transportTo(baseUrl: string, files: TlsFiles, overrides: Partial<ConstructorParameters<typeof UpstreamTransport>[0]> = {}): UpstreamTransport {
+export function transportTo(
+  baseUrl: string,
+  files: TlsFiles,
+  overrides: Partial<ConstructorParameters<typeof UpstreamTransport>[0]> = {},
+): UpstreamTransport {
   const credentials = new ClientCredentials(files);
   return new UpstreamTransport({
     name: 'open-banking',

@@ -4,11 +4,11 @@ import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { requestContext } from '../../src/logging/request-context.js';
-import { Psd2Contract } from '../../src/open-banking-contract/psd2-contract.js';
+import { requestContext } from '../../src/platform/logging/request-context.js';
+import { Psd2Contract } from '../../src/shared/contracts/psd2-contract.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
-import { UpstreamError } from '../../src/upstream/transport/upstream-errors.js';
-import type { UpstreamTransport } from '../../src/upstream/transport/upstream-transport.js';
+import { UpstreamError } from '../../src/upstreams/http/upstream-errors.js';
+import type { UpstreamTransport } from '../../src/upstreams/http/upstream-transport.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';
 
 const CERTS = 'certs/dev';
@@ -43,7 +43,12 @@ describe('mutual TLS between the gateway transport and the sandbox', () => {
   };
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ certsDir: CERTS, host: '127.0.0.1', openBankingPort: 0, scaPort: 0 });
+    sandbox = await startSandbox({
+      certsDir: CERTS,
+      host: '127.0.0.1',
+      openBankingPort: 0,
+      scaPort: 0,
+    });
   });
   afterAll(async () => {
     await Promise.all(transports.map((t) => t.close()));
@@ -69,7 +74,9 @@ describe('mutual TLS between the gateway transport and the sandbox', () => {
     const bare = transportTo(sandbox.openBankingUrl, files);
     transports.push(bare);
     // Same CA trust, no client certificate.
-    const noCert = transportTo(sandbox.openBankingUrl, files, { tls: { current: () => ({ ca: bare.options.tls.current().ca, version: 1 }) } });
+    const noCert = transportTo(sandbox.openBankingUrl, files, {
+      tls: { current: () => ({ ca: bare.options.tls.current().ca, version: 1 }) },
+    });
     transports.push(noCert);
     const failure = await failureOf(noCert.send({ method: 'GET', path: '/brands' }));
     expect(['tls', 'connection']).toContain(failure.kind);
@@ -79,8 +86,16 @@ describe('mutual TLS between the gateway transport and the sandbox', () => {
   it('answers a certificate without PSD2 roles with 401 CERTIFICATE_INVALID on every open-banking API', async () => {
     const noRoles = transport('tpp-noroles');
     for (const { method, path, operationId } of samplePaths) {
-      const response = await noRoles.send({ method, path, json: method === 'POST' ? {} : undefined });
-      expect({ operationId, status: response.status, code: (response.body as { tppMessages: { code: string }[] }).tppMessages?.[0]?.code }).toEqual({
+      const response = await noRoles.send({
+        method,
+        path,
+        json: method === 'POST' ? {} : undefined,
+      });
+      expect({
+        operationId,
+        status: response.status,
+        code: (response.body as { tppMessages: { code: string }[] }).tppMessages?.[0]?.code,
+      }).toEqual({
         operationId,
         status: 401,
         code: 'CERTIFICATE_INVALID',
@@ -91,8 +106,13 @@ describe('mutual TLS between the gateway transport and the sandbox', () => {
   it('answers a PSP_AI-only certificate with 401 CERTIFICATE_INVALID for payments and confirmation of funds only', async () => {
     const aisOnly = transport('tpp-ai');
     for (const { method, path, operationId } of samplePaths) {
-      const response = await aisOnly.send({ method, path, json: method === 'POST' ? {} : undefined });
-      const code = (response.body as { tppMessages?: { code: string }[] } | undefined)?.tppMessages?.[0]?.code;
+      const response = await aisOnly.send({
+        method,
+        path,
+        json: method === 'POST' ? {} : undefined,
+      });
+      const code = (response.body as { tppMessages?: { code: string }[] } | undefined)
+        ?.tppMessages?.[0]?.code;
       const refused = response.status === 401 && code === 'CERTIFICATE_INVALID';
       const needsOtherRole = /payments|funds-confirmations|confirmation-of-funds/.test(path);
       expect({ operationId, refused }).toEqual({ operationId, refused: needsOtherRole });
@@ -101,14 +121,38 @@ describe('mutual TLS between the gateway transport and the sandbox', () => {
 
   it('refuses a sandbox whose server certificate does not chain to the configured CA', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'portico-other-ca-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'other.key'), '-out', join(dir, 'other.pem'), '-days', '2', '-subj', '/CN=Some other CA'], { stdio: 'pipe' });
-    const failure = await failureOf(transport('tpp', join(dir, 'other.pem')).send({ method: 'GET', path: '/brands' }));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-keyout',
+        join(dir, 'other.key'),
+        '-out',
+        join(dir, 'other.pem'),
+        '-days',
+        '2',
+        '-subj',
+        '/CN=Some other CA',
+      ],
+      { stdio: 'pipe' },
+    );
+    const failure = await failureOf(
+      transport('tpp', join(dir, 'other.pem')).send({ method: 'GET', path: '/brands' }),
+    );
     expect(failure.kind).toBe('tls');
   });
 
   it('forwards the request id of the current request upstream', async () => {
     const requestId = randomUUID();
-    const response = await requestContext.run({ requestId }, () => transport('tpp').send({ method: 'GET', path: '/brands' }));
+    const response = await requestContext.run({ requestId }, () =>
+      transport('tpp').send({ method: 'GET', path: '/brands' }),
+    );
     expect(response.headers['x-request-id']).toBe(requestId);
   });
 
@@ -128,10 +172,19 @@ describe('mutual TLS between the gateway transport and the sandbox', () => {
 
   it('presents a replaced certificate on new connections without a restart', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'portico-rotate-'));
-    for (const file of ['tpp.pem', 'tpp.key', 'ca.pem']) copyFileSync(join(CERTS, file), join(dir, file));
-    const rotating = transportTo(sandbox.openBankingUrl, { certFile: join(dir, 'tpp.pem'), keyFile: join(dir, 'tpp.key'), caFile: join(dir, 'ca.pem'), clientCaFile: join(dir, 'ca.pem') });
+    for (const file of ['tpp.pem', 'tpp.key', 'ca.pem'])
+      copyFileSync(join(CERTS, file), join(dir, file));
+    const rotating = transportTo(sandbox.openBankingUrl, {
+      certFile: join(dir, 'tpp.pem'),
+      keyFile: join(dir, 'tpp.key'),
+      caFile: join(dir, 'ca.pem'),
+      clientCaFile: join(dir, 'ca.pem'),
+    });
     transports.push(rotating);
-    const payment = { method: 'GET' as const, path: '/alpha-bank/bg/v1/payments/sepa-credit-transfers/unknown-payment/status' };
+    const payment = {
+      method: 'GET' as const,
+      path: '/alpha-bank/bg/v1/payments/sepa-credit-transfers/unknown-payment/status',
+    };
     expect((await rotating.send(payment)).status).not.toBe(401);
 
     // Renewal in place: the new certificate carries only PSP_AI, so the payments API must now refuse it.
@@ -141,7 +194,9 @@ describe('mutual TLS between the gateway transport and the sandbox', () => {
     const handshakesBefore = sandbox.tlsHandshakes();
     const after = await rotating.send(payment);
     expect(after.status).toBe(401);
-    expect((after.body as { tppMessages: { code: string }[] }).tppMessages[0].code).toBe('CERTIFICATE_INVALID');
+    expect((after.body as { tppMessages: { code: string }[] }).tppMessages[0].code).toBe(
+      'CERTIFICATE_INVALID',
+    );
     expect(sandbox.tlsHandshakes()).toBe(handshakesBefore + 1);
   });
 });

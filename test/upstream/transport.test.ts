@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
-import { encodeForm } from '../../src/upstream/transport/form-encoding.js';
-import { UpstreamError } from '../../src/upstream/transport/upstream-errors.js';
+import { encodeForm } from '../../src/upstreams/http/form-encoding.js';
+import { UpstreamError } from '../../src/upstreams/http/upstream-errors.js';
 import { freePort } from '../support/processes.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';
 
@@ -11,7 +11,10 @@ describe('upstream transport failures', () => {
   let silent: Server;
   let silentPort: number;
   beforeAll(async () => {
-    silent = createServer({ key: readFileSync('certs/dev/sandbox.key'), cert: readFileSync('certs/dev/sandbox.pem') }, () => undefined);
+    silent = createServer(
+      { key: readFileSync('certs/dev/sandbox.key'), cert: readFileSync('certs/dev/sandbox.pem') },
+      () => undefined,
+    );
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
     silentPort = (silent.address() as { port: number }).port;
   });
@@ -37,7 +40,11 @@ describe('upstream transport failures', () => {
   });
 
   it('reports a provider that does not answer in time as a timeout', async () => {
-    const transport = transportTo(`https://localhost:${silentPort}`, devTlsFiles('certs/dev', 'tpp'), { headersTimeoutMs: 300 });
+    const transport = transportTo(
+      `https://localhost:${silentPort}`,
+      devTlsFiles('certs/dev', 'tpp'),
+      { headersTimeoutMs: 300 },
+    );
     expect(await kindOf(transport.send({ method: 'GET', path: '/brands' }))).toBe('timeout');
     await transport.close();
   });
@@ -47,14 +54,24 @@ describe('the transport for a form-encoded API with Basic auth (the card API)', 
   // A stand-in for the provider's card API that echoes what it received.
   let echo: Server;
   beforeAll(async () => {
-    echo = createServer({ key: readFileSync('certs/dev/sandbox.key'), cert: readFileSync('certs/dev/sandbox.pem') }, (request, response) => {
-      let body = '';
-      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      request.on('end', () => {
-        response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(JSON.stringify({ authorization: request.headers.authorization, contentType: request.headers['content-type'], requestId: request.headers['x-request-id'], body }));
-      });
-    });
+    echo = createServer(
+      { key: readFileSync('certs/dev/sandbox.key'), cert: readFileSync('certs/dev/sandbox.pem') },
+      (request, response) => {
+        let body = '';
+        request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        request.on('end', () => {
+          response.writeHead(200, { 'content-type': 'application/json' });
+          response.end(
+            JSON.stringify({
+              authorization: request.headers.authorization,
+              contentType: request.headers['content-type'],
+              requestId: request.headers['x-request-id'],
+              body,
+            }),
+          );
+        });
+      },
+    );
     await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', () => resolve()));
   });
   afterAll(() => {
@@ -63,8 +80,16 @@ describe('the transport for a form-encoded API with Basic auth (the card API)', 
   });
 
   it('sends Basic credentials, a bracket-encoded form body and a request id', async () => {
-    const transport = transportTo(`https://localhost:${(echo.address() as { port: number }).port}`, devTlsFiles('certs/dev', 'tpp'), { basicAuth: { username: 'sk_test_123', password: '' } });
-    const response = await transport.send<Record<string, string>>({ method: 'POST', path: '/payments', form: { amount: 1000, metadata: { order: 'A-1' } } });
+    const transport = transportTo(
+      `https://localhost:${(echo.address() as { port: number }).port}`,
+      devTlsFiles('certs/dev', 'tpp'),
+      { basicAuth: { username: 'sk_test_123', password: '' } },
+    );
+    const response = await transport.send<Record<string, string>>({
+      method: 'POST',
+      path: '/payments',
+      form: { amount: 1000, metadata: { order: 'A-1' } },
+    });
     await transport.close();
     expect(response.body).toMatchObject({
       authorization: `Basic ${Buffer.from('sk_test_123:').toString('base64')}`,
@@ -77,7 +102,14 @@ describe('the transport for a form-encoded API with Basic auth (the card API)', 
 
 describe('form encoding for the card API', () => {
   it('writes nested objects with brackets and lists with numeric indices, percent-encoded', () => {
-    expect(encodeForm({ amount: 1000, metadata: { order: 'A-1', note: 'a&b' }, domain_names: ['a.example', 'b.example'], skipped: undefined })).toBe(
+    expect(
+      encodeForm({
+        amount: 1000,
+        metadata: { order: 'A-1', note: 'a&b' },
+        domain_names: ['a.example', 'b.example'],
+        skipped: undefined,
+      }),
+    ).toBe(
       'amount=1000&metadata%5Border%5D=A-1&metadata%5Bnote%5D=a%26b&domain_names%5B0%5D=a.example&domain_names%5B1%5D=b.example',
     );
   });

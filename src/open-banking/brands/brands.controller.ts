@@ -1,19 +1,34 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import {
+  ApiOkResponse,
+  ApiOperation,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsOptional } from 'class-validator';
-import { Auth } from '../../auth/auth.decorator.js';
-import { ApiProblems, ApiStandardProblems } from '../../errors/api-problem-responses.js';
-import { PRINTABLE_TEXT_SOURCE } from '../../common/text.js';
+import { Auth } from '../../access/auth/auth.decorator.js';
+import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
+import { PRINTABLE_TEXT_SOURCE } from '../../platform/common/text.js';
 import { BRAND_ID_PATTERN } from '../consents/dto/consent.dto.js';
-import { UPSTREAM_PROBLEMS } from '../upstream-problems.js';
+import { UPSTREAM_PROBLEMS } from '../../upstreams/http/upstream-problems.js';
 import { BrandsService } from './brands.service.js';
 
 export class BrandView {
-  @ApiProperty({ description: 'Pass it as brandId', pattern: BRAND_ID_PATTERN, maxLength: 128, example: 'danube-bank' })
+  @ApiProperty({
+    description: 'Pass it as brandId',
+    pattern: BRAND_ID_PATTERN,
+    maxLength: 128,
+    example: 'danube-bank',
+  })
   brandId: string;
 
-  @ApiProperty({ maxLength: 200, pattern: PRINTABLE_TEXT_SOURCE, example: 'Danube Bank Hungary Zrt. (sandbox)' })
+  @ApiProperty({
+    maxLength: 200,
+    pattern: PRINTABLE_TEXT_SOURCE,
+    example: 'Danube Bank Hungary Zrt. (sandbox)',
+  })
   brandName: string;
 }
 
@@ -21,12 +36,21 @@ export class BrandList {
   @ApiProperty({ type: [BrandView], maxItems: 1000 })
   brands: BrandView[];
 
-  @ApiProperty({ description: 'When Portico last read the list from the provider', format: 'date-time', maxLength: 40 })
+  @ApiProperty({
+    description: 'When Portico last read the list from the provider',
+    format: 'date-time',
+    maxLength: 40,
+  })
   fetchedAt: string;
 }
 
 export class BrandsQuery {
-  @ApiPropertyOptional({ description: 'Read the list from the provider now instead of the cache (at most five minutes old)', type: Boolean, default: false })
+  @ApiPropertyOptional({
+    description:
+      'Read the list from the provider now instead of the cache (at most five minutes old)',
+    type: Boolean,
+    default: false,
+  })
   @IsOptional()
   @Transform(({ value }) => value === 'true' || value === true)
   @IsBoolean()
@@ -42,7 +66,10 @@ export class BrandsController {
   constructor(private readonly brands: BrandsService) {}
 
   @Get()
-  @ApiOperation({ summary: 'List the banks', description: 'The banks reachable through the provider, cached for five minutes.' })
+  @ApiOperation({
+    summary: 'List the banks',
+    description: 'The banks reachable through the provider, cached for five minutes.',
+  })
   @ApiOkResponse({ type: BrandList })
   async listBrands(@Query() query: BrandsQuery): Promise<BrandList> {
     const { brands, fetchedAt } = await this.brands.list(query.refresh === true);

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { currentRequestId } from '../../logging/request-context.js';
-import { OpenBankingClient } from '../../upstream/open-banking/open-banking.client.js';
-import { UpstreamCaller } from '../upstream-call.js';
+import { currentRequestId } from '../../platform/logging/request-context.js';
+import { OpenBankingClient } from '../../upstreams/open-banking/open-banking.client.js';
+import { UpstreamCaller } from '../../upstreams/http/upstream-caller.js';
 
 export interface Brand {
   brandId: string;
@@ -25,11 +25,19 @@ export class BrandsService {
   ) {}
 
   async list(forceRefresh = false): Promise<{ brands: Brand[]; fetchedAt: Date }> {
-    if (!forceRefresh && this.cache && Date.now() - this.cache.at < FRESH_MS) return { brands: this.cache.brands, fetchedAt: new Date(this.cache.at) };
-    const answer = await this.upstream.call('listBrands', 'GET', () => this.client.api.GET('/brands', { params: { header: { 'X-Request-ID': currentRequestId() ?? randomUUID() } } }));
+    if (!forceRefresh && this.cache && Date.now() - this.cache.at < FRESH_MS)
+      return { brands: this.cache.brands, fetchedAt: new Date(this.cache.at) };
+    const answer = await this.upstream.call('listBrands', 'GET', () =>
+      this.client.api.GET('/brands', {
+        params: { header: { 'X-Request-ID': currentRequestId() ?? randomUUID() } },
+      }),
+    );
     if (answer.status >= 400 || !answer.data) throw this.upstream.refusal('listBrands', answer);
     // authorizationEndpoint is the bank's SCA address: apps use the scaRedirect of each consent instead.
-    const brands = answer.data.brands.map((brand) => ({ brandId: brand.brandId, brandName: brand.brandName }));
+    const brands = answer.data.brands.map((brand) => ({
+      brandId: brand.brandId,
+      brandName: brand.brandName,
+    }));
     this.cache = { at: Date.now(), brands };
     return { brands, fetchedAt: new Date(this.cache.at) };
   }

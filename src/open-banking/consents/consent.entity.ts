@@ -1,12 +1,22 @@
-import type { JsonObject } from '../../common/json.js';
+import type { JsonObject } from '../../platform/common/json.js';
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import { ScaSubjectColumns } from '../sca/sca-subject.columns.js';
+import { ScaSubjectColumns } from '../sca-sessions/sca-subject.columns.js';
 
 export const CONSENT_KINDS = ['ais', 'cof'] as const;
 export type ConsentKind = (typeof CONSENT_KINDS)[number];
 
 /** Portico's own states before the bank has one: `creating` (row written, upstream call not confirmed) and `failed`. */
-export const CONSENT_STATUSES = ['creating', 'failed', 'received', 'rejected', 'partiallyAuthorised', 'valid', 'revokedByPsu', 'expired', 'terminatedByTpp'] as const;
+export const CONSENT_STATUSES = [
+  'creating',
+  'failed',
+  'received',
+  'rejected',
+  'partiallyAuthorised',
+  'valid',
+  'revokedByPsu',
+  'expired',
+  'terminatedByTpp',
+] as const;
 export type ConsentStatus = (typeof CONSENT_STATUSES)[number];
 
 export interface ConsentAccount {

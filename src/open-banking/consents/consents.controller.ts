@@ -1,10 +1,16 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal } from '../../auth/auth.decorator.js';
-import { Idempotent } from '../../idempotency/idempotent.decorator.js';
-import { ApiProblems, ApiStandardProblems } from '../../errors/api-problem-responses.js';
-import type { Principal } from '../../tenants/tenants.service.js';
-import { UPSTREAM_PROBLEMS } from '../upstream-problems.js';
+import {
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
+import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
+import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
+import type { Principal } from '../../access/tenants/tenants.service.js';
+import { UPSTREAM_PROBLEMS } from '../../upstreams/http/upstream-problems.js';
 import { ConsentsService } from './consents.service.js';
 import { ConsentStatusView, ConsentView, CreateConsentRequest } from './dto/consent.dto.js';
 import { ConsentParams } from './dto/params.dto.js';
@@ -20,37 +26,70 @@ export class ConsentsController {
   @Post()
   @ApiOperation({
     summary: 'Create an account-information consent',
-    description: "Portico stores the consent, asks the bank for it and returns `_links.scaRedirect`: send the user's browser there. After the bank, the browser comes back through Portico to `redirectUri` with `consentId` and `status` in the query string.",
+    description:
+      "Portico stores the consent, asks the bank for it and returns `_links.scaRedirect`: send the user's browser there. After the bank, the browser comes back through Portico to `redirectUri` with `consentId` and `status` in the query string.",
   })
   @Idempotent()
   @ApiCreatedResponse({ type: ConsentView })
-  async createConsent(@CurrentPrincipal() principal: Principal, @Body() body: CreateConsentRequest): Promise<ConsentView> {
+  async createConsent(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: CreateConsentRequest,
+  ): Promise<ConsentView> {
     return ConsentView.of(await this.consents.createAccountConsent(principal.tenantId, body));
   }
 
   @Get(':consentId')
-  @ApiOperation({ summary: 'Get a consent', description: 'With its status brought up to date from the bank.' })
+  @ApiOperation({
+    summary: 'Get a consent',
+    description: 'With its status brought up to date from the bank.',
+  })
   @ApiOkResponse({ type: ConsentView })
-  @ApiProblems({ 404: "No such consent for this tenant (code CONSENT_UNKNOWN)" })
-  async getConsent(@CurrentPrincipal() principal: Principal, @Param() params: ConsentParams): Promise<ConsentView> {
-    return ConsentView.of(await this.consents.refresh(await this.consents.find(principal.tenantId, params.consentId, 'ais')));
+  @ApiProblems({ 404: 'No such consent for this tenant (code CONSENT_UNKNOWN)' })
+  async getConsent(
+    @CurrentPrincipal() principal: Principal,
+    @Param() params: ConsentParams,
+  ): Promise<ConsentView> {
+    return ConsentView.of(
+      await this.consents.refresh(
+        await this.consents.find(principal.tenantId, params.consentId, 'ais'),
+      ),
+    );
   }
 
   @Get(':consentId/status')
-  @ApiOperation({ summary: "Get a consent's status", description: 'Brought up to date from the bank while it can still change.' })
+  @ApiOperation({
+    summary: "Get a consent's status",
+    description: 'Brought up to date from the bank while it can still change.',
+  })
   @ApiOkResponse({ type: ConsentStatusView })
   @ApiProblems({ 404: 'No such consent for this tenant (code CONSENT_UNKNOWN)' })
-  async getConsentStatus(@CurrentPrincipal() principal: Principal, @Param() params: ConsentParams): Promise<ConsentStatusView> {
-    const consent = await this.consents.refresh(await this.consents.find(principal.tenantId, params.consentId, 'ais'));
+  async getConsentStatus(
+    @CurrentPrincipal() principal: Principal,
+    @Param() params: ConsentParams,
+  ): Promise<ConsentStatusView> {
+    const consent = await this.consents.refresh(
+      await this.consents.find(principal.tenantId, params.consentId, 'ais'),
+    );
     return { consentId: consent.id, status: consent.status };
   }
 
   @Delete(':consentId')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete a consent', description: 'Terminates it at the bank (terminatedByTpp). Deleting it again is harmless.' })
+  @ApiOperation({
+    summary: 'Delete a consent',
+    description: 'Terminates it at the bank (terminatedByTpp). Deleting it again is harmless.',
+  })
   @ApiNoContentResponse({ description: 'Terminated' })
-  @ApiProblems({ 404: 'No such consent for this tenant (code CONSENT_UNKNOWN)', 409: 'The consent is already rejected, revoked or expired (code STATUS_INVALID)' })
-  async deleteConsent(@CurrentPrincipal() principal: Principal, @Param() params: ConsentParams): Promise<void> {
-    await this.consents.delete(await this.consents.find(principal.tenantId, params.consentId, 'ais'));
+  @ApiProblems({
+    404: 'No such consent for this tenant (code CONSENT_UNKNOWN)',
+    409: 'The consent is already rejected, revoked or expired (code STATUS_INVALID)',
+  })
+  async deleteConsent(
+    @CurrentPrincipal() principal: Principal,
+    @Param() params: ConsentParams,
+  ): Promise<void> {
+    await this.consents.delete(
+      await this.consents.find(principal.tenantId, params.consentId, 'ais'),
+    );
   }
 }

@@ -2,25 +2,42 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { Repository } from 'typeorm';
-import type { JsonObject } from '../../common/json.js';
-import { PROBLEM_TYPES, ProblemException } from '../../errors/problem.js';
-import { ValidationFailedException } from '../../errors/to-problem.js';
-import { currentRequestId } from '../../logging/request-context.js';
-import { OpenBankingClient } from '../../upstream/open-banking/open-banking.client.js';
-import { ScaSessionsService } from '../sca/sca-sessions.service.js';
-import { newScaSubject } from '../sca/sca-subject.columns.js';
-import { UpstreamCaller } from '../upstream-call.js';
-import { Consent, type ConsentAccount, type ConsentKind, type ConsentStatus } from './consent.entity.js';
+import type { JsonObject } from '../../platform/common/json.js';
+import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { ValidationFailedException } from '../../platform/errors/to-problem.js';
+import { currentRequestId } from '../../platform/logging/request-context.js';
+import { OpenBankingClient } from '../../upstreams/open-banking/open-banking.client.js';
+import { ScaSessionsService } from '../sca-sessions/sca-sessions.service.js';
+import { newScaSubject } from '../sca-sessions/sca-subject.columns.js';
+import { UpstreamCaller } from '../../upstreams/http/upstream-caller.js';
+import {
+  Consent,
+  type ConsentAccount,
+  type ConsentKind,
+  type ConsentStatus,
+} from './consent.entity.js';
 import type { CreateCofConsentRequest, CreateConsentRequest } from './dto/consent.dto.js';
-import { StatusHistoryService } from './status-history.service.js';
-import { isUuid } from '../../common/uuid.js';
+import { StatusHistoryService } from '../../audit/trail/status-history.service.js';
+import { isUuid } from '../../shared/uuid.js';
 
-const FINAL: readonly ConsentStatus[] = ['failed', 'rejected', 'revokedByPsu', 'expired', 'terminatedByTpp'];
+const FINAL: readonly ConsentStatus[] = [
+  'failed',
+  'rejected',
+  'revokedByPsu',
+  'expired',
+  'terminatedByTpp',
+];
 const requestId = () => currentRequestId() ?? randomUUID();
 const todayUtc = () => new Date().toISOString().slice(0, 10);
 
 export const consentProblem = (status: number, code: string, detail: string) =>
-  new ProblemException({ status, type: `urn:portico:problem:consent:${code.toLowerCase().replace(/_/g, '-')}`, title: code, detail, extensions: { code } });
+  new ProblemException({
+    status,
+    type: `urn:portico:problem:consent:${code.toLowerCase().replace(/_/g, '-')}`,
+    title: code,
+    detail,
+    extensions: { code },
+  });
 
 /**
  * The consent store: one row per consent, written before the bank is called and completed after,
@@ -37,7 +54,10 @@ export class ConsentsService {
   ) {}
 
   async createAccountConsent(tenantId: string, request: CreateConsentRequest): Promise<Consent> {
-    if (request.validUntil < todayUtc()) throw new ValidationFailedException([{ field: 'validUntil', reason: 'validUntil must not be in the past' }]);
+    if (request.validUntil < todayUtc())
+      throw new ValidationFailedException([
+        { field: 'validUntil', reason: 'validUntil must not be in the past' },
+      ]);
     const access = request.access as JsonObject;
     const consent = await this.insertCreating(tenantId, 'ais', request, access, {
       recurringIndicator: request.recurringIndicator,
@@ -47,19 +67,44 @@ export class ConsentsService {
     const callback = await this.sca.open({ kind: 'consent', id: consent.id, tenantId });
     const answer = await this.upstreamCreate(consent, () =>
       this.client.api.POST('/{brandId}/bg/v1/consents', {
-        params: { path: { brandId: request.brandId }, header: { 'X-Request-ID': requestId(), 'TPP-Redirect-URI': callback, 'TPP-Nok-Redirect-URI': callback } },
-        body: { access: access as never, recurringIndicator: request.recurringIndicator, validUntil: request.validUntil, ...(request.frequencyPerDay ? { frequencyPerDay: request.frequencyPerDay } : {}) },
+        params: {
+          path: { brandId: request.brandId },
+          header: {
+            'X-Request-ID': requestId(),
+            'TPP-Redirect-URI': callback,
+            'TPP-Nok-Redirect-URI': callback,
+          },
+        },
+        body: {
+          access: access as never,
+          recurringIndicator: request.recurringIndicator,
+          validUntil: request.validUntil,
+          ...(request.frequencyPerDay ? { frequencyPerDay: request.frequencyPerDay } : {}),
+        },
       }),
     );
     return this.completeCreation(consent, answer);
   }
 
   async createFundsConsent(tenantId: string, request: CreateCofConsentRequest): Promise<Consent> {
-    const consent = await this.insertCreating(tenantId, 'cof', request, { account: request.account as JsonObject }, {});
+    const consent = await this.insertCreating(
+      tenantId,
+      'cof',
+      request,
+      { account: request.account as JsonObject },
+      {},
+    );
     const callback = await this.sca.open({ kind: 'consent', id: consent.id, tenantId });
     const answer = await this.upstreamCreate(consent, () =>
       this.client.api.POST('/{brandId}/bg/v2/consents/confirmation-of-funds', {
-        params: { path: { brandId: request.brandId }, header: { 'X-Request-ID': requestId(), 'TPP-Redirect-URI': callback, 'TPP-Nok-Redirect-URI': callback } },
+        params: {
+          path: { brandId: request.brandId },
+          header: {
+            'X-Request-ID': requestId(),
+            'TPP-Redirect-URI': callback,
+            'TPP-Nok-Redirect-URI': callback,
+          },
+        },
         body: { account: request.account as never },
       }),
     );
@@ -68,9 +113,17 @@ export class ConsentsService {
 
   /** The tenant's consent, or 404: another tenant's consent does not exist for this caller. */
   async find(tenantId: string, consentId: string, kind?: ConsentKind): Promise<Consent> {
-    const consent = isUuid(consentId) ? await this.consents.findOne({ where: { id: consentId, tenantId } }) : null;
+    const consent = isUuid(consentId)
+      ? await this.consents.findOne({ where: { id: consentId, tenantId } })
+      : null;
     if (!consent || (kind && consent.kind !== kind)) {
-      throw new ProblemException({ status: 404, type: PROBLEM_TYPES.notFound, title: 'Not Found', detail: `No consent ${consentId}`, extensions: { code: 'CONSENT_UNKNOWN' } });
+      throw new ProblemException({
+        status: 404,
+        type: PROBLEM_TYPES.notFound,
+        title: 'Not Found',
+        detail: `No consent ${consentId}`,
+        extensions: { code: 'CONSENT_UNKNOWN' },
+      });
     }
     return consent;
   }
@@ -80,21 +133,37 @@ export class ConsentsService {
     await this.expireIfDue(consent);
     if (FINAL.includes(consent.status) || !consent.upstreamConsentId) return consent;
     const status = await this.upstreamStatus(consent);
-    if (status && status !== consent.status) await this.transition(consent, status, 'upstream-status');
+    if (status && status !== consent.status)
+      await this.transition(consent, status, 'upstream-status');
     return consent;
   }
 
   async delete(consent: Consent): Promise<void> {
     if (consent.status === 'terminatedByTpp') return;
-    if (FINAL.includes(consent.status)) throw consentProblem(409, 'STATUS_INVALID', `The consent is ${consent.status} and cannot be deleted`);
+    if (FINAL.includes(consent.status))
+      throw consentProblem(
+        409,
+        'STATUS_INVALID',
+        `The consent is ${consent.status} and cannot be deleted`,
+      );
     if (consent.upstreamConsentId) {
       const path = { brandId: consent.brandId, consentId: consent.upstreamConsentId };
       const header = { 'X-Request-ID': requestId() };
       const answer =
         consent.kind === 'ais'
-          ? await this.upstream.call('deleteConsent', 'DELETE', () => this.client.api.DELETE('/{brandId}/bg/v1/consents/{consentId}', { params: { path, header } }))
-          : await this.upstream.call('deleteCofConsent', 'DELETE', () => this.client.api.DELETE('/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}', { params: { path, header } }));
-      if (answer.status >= 400 && answer.status !== 409) throw this.upstream.refusal('deleteConsent', answer);
+          ? await this.upstream.call('deleteConsent', 'DELETE', () =>
+              this.client.api.DELETE('/{brandId}/bg/v1/consents/{consentId}', {
+                params: { path, header },
+              }),
+            )
+          : await this.upstream.call('deleteCofConsent', 'DELETE', () =>
+              this.client.api.DELETE(
+                '/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}',
+                { params: { path, header } },
+              ),
+            );
+      if (answer.status >= 400 && answer.status !== 409)
+        throw this.upstream.refusal('deleteConsent', answer);
       if (answer.status === 409) return void (await this.refresh(consent));
     }
     await this.transition(consent, 'terminatedByTpp', 'deleted-by-app');
@@ -109,24 +178,42 @@ export class ConsentsService {
     if (!consent.upstreamConsentId) return consent;
     const path = { brandId: consent.brandId, consentId: consent.upstreamConsentId };
     if (consent.kind === 'ais') {
-      const answer = await this.upstream.call('getConsent', 'GET', () => this.client.api.GET('/{brandId}/bg/v1/consents/{consentId}', { params: { path, header: { 'X-Request-ID': requestId() } } }));
+      const answer = await this.upstream.call('getConsent', 'GET', () =>
+        this.client.api.GET('/{brandId}/bg/v1/consents/{consentId}', {
+          params: { path, header: { 'X-Request-ID': requestId() } },
+        }),
+      );
       if (answer.data) {
         consent.grantedAccess = answer.data.access as unknown as JsonObject;
         consent.validUntil = answer.data.validUntil;
         consent.recurringIndicator = answer.data.recurringIndicator;
-        if (answer.data.consentStatus === 'valid') consent.accounts = await this.readAccounts(consent, psuIpAddress);
-        await this.patch(consent.id, { grantedAccess: consent.grantedAccess, validUntil: consent.validUntil, recurringIndicator: consent.recurringIndicator, accounts: consent.accounts, lastScaAt: consent.lastScaAt });
-        if (answer.data.consentStatus !== consent.status) await this.transition(consent, answer.data.consentStatus, 'sca-callback');
+        if (answer.data.consentStatus === 'valid')
+          consent.accounts = await this.readAccounts(consent, psuIpAddress);
+        await this.patch(consent.id, {
+          grantedAccess: consent.grantedAccess,
+          validUntil: consent.validUntil,
+          recurringIndicator: consent.recurringIndicator,
+          accounts: consent.accounts,
+          lastScaAt: consent.lastScaAt,
+        });
+        if (answer.data.consentStatus !== consent.status)
+          await this.transition(consent, answer.data.consentStatus, 'sca-callback');
         return consent;
       }
     } else {
       const answer = await this.upstream.call('getCofConsent', 'GET', () =>
-        this.client.api.GET('/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}', { params: { path, header: { 'X-Request-ID': requestId() } } }),
+        this.client.api.GET('/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}', {
+          params: { path, header: { 'X-Request-ID': requestId() } },
+        }),
       );
       if (answer.data) {
         consent.grantedAccess = { account: answer.data.account as unknown as JsonObject };
-        await this.patch(consent.id, { grantedAccess: consent.grantedAccess, lastScaAt: consent.lastScaAt });
-        if (answer.data.consentStatus !== consent.status) await this.transition(consent, answer.data.consentStatus, 'sca-callback');
+        await this.patch(consent.id, {
+          grantedAccess: consent.grantedAccess,
+          lastScaAt: consent.lastScaAt,
+        });
+        if (answer.data.consentStatus !== consent.status)
+          await this.transition(consent, answer.data.consentStatus, 'sca-callback');
         return consent;
       }
     }
@@ -136,7 +223,12 @@ export class ConsentsService {
 
   /** Records a valid consent whose last day has passed as expired; returns whether it did. */
   async expireIfDue(consent: Consent): Promise<boolean> {
-    if (consent.status !== 'valid' || consent.validUntil === null || consent.validUntil >= todayUtc()) return false;
+    if (
+      consent.status !== 'valid' ||
+      consent.validUntil === null ||
+      consent.validUntil >= todayUtc()
+    )
+      return false;
     await this.transition(consent, 'expired', 'valid-until-passed');
     return true;
   }
@@ -149,7 +241,11 @@ export class ConsentsService {
   async reconcile(): Promise<{ failed: number; refreshed: number }> {
     let failed = 0;
     let refreshed = 0;
-    const stale = await this.consents.createQueryBuilder('c').where('c.status = :creating', { creating: 'creating' }).andWhere("c.created_at < now() - interval '5 seconds'").getMany();
+    const stale = await this.consents
+      .createQueryBuilder('c')
+      .where('c.status = :creating', { creating: 'creating' })
+      .andWhere("c.created_at < now() - interval '5 seconds'")
+      .getMany();
     for (const consent of stale) {
       if (consent.upstreamConsentId) {
         const status = await this.upstreamStatus(consent).catch(() => undefined);
@@ -196,30 +292,58 @@ export class ConsentsService {
     });
     await this.consents.manager.transaction(async (manager) => {
       await manager.insert(Consent, consent as never);
-      await this.history.append({ kind: 'consent', id: consent.id, tenantId }, null, 'creating', 'created', manager);
+      await this.history.append(
+        { kind: 'consent', id: consent.id, tenantId },
+        null,
+        'creating',
+        'created',
+        manager,
+      );
     });
     return this.consents.findOneOrFail({ where: { id: consent.id } });
   }
 
-  private async upstreamCreate<T>(consent: Consent, send: () => Promise<{ data?: T; error?: unknown; response: Response }>) {
+  private async upstreamCreate<T>(
+    consent: Consent,
+    send: () => Promise<{ data?: T; error?: unknown; response: Response }>,
+  ) {
     try {
-      const answer = await this.upstream.call(consent.kind === 'ais' ? 'createConsent' : 'createCofConsent', 'POST', send);
+      const answer = await this.upstream.call(
+        consent.kind === 'ais' ? 'createConsent' : 'createCofConsent',
+        'POST',
+        send,
+      );
       if (answer.status >= 400) {
-        await this.transition(consent, 'failed', `upstream-refused:${answer.messages[0]?.code ?? answer.status}`);
-        throw this.upstream.refusal(consent.kind === 'ais' ? 'createConsent' : 'createCofConsent', answer);
+        await this.transition(
+          consent,
+          'failed',
+          `upstream-refused:${answer.messages[0]?.code ?? answer.status}`,
+        );
+        throw this.upstream.refusal(
+          consent.kind === 'ais' ? 'createConsent' : 'createCofConsent',
+          answer,
+        );
       }
       return answer;
     } catch (error) {
-      if (consent.status === 'creating') await this.transition(consent, 'failed', 'upstream-unconfirmed');
+      if (consent.status === 'creating')
+        await this.transition(consent, 'failed', 'upstream-unconfirmed');
       throw error;
     }
   }
 
   private async completeCreation(consent: Consent, answer: { data?: unknown }): Promise<Consent> {
-    const data = answer.data as { consentId: string; consentStatus: ConsentStatus; _links?: { scaRedirect?: { href: string } } };
+    const data = answer.data as {
+      consentId: string;
+      consentStatus: ConsentStatus;
+      _links?: { scaRedirect?: { href: string } };
+    };
     consent.upstreamConsentId = data.consentId;
     consent.scaRedirect = data._links?.scaRedirect?.href ?? null;
-    await this.patch(consent.id, { upstreamConsentId: consent.upstreamConsentId, scaRedirect: consent.scaRedirect });
+    await this.patch(consent.id, {
+      upstreamConsentId: consent.upstreamConsentId,
+      scaRedirect: consent.scaRedirect,
+    });
     await this.transition(consent, data.consentStatus, 'upstream-created');
     return consent;
   }
@@ -229,17 +353,37 @@ export class ConsentsService {
     const header = { 'X-Request-ID': requestId() };
     const answer =
       consent.kind === 'ais'
-        ? await this.upstream.call('getConsentStatus', 'GET', () => this.client.api.GET('/{brandId}/bg/v1/consents/{consentId}/status', { params: { path, header } }))
-        : await this.upstream.call('getCofConsentStatus', 'GET', () => this.client.api.GET('/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}/status', { params: { path, header } }));
+        ? await this.upstream.call('getConsentStatus', 'GET', () =>
+            this.client.api.GET('/{brandId}/bg/v1/consents/{consentId}/status', {
+              params: { path, header },
+            }),
+          )
+        : await this.upstream.call('getCofConsentStatus', 'GET', () =>
+            this.client.api.GET(
+              '/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}/status',
+              { params: { path, header } },
+            ),
+          );
     return answer.data?.consentStatus as ConsentStatus | undefined;
   }
 
   private async readAccounts(consent: Consent, psuIpAddress: string): Promise<ConsentAccount[]> {
     const answer = await this.upstream.call('listAccounts', 'GET', () =>
       this.client.api.GET('/{brandId}/bg/v1/accounts', {
-        params: { path: { brandId: consent.brandId }, header: { 'X-Request-ID': requestId(), 'Consent-ID': consent.upstreamConsentId as string, 'PSU-IP-Address': psuIpAddress } },
+        params: {
+          path: { brandId: consent.brandId },
+          header: {
+            'X-Request-ID': requestId(),
+            'Consent-ID': consent.upstreamConsentId as string,
+            'PSU-IP-Address': psuIpAddress,
+          },
+        },
       }),
     );
-    return (answer.data?.accounts ?? []).map((account) => ({ resourceId: account.resourceId, iban: account.iban, currency: account.currency }));
+    return (answer.data?.accounts ?? []).map((account) => ({
+      resourceId: account.resourceId,
+      iban: account.iban,
+      currency: account.currency,
+    }));
   }
 }

@@ -1,10 +1,16 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal } from '../../auth/auth.decorator.js';
-import { Idempotent } from '../../idempotency/idempotent.decorator.js';
-import { ApiProblems, ApiStandardProblems } from '../../errors/api-problem-responses.js';
-import type { Principal } from '../../tenants/tenants.service.js';
-import { UPSTREAM_PROBLEMS } from '../upstream-problems.js';
+import {
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
+import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
+import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
+import type { Principal } from '../../access/tenants/tenants.service.js';
+import { UPSTREAM_PROBLEMS } from '../../upstreams/http/upstream-problems.js';
 import { ConsentsService } from './consents.service.js';
 import { ConsentStatusView, ConsentView, CreateCofConsentRequest } from './dto/consent.dto.js';
 import { ConsentParams } from './dto/params.dto.js';
@@ -18,36 +24,71 @@ export class FundsConsentsController {
   constructor(private readonly consents: ConsentsService) {}
 
   @Post()
-  @ApiOperation({ summary: 'Create a confirmation-of-funds consent', description: "For one account. Send the user's browser to `_links.scaRedirect`." })
+  @ApiOperation({
+    summary: 'Create a confirmation-of-funds consent',
+    description: "For one account. Send the user's browser to `_links.scaRedirect`.",
+  })
   @Idempotent()
   @ApiCreatedResponse({ type: ConsentView })
-  async createFundsConsent(@CurrentPrincipal() principal: Principal, @Body() body: CreateCofConsentRequest): Promise<ConsentView> {
+  async createFundsConsent(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: CreateCofConsentRequest,
+  ): Promise<ConsentView> {
     return ConsentView.of(await this.consents.createFundsConsent(principal.tenantId, body));
   }
 
   @Get(':consentId')
-  @ApiOperation({ summary: 'Get a confirmation-of-funds consent', description: 'With its status brought up to date from the bank.' })
+  @ApiOperation({
+    summary: 'Get a confirmation-of-funds consent',
+    description: 'With its status brought up to date from the bank.',
+  })
   @ApiOkResponse({ type: ConsentView })
   @ApiProblems({ 404: 'No such consent for this tenant (code CONSENT_UNKNOWN)' })
-  async getFundsConsent(@CurrentPrincipal() principal: Principal, @Param() params: ConsentParams): Promise<ConsentView> {
-    return ConsentView.of(await this.consents.refresh(await this.consents.find(principal.tenantId, params.consentId, 'cof')));
+  async getFundsConsent(
+    @CurrentPrincipal() principal: Principal,
+    @Param() params: ConsentParams,
+  ): Promise<ConsentView> {
+    return ConsentView.of(
+      await this.consents.refresh(
+        await this.consents.find(principal.tenantId, params.consentId, 'cof'),
+      ),
+    );
   }
 
   @Get(':consentId/status')
-  @ApiOperation({ summary: "Get a confirmation-of-funds consent's status", description: 'Brought up to date from the bank while it can still change.' })
+  @ApiOperation({
+    summary: "Get a confirmation-of-funds consent's status",
+    description: 'Brought up to date from the bank while it can still change.',
+  })
   @ApiOkResponse({ type: ConsentStatusView })
   @ApiProblems({ 404: 'No such consent for this tenant (code CONSENT_UNKNOWN)' })
-  async getFundsConsentStatus(@CurrentPrincipal() principal: Principal, @Param() params: ConsentParams): Promise<ConsentStatusView> {
-    const consent = await this.consents.refresh(await this.consents.find(principal.tenantId, params.consentId, 'cof'));
+  async getFundsConsentStatus(
+    @CurrentPrincipal() principal: Principal,
+    @Param() params: ConsentParams,
+  ): Promise<ConsentStatusView> {
+    const consent = await this.consents.refresh(
+      await this.consents.find(principal.tenantId, params.consentId, 'cof'),
+    );
     return { consentId: consent.id, status: consent.status };
   }
 
   @Delete(':consentId')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete a confirmation-of-funds consent', description: 'Terminates it at the bank (terminatedByTpp). Deleting it again is harmless.' })
+  @ApiOperation({
+    summary: 'Delete a confirmation-of-funds consent',
+    description: 'Terminates it at the bank (terminatedByTpp). Deleting it again is harmless.',
+  })
   @ApiNoContentResponse({ description: 'Terminated' })
-  @ApiProblems({ 404: 'No such consent for this tenant (code CONSENT_UNKNOWN)', 409: 'Already rejected, revoked or expired (code STATUS_INVALID)' })
-  async deleteFundsConsent(@CurrentPrincipal() principal: Principal, @Param() params: ConsentParams): Promise<void> {
-    await this.consents.delete(await this.consents.find(principal.tenantId, params.consentId, 'cof'));
+  @ApiProblems({
+    404: 'No such consent for this tenant (code CONSENT_UNKNOWN)',
+    409: 'Already rejected, revoked or expired (code STATUS_INVALID)',
+  })
+  async deleteFundsConsent(
+    @CurrentPrincipal() principal: Principal,
+    @Param() params: ConsentParams,
+  ): Promise<void> {
+    await this.consents.delete(
+      await this.consents.find(principal.tenantId, params.consentId, 'cof'),
+    );
   }
 }

@@ -1,6 +1,6 @@
-import type { JsonObject } from '../../common/json.js';
+import type { JsonObject } from '../../platform/common/json.js';
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import { ScaSubjectColumns } from '../sca/sca-subject.columns.js';
+import { ScaSubjectColumns } from '../sca-sessions/sca-subject.columns.js';
 
 /** ISO 20022 statuses from the bank, and Portico's own `creating` / `failed` before the bank has one. */
 export type PaymentStatus = string;

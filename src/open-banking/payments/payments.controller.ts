@@ -1,11 +1,16 @@
 import { Body, Controller, Get, Param, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal } from '../../auth/auth.decorator.js';
-import { Idempotent } from '../../idempotency/idempotent.decorator.js';
-import { ApiProblems, ApiStandardProblems } from '../../errors/api-problem-responses.js';
-import type { Principal } from '../../tenants/tenants.service.js';
-import { UPSTREAM_PROBLEMS } from '../upstream-problems.js';
-import { CreatePaymentRequest, PaymentParams, PaymentStatusView, PaymentView } from './dto/payment.dto.js';
+import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
+import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
+import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
+import type { Principal } from '../../access/tenants/tenants.service.js';
+import { UPSTREAM_PROBLEMS } from '../../upstreams/http/upstream-problems.js';
+import {
+  CreatePaymentRequest,
+  PaymentParams,
+  PaymentStatusView,
+  PaymentView,
+} from './dto/payment.dto.js';
 import { PaymentsService } from './payments.service.js';
 
 @ApiTags('Payment initiation')
@@ -19,28 +24,55 @@ export class PaymentsController {
   @Post()
   @ApiOperation({
     summary: 'Initiate a payment',
-    description: "Checks the product's rules, stores the payment, asks the bank and returns `_links.scaRedirect` for the user. After the bank the browser comes back through Portico to `redirectUri` with `paymentId` and `status`.",
+    description:
+      "Checks the product's rules, stores the payment, asks the bank and returns `_links.scaRedirect` for the user. After the bank the browser comes back through Portico to `redirectUri` with `paymentId` and `status`.",
   })
   @Idempotent()
   @ApiCreatedResponse({ type: PaymentView })
-  async initiatePayment(@CurrentPrincipal() principal: Principal, @Body() body: CreatePaymentRequest): Promise<PaymentView> {
-    return PaymentView.of(await this.payments.initiate(principal.tenantId, body.paymentProduct, body));
+  async initiatePayment(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: CreatePaymentRequest,
+  ): Promise<PaymentView> {
+    return PaymentView.of(
+      await this.payments.initiate(principal.tenantId, body.paymentProduct, body),
+    );
   }
 
   @Get(':paymentId')
-  @ApiOperation({ summary: 'Get a payment', description: 'With its status brought up to date from the bank.' })
+  @ApiOperation({
+    summary: 'Get a payment',
+    description: 'With its status brought up to date from the bank.',
+  })
   @ApiOkResponse({ type: PaymentView })
   @ApiProblems({ 404: 'No such payment for this tenant' })
-  async getPayment(@CurrentPrincipal() principal: Principal, @Param() params: PaymentParams): Promise<PaymentView> {
-    return PaymentView.of(await this.payments.refresh(await this.payments.find(principal.tenantId, params.paymentId), 'getPayment'));
+  async getPayment(
+    @CurrentPrincipal() principal: Principal,
+    @Param() params: PaymentParams,
+  ): Promise<PaymentView> {
+    return PaymentView.of(
+      await this.payments.refresh(
+        await this.payments.find(principal.tenantId, params.paymentId),
+        'getPayment',
+      ),
+    );
   }
 
   @Get(':paymentId/status')
-  @ApiOperation({ summary: "Get a payment's status", description: 'The transactionStatus, brought up to date from the bank while it can still change.' })
+  @ApiOperation({
+    summary: "Get a payment's status",
+    description:
+      'The transactionStatus, brought up to date from the bank while it can still change.',
+  })
   @ApiOkResponse({ type: PaymentStatusView })
   @ApiProblems({ 404: 'No such payment for this tenant' })
-  async getPaymentStatus(@CurrentPrincipal() principal: Principal, @Param() params: PaymentParams): Promise<PaymentStatusView> {
-    const payment = await this.payments.refresh(await this.payments.find(principal.tenantId, params.paymentId), 'getPaymentStatus');
+  async getPaymentStatus(
+    @CurrentPrincipal() principal: Principal,
+    @Param() params: PaymentParams,
+  ): Promise<PaymentStatusView> {
+    const payment = await this.payments.refresh(
+      await this.payments.find(principal.tenantId, params.paymentId),
+      'getPaymentStatus',
+    );
     return { paymentId: payment.id, status: payment.status };
   }
 }

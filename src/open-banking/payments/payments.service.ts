@@ -2,17 +2,17 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { Repository } from 'typeorm';
-import type { JsonObject } from '../../common/json.js';
-import { PROBLEM_TYPES, ProblemException } from '../../errors/problem.js';
-import { ValidationFailedException } from '../../errors/to-problem.js';
-import { currentRequestId } from '../../logging/request-context.js';
-import { OpenBankingClient } from '../../upstream/open-banking/open-banking.client.js';
-import { AccessLogService } from '../access-log/access-log.service.js';
-import { StatusHistoryService } from '../consents/status-history.service.js';
-import { psd2 } from '../contract/psd2.js';
-import { ScaSessionsService } from '../sca/sca-sessions.service.js';
-import { newScaSubject } from '../sca/sca-subject.columns.js';
-import { UpstreamCaller, type UpstreamAnswer } from '../upstream-call.js';
+import type { JsonObject } from '../../platform/common/json.js';
+import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { ValidationFailedException } from '../../platform/errors/to-problem.js';
+import { currentRequestId } from '../../platform/logging/request-context.js';
+import { OpenBankingClient } from '../../upstreams/open-banking/open-banking.client.js';
+import { AccessLogService } from '../../audit/trail/access-log.service.js';
+import { StatusHistoryService } from '../../audit/trail/status-history.service.js';
+import { psd2 } from '../../upstreams/open-banking/psd2.js';
+import { ScaSessionsService } from '../sca-sessions/sca-sessions.service.js';
+import { newScaSubject } from '../sca-sessions/sca-subject.columns.js';
+import { UpstreamCaller, type UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
 import type { CreatePaymentRequest } from './dto/payment.dto.js';
 import { Payment } from './payment.entity.js';
 
@@ -33,12 +33,19 @@ export class PaymentsService {
     private readonly accessLog: AccessLogService,
   ) {}
 
-  async initiate(tenantId: string, product: string, request: CreatePaymentRequest): Promise<Payment> {
+  async initiate(
+    tenantId: string,
+    product: string,
+    request: CreatePaymentRequest,
+  ): Promise<Payment> {
     const canonical = psd2().canonicalProduct(product) as string;
     const rule = psd2().productRules[canonical];
     // The product's own schema (from psd2.yaml's x-portico-product-rules) on top of the generic PaymentDetails.
     const problems = rule.schema ? psd2().validate(rule.schema, request.payment, '') : [];
-    if (problems.length) throw new ValidationFailedException(problems.map((p) => ({ field: `payment${p.path}`, reason: `${p.message} (${canonical})` })));
+    if (problems.length)
+      throw new ValidationFailedException(
+        problems.map((p) => ({ field: `payment${p.path}`, reason: `${p.message} (${canonical})` })),
+      );
 
     const payment = this.payments.create({
       id: randomUUID(),
@@ -60,31 +67,68 @@ export class PaymentsService {
     try {
       answer = await this.upstream.call('initiatePayment', 'POST', () =>
         this.client.api.POST('/{brandId}/bg/v1/payments/{paymentProduct}', {
-          params: { path: { brandId: payment.brandId, paymentProduct: canonical as never }, header: { 'X-Request-ID': requestId(), 'TPP-Redirect-URI': callback, 'TPP-Nok-Redirect-URI': callback } },
+          params: {
+            path: { brandId: payment.brandId, paymentProduct: canonical as never },
+            header: {
+              'X-Request-ID': requestId(),
+              'TPP-Redirect-URI': callback,
+              'TPP-Nok-Redirect-URI': callback,
+            },
+          },
           body: request.payment as never,
         }),
       );
     } catch (error) {
       await this.transition(payment, 'failed', 'upstream-unconfirmed');
-      await this.log(payment, 'initiatePayment', null, `failed:${(error as ProblemException).init?.status ?? 'error'}`, started);
+      await this.log(
+        payment,
+        'initiatePayment',
+        null,
+        `failed:${(error as ProblemException).init?.status ?? 'error'}`,
+        started,
+      );
       throw error;
     }
-    await this.log(payment, 'initiatePayment', answer.status, answer.status < 400 ? 'ok' : `upstream:${answer.messages[0]?.code ?? answer.status}`, started);
+    await this.log(
+      payment,
+      'initiatePayment',
+      answer.status,
+      answer.status < 400 ? 'ok' : `upstream:${answer.messages[0]?.code ?? answer.status}`,
+      started,
+    );
     if (answer.status >= 400) {
-      await this.transition(payment, 'failed', `upstream-refused:${answer.messages[0]?.code ?? answer.status}`);
+      await this.transition(
+        payment,
+        'failed',
+        `upstream-refused:${answer.messages[0]?.code ?? answer.status}`,
+      );
       throw this.upstream.refusal('initiatePayment', answer);
     }
-    const data = answer.data as { paymentId: string; transactionStatus: string; _links?: { scaRedirect?: { href: string } } };
+    const data = answer.data as {
+      paymentId: string;
+      transactionStatus: string;
+      _links?: { scaRedirect?: { href: string } };
+    };
     payment.upstreamPaymentId = data.paymentId;
     payment.scaRedirect = data._links?.scaRedirect?.href ?? null;
-    await this.payments.update({ id: payment.id }, { upstreamPaymentId: payment.upstreamPaymentId, scaRedirect: payment.scaRedirect });
+    await this.payments.update(
+      { id: payment.id },
+      { upstreamPaymentId: payment.upstreamPaymentId, scaRedirect: payment.scaRedirect },
+    );
     await this.transition(payment, data.transactionStatus, 'upstream-created');
     return payment;
   }
 
   async find(tenantId: string, paymentId: string): Promise<Payment> {
     const payment = await this.payments.findOne({ where: { id: paymentId, tenantId } });
-    if (!payment) throw new ProblemException({ status: 404, type: PROBLEM_TYPES.notFound, title: 'Not Found', detail: `No payment ${paymentId}`, extensions: { code: 'RESOURCE_UNKNOWN' } });
+    if (!payment)
+      throw new ProblemException({
+        status: 404,
+        type: PROBLEM_TYPES.notFound,
+        title: 'Not Found',
+        detail: `No payment ${paymentId}`,
+        extensions: { code: 'RESOURCE_UNKNOWN' },
+      });
     return payment;
   }
 
@@ -95,18 +139,31 @@ export class PaymentsService {
       return payment;
     }
     const started = performance.now();
-    const path = { brandId: payment.brandId, paymentProduct: payment.paymentProduct as never, paymentId: payment.upstreamPaymentId };
+    const path = {
+      brandId: payment.brandId,
+      paymentProduct: payment.paymentProduct as never,
+      paymentId: payment.upstreamPaymentId,
+    };
     const answer = await this.upstream.call('getPayment', 'GET', () =>
-      this.client.api.GET('/{brandId}/bg/v1/payments/{paymentProduct}/{paymentId}', { params: { path, header: { 'X-Request-ID': requestId() } } }),
+      this.client.api.GET('/{brandId}/bg/v1/payments/{paymentProduct}/{paymentId}', {
+        params: { path, header: { 'X-Request-ID': requestId() } },
+      }),
     );
-    await this.log(payment, operation, answer.status, answer.status < 400 ? 'ok' : `upstream:${answer.messages[0]?.code ?? answer.status}`, started);
+    await this.log(
+      payment,
+      operation,
+      answer.status,
+      answer.status < 400 ? 'ok' : `upstream:${answer.messages[0]?.code ?? answer.status}`,
+      started,
+    );
     if (answer.status >= 400) throw this.upstream.refusal('getPayment', answer);
     const data = answer.data as { transactionStatus: string; paymentDetails?: JsonObject };
     if (data.paymentDetails?.debtorAccount && !payment.details.debtorAccount) {
       payment.details = { ...payment.details, debtorAccount: data.paymentDetails.debtorAccount };
       await this.payments.update({ id: payment.id }, { details: payment.details as never });
     }
-    if (data.transactionStatus !== payment.status) await this.transition(payment, data.transactionStatus, cause);
+    if (data.transactionStatus !== payment.status)
+      await this.transition(payment, data.transactionStatus, cause);
     return payment;
   }
 
@@ -117,10 +174,16 @@ export class PaymentsService {
   }
 
   async reconcile(): Promise<number> {
-    const stale = await this.payments.createQueryBuilder('p').where("p.status = 'creating'").andWhere("p.created_at < now() - interval '5 seconds'").getMany();
+    const stale = await this.payments
+      .createQueryBuilder('p')
+      .where("p.status = 'creating'")
+      .andWhere("p.created_at < now() - interval '5 seconds'")
+      .getMany();
     for (const payment of stale) {
-      if (payment.upstreamPaymentId) await this.refresh(payment, 'reconcile', 'reconciled-at-start').catch(() => undefined);
-      if (payment.status === 'creating') await this.transition(payment, 'failed', 'reconciled-at-start');
+      if (payment.upstreamPaymentId)
+        await this.refresh(payment, 'reconcile', 'reconciled-at-start').catch(() => undefined);
+      if (payment.status === 'creating')
+        await this.transition(payment, 'failed', 'reconciled-at-start');
     }
     return stale.length;
   }
@@ -133,7 +196,21 @@ export class PaymentsService {
     return this.history.transition(Payment, 'payment', payment, to, cause);
   }
 
-  private log(payment: Payment, operation: string, upstreamStatus: number | null, outcome: string, started: number): Promise<void> {
-    return this.accessLog.record({ tenantId: payment.tenantId, paymentId: payment.id, operation, psuPresent: false, upstreamStatus, outcome, latencyMs: Math.round(performance.now() - started) });
+  private log(
+    payment: Payment,
+    operation: string,
+    upstreamStatus: number | null,
+    outcome: string,
+    started: number,
+  ): Promise<void> {
+    return this.accessLog.record({
+      tenantId: payment.tenantId,
+      paymentId: payment.id,
+      operation,
+      psuPresent: false,
+      upstreamStatus,
+      outcome,
+      latencyMs: Math.round(performance.now() - started),
+    });
   }
 }

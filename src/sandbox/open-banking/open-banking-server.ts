@@ -1,11 +1,11 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
-import type { Psd2Contract } from '../../open-banking-contract/psd2-contract.js';
+import type { Psd2Contract } from '../../shared/contracts/psd2-contract.js';
 import type { SandboxBank } from './bank/sandbox-bank.js';
 import { tppError } from './tpp-messages.js';
 import { tppIdentityOf } from './tpp-identity.js';
-import { isUuid } from '../../common/uuid.js';
+import { isUuid } from '../../shared/uuid.js';
 
 export interface OpenBankingServerOptions {
   bank: SandboxBank;
@@ -13,16 +13,25 @@ export interface OpenBankingServerOptions {
   tls: { key: Buffer; cert: Buffer; ca: Buffer };
 }
 
-
 /**
  * The sandbox's open-banking API: mutual TLS (a client certificate from the sandbox CA, checked at the
  * handshake), the PSD2 role each API needs, requests validated against openapi/psd2.yaml, answers from the bank.
  */
-export function createOpenBankingServer(options: OpenBankingServerOptions): { server: FastifyInstance; handshakes: () => number } {
+export function createOpenBankingServer(options: OpenBankingServerOptions): {
+  server: FastifyInstance;
+  handshakes: () => number;
+} {
   const { bank, contract } = options;
   const server = Fastify({
     logger: false,
-    https: { key: options.tls.key, cert: options.tls.cert, ca: options.tls.ca, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' },
+    https: {
+      key: options.tls.key,
+      cert: options.tls.cert,
+      ca: options.tls.ca,
+      requestCert: true,
+      rejectUnauthorized: true,
+      minVersion: 'TLSv1.2',
+    },
     genReqId: (request) => {
       const header = request.headers['x-request-id'];
       return isUuid(header) ? header : randomUUID();
@@ -34,13 +43,25 @@ export function createOpenBankingServer(options: OpenBankingServerOptions): { se
   server.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     const identity = tppIdentityOf(request.raw.socket as TLSSocket);
-    if (!identity) return reply.code(401).send(tppError('CERTIFICATE_INVALID', 'The client certificate could not be read as a QWAC'));
+    if (!identity)
+      return reply
+        .code(401)
+        .send(
+          tppError('CERTIFICATE_INVALID', 'The client certificate could not be read as a QWAC'),
+        );
     const path = request.url.split('?')[0];
     const needed = contract.roleForPath(path);
     const allowed = needed ? identity.roles.includes(needed) : identity.roles.length > 0;
     if (!allowed) {
       const what = needed ? `the PSD2 role ${needed}` : 'a PSD2 role';
-      return reply.code(401).send(tppError('CERTIFICATE_INVALID', `The client certificate lacks ${what}, which this API requires`));
+      return reply
+        .code(401)
+        .send(
+          tppError(
+            'CERTIFICATE_INVALID',
+            `The client certificate lacks ${what}, which this API requires`,
+          ),
+        );
     }
   });
 
@@ -50,10 +71,16 @@ export function createOpenBankingServer(options: OpenBankingServerOptions): { se
     return reply.code(status).send(tppError('FORMAT_ERROR', error.message));
   });
   server.setNotFoundHandler((request, reply) => {
-    const known = contract.operations.some((op) => new RegExp(`^${op.path.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(request.url.split('?')[0]));
+    const known = contract.operations.some((op) =>
+      new RegExp(`^${op.path.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(request.url.split('?')[0]),
+    );
     return known
-      ? reply.code(405).send(tppError('SERVICE_INVALID', `${request.method} is not supported on this path`))
-      : reply.code(404).send(tppError('RESOURCE_UNKNOWN', `No resource at ${request.url.split('?')[0]}`));
+      ? reply
+          .code(405)
+          .send(tppError('SERVICE_INVALID', `${request.method} is not supported on this path`))
+      : reply
+          .code(404)
+          .send(tppError('RESOURCE_UNKNOWN', `No resource at ${request.url.split('?')[0]}`));
   });
 
   for (const operation of contract.operations) {
@@ -64,14 +91,31 @@ export function createOpenBankingServer(options: OpenBankingServerOptions): { se
         const params = request.params as Record<string, string>;
         const query = request.query as Record<string, string | undefined>;
         const headers = request.headers as Record<string, string | undefined>;
-        const problems = contract.validateRequest(operation, { params, query, headers, body: request.body });
+        const problems = contract.validateRequest(operation, {
+          params,
+          query,
+          headers,
+          body: request.body,
+        });
         if (problems.length > 0) {
           return reply.code(400).send({
-            tppMessages: problems.slice(0, 20).map((p) => ({ category: 'ERROR', code: 'FORMAT_ERROR', path: p.path, text: `${p.path} ${p.message}`.slice(0, 500) })),
+            tppMessages: problems.slice(0, 20).map((p) => ({
+              category: 'ERROR',
+              code: 'FORMAT_ERROR',
+              path: p.path,
+              text: `${p.path} ${p.message}`.slice(0, 500),
+            })),
           });
         }
         const identity = tppIdentityOf(request.raw.socket as TLSSocket);
-        const answer = bank.handle({ operationId: operation.operationId, params, query, headers, body: request.body, tppId: identity?.tppId ?? '' });
+        const answer = bank.handle({
+          operationId: operation.operationId,
+          params,
+          query,
+          headers,
+          body: request.body,
+          tppId: identity?.tppId ?? '',
+        });
         if (answer.headers) reply.headers(answer.headers);
         reply.code(answer.status);
         return answer.body === undefined ? reply.send() : reply.send(answer.body);

@@ -17,7 +17,12 @@ export function createScaServer(bankOf: () => SandboxBank): FastifyInstance {
       query: request.query as Record<string, string | undefined>,
       form: (request.body ?? {}) as Record<string, string | string[] | undefined>,
     });
-    reply.code(answer.status).headers({ 'cache-control': 'no-store', 'x-frame-options': 'DENY', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action *", ...answer.headers });
+    reply.code(answer.status).headers({
+      'cache-control': 'no-store',
+      'x-frame-options': 'DENY',
+      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action *",
+      ...answer.headers,
+    });
     if (answer.body !== undefined) reply.type('text/html; charset=utf-8');
     return reply.send(answer.body);
   };
@@ -26,7 +31,9 @@ export function createScaServer(bankOf: () => SandboxBank): FastifyInstance {
 
   server.post('/sandbox/consents/:consentId/revoke', async (request, reply) => {
     const { consentId } = request.params as { consentId: string };
-    return bankOf().control.revokeConsentAsPsu(consentId) ? reply.code(204).send() : reply.code(404).send({ error: 'no such consent' });
+    return bankOf().control.revokeConsentAsPsu(consentId)
+      ? reply.code(204).send()
+      : reply.code(404).send({ error: 'no such consent' });
   });
   server.get('/sandbox/calls', async () => bankOf().control.calls());
   return server;

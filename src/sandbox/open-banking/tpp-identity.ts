@@ -1,5 +1,5 @@
 import type { TLSSocket } from 'node:tls';
-import { CertificateError, readCertificate, type Psd2Role } from '../../certificates/qwac-reader.js';
+import { CertificateError, readCertificate, type Psd2Role } from '../../shared/qwac/qwac-reader.js';
 
 export interface TppIdentity {
   tppId: string;
@@ -21,7 +21,10 @@ export function tppIdentityOf(socket: TLSSocket): TppIdentity | null {
   if (peer?.raw) {
     try {
       const info = readCertificate(toPem(peer.raw));
-      identity = { tppId: info.organizationIdentifier ?? info.fingerprintSha256, roles: info.roles };
+      identity = {
+        tppId: info.organizationIdentifier ?? info.fingerprintSha256,
+        roles: info.roles,
+      };
     } catch (error) {
       if (!(error instanceof CertificateError)) throw error;
     }

@@ -16,7 +16,8 @@ import {
   validAisConsent,
 } from './fixtures.js';
 
-const deleteConsent = (sut: ReturnType<typeof newBank>['sut'], consentId: string) => sut.handle(request('deleteConsent', { params: { brandId: 'danube-bank', consentId } }));
+const deleteConsent = (sut: ReturnType<typeof newBank>['sut'], consentId: string) =>
+  sut.handle(request('deleteConsent', { params: { brandId: 'danube-bank', consentId } }));
 
 describe('AIS consent lifecycle', () => {
   it('creates a consent as received with scaRedirect, self and status links', () => {
@@ -27,7 +28,11 @@ describe('AIS consent lifecycle', () => {
     expect(body.consentStatus).toBe('received');
     expect(body.consentId).toMatch(/^ais-[0-9a-f-]{36}$/);
     expect(body._links).toEqual({
-      scaRedirect: { href: expect.stringMatching(new RegExp(`^${SCA_BASE_URL}/sca/danube-bank/authorisations/[0-9a-f-]{36}$`)) },
+      scaRedirect: {
+        href: expect.stringMatching(
+          new RegExp(`^${SCA_BASE_URL}/sca/danube-bank/authorisations/[0-9a-f-]{36}$`),
+        ),
+      },
       self: { href: `/danube-bank/bg/v1/consents/${String(body.consentId)}` },
       status: { href: `/danube-bank/bg/v1/consents/${String(body.consentId)}/status` },
     });
@@ -35,41 +40,93 @@ describe('AIS consent lifecycle', () => {
 
   it('refuses a consent without TPP-Redirect-URI with 400 FORMAT_ERROR', () => {
     const { sut } = newBank();
-    expectError(createAisConsent(sut, { headers: { 'tpp-nok-redirect-uri': NOK_REDIRECT_URI } }), 400, 'FORMAT_ERROR', 'TPP-Redirect-URI');
+    expectError(
+      createAisConsent(sut, { headers: { 'tpp-nok-redirect-uri': NOK_REDIRECT_URI } }),
+      400,
+      'FORMAT_ERROR',
+      'TPP-Redirect-URI',
+    );
   });
 
   it('refuses validUntil in the past with 400 PERIOD_INVALID but accepts today', () => {
     const { sut } = newBank();
-    expectError(createAisConsent(sut, { validUntil: '2025-03-14' }), 400, 'PERIOD_INVALID', 'validUntil');
+    expectError(
+      createAisConsent(sut, { validUntil: '2025-03-14' }),
+      400,
+      'PERIOD_INVALID',
+      'validUntil',
+    );
     expect(createAisConsent(sut, { validUntil: '2025-03-15' }).status).toBe(201);
   });
 
   it('answers an unknown brand with 404 RESOURCE_UNKNOWN', () => {
     const { sut } = newBank();
-    expectError(createAisConsent(sut, { brandId: 'no-such-bank' }), 404, 'RESOURCE_UNKNOWN', 'brandId');
+    expectError(
+      createAisConsent(sut, { brandId: 'no-such-bank' }),
+      404,
+      'RESOURCE_UNKNOWN',
+      'brandId',
+    );
   });
 
   it('returns the consent details as requested', () => {
     const { sut } = newBank();
     const { id } = newAisConsent(sut, { frequencyPerDay: 2 });
-    const response = sut.handle(request('getConsent', { params: { brandId: 'danube-bank', consentId: id } }));
+    const response = sut.handle(
+      request('getConsent', { params: { brandId: 'danube-bank', consentId: id } }),
+    );
     expect(response.status).toBe(200);
     expect(bodyOf(response)).toEqual({
-      access: { accounts: [{ iban: 'HU75118000170000001234567817' }], balances: [{ iban: 'HU75118000170000001234567817' }], transactions: [{ iban: 'HU75118000170000001234567817' }] },
+      access: {
+        accounts: [{ iban: 'HU75118000170000001234567817' }],
+        balances: [{ iban: 'HU75118000170000001234567817' }],
+        transactions: [{ iban: 'HU75118000170000001234567817' }],
+      },
       recurringIndicator: true,
       validUntil: '2025-06-30',
       consentStatus: 'received',
-      _links: { self: { href: `/danube-bank/bg/v1/consents/${id}` }, status: { href: `/danube-bank/bg/v1/consents/${id}/status` } },
+      _links: {
+        self: { href: `/danube-bank/bg/v1/consents/${id}` },
+        status: { href: `/danube-bank/bg/v1/consents/${id}/status` },
+      },
     });
   });
 
   it("answers an unknown consent, another TPP's consent or another brand's with 403 CONSENT_UNKNOWN", () => {
     const { sut } = newBank();
     const { id } = newAisConsent(sut);
-    expectError(sut.handle(request('getConsent', { params: { brandId: 'danube-bank', consentId: 'ais-nope' } })), 403, 'CONSENT_UNKNOWN');
-    expectError(sut.handle(request('getConsentStatus', { params: { brandId: 'danube-bank', consentId: id }, tppId: OTHER_TPP })), 403, 'CONSENT_UNKNOWN');
-    expectError(sut.handle(request('deleteConsent', { params: { brandId: 'danube-bank', consentId: id }, tppId: OTHER_TPP })), 403, 'CONSENT_UNKNOWN');
-    expectError(sut.handle(request('getConsent', { params: { brandId: 'vistula-bank', consentId: id } })), 403, 'CONSENT_UNKNOWN');
+    expectError(
+      sut.handle(
+        request('getConsent', { params: { brandId: 'danube-bank', consentId: 'ais-nope' } }),
+      ),
+      403,
+      'CONSENT_UNKNOWN',
+    );
+    expectError(
+      sut.handle(
+        request('getConsentStatus', {
+          params: { brandId: 'danube-bank', consentId: id },
+          tppId: OTHER_TPP,
+        }),
+      ),
+      403,
+      'CONSENT_UNKNOWN',
+    );
+    expectError(
+      sut.handle(
+        request('deleteConsent', {
+          params: { brandId: 'danube-bank', consentId: id },
+          tppId: OTHER_TPP,
+        }),
+      ),
+      403,
+      'CONSENT_UNKNOWN',
+    );
+    expectError(
+      sut.handle(request('getConsent', { params: { brandId: 'vistula-bank', consentId: id } })),
+      403,
+      'CONSENT_UNKNOWN',
+    );
     expect(consentStatus(sut, id)).toBe('received');
   });
 
@@ -136,7 +193,10 @@ describe('AIS consent lifecycle', () => {
     expect(consentStatus(sut, consentId)).toBe('valid');
     clock.set('2025-03-21T00:00:00Z');
     expect(consentStatus(sut, consentId)).toBe('expired');
-    expect(bodyOf(sut.handle(request('getConsent', { params: { brandId: 'danube-bank', consentId } }))).consentStatus).toBe('expired');
+    expect(
+      bodyOf(sut.handle(request('getConsent', { params: { brandId: 'danube-bank', consentId } })))
+        .consentStatus,
+    ).toBe('expired');
   });
 
   it('becomes revokedByPsu through the sandbox control, only from valid', () => {
@@ -166,6 +226,12 @@ describe('AIS consent lifecycle', () => {
     expect(sut.control.calls()).toEqual({ createConsent: 1, getConsentStatus: 2 });
     sut.control.reset();
     expect(sut.control.calls()).toEqual({});
-    expectError(sut.handle(request('getConsentStatus', { params: { brandId: 'danube-bank', consentId: id } })), 403, 'CONSENT_UNKNOWN');
+    expectError(
+      sut.handle(
+        request('getConsentStatus', { params: { brandId: 'danube-bank', consentId: id } }),
+      ),
+      403,
+      'CONSENT_UNKNOWN',
+    );
   });
 });

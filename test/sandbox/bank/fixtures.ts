@@ -1,6 +1,11 @@
 import { expect } from '@jest/globals';
 import { SandboxBank } from '../../../src/sandbox/open-banking/bank/sandbox-bank.js';
-import { type BankRequest, type BankResponse, type ProductRules, type ScaResponse } from '../../../src/sandbox/open-banking/bank/types.js';
+import {
+  type BankRequest,
+  type BankResponse,
+  type ProductRules,
+  type ScaResponse,
+} from '../../../src/sandbox/open-banking/bank/types.js';
 
 /**
  * Mirrors openapi/psd2.yaml `PaymentDetails.x-portico-product-rules` (no YAML parser in the
@@ -10,15 +15,38 @@ export const PRODUCT_RULES: ProductRules = {
   'domestic-credit-transfers': {
     aliases: [],
     currencies: ['HUF', 'PLN'],
-    required: ['instructedAmount', 'creditorName', 'creditorAccount', 'creditorType', 'remittanceInformationUnstructured'],
+    required: [
+      'instructedAmount',
+      'creditorName',
+      'creditorAccount',
+      'creditorType',
+      'remittanceInformationUnstructured',
+    ],
   },
   'sepa-credit-transfers': {
     aliases: [],
-    required: ['instructedAmount', 'creditorName', 'creditorAccount', 'creditorType', 'creditorAgent', 'creditorAddress', 'creditorAddress.country', 'remittanceInformationUnstructured'],
+    required: [
+      'instructedAmount',
+      'creditorName',
+      'creditorAccount',
+      'creditorType',
+      'creditorAgent',
+      'creditorAddress',
+      'creditorAddress.country',
+      'remittanceInformationUnstructured',
+    ],
   },
   'cross-border-credit-transfers': {
     aliases: ['cross-border-credit-transfer'],
-    required: ['instructedAmount', 'creditorName', 'creditorAccount', 'creditorType', 'creditorAgent', 'creditorAddress.country', 'remittanceInformationUnstructured'],
+    required: [
+      'instructedAmount',
+      'creditorName',
+      'creditorAccount',
+      'creditorType',
+      'creditorAgent',
+      'creditorAddress.country',
+      'remittanceInformationUnstructured',
+    ],
   },
   notes: 'A product without a currencies list accepts any ISO 4217 code.',
 };
@@ -54,10 +82,16 @@ export class TestClock {
 }
 
 export function newBank(clock = new TestClock()): { sut: SandboxBank; clock: TestClock } {
-  return { sut: new SandboxBank({ scaBaseUrl: SCA_BASE_URL, now: clock.now, productRules: PRODUCT_RULES }), clock };
+  return {
+    sut: new SandboxBank({ scaBaseUrl: SCA_BASE_URL, now: clock.now, productRules: PRODUCT_RULES }),
+    clock,
+  };
 }
 
-export function request(operationId: string, parts: Partial<Omit<BankRequest, 'operationId'>> = {}): BankRequest {
+export function request(
+  operationId: string,
+  parts: Partial<Omit<BankRequest, 'operationId'>> = {},
+): BankRequest {
   return { operationId, params: {}, query: {}, headers: {}, body: undefined, tppId: TPP, ...parts };
 }
 
@@ -67,14 +101,30 @@ export function bodyOf(response: BankResponse): Body {
   return response.body as Body;
 }
 
-export function expectError(response: BankResponse, status: number, code: string, path?: string): void {
+export function expectError(
+  response: BankResponse,
+  status: number,
+  code: string,
+  path?: string,
+): void {
   expect(response.status).toBe(status);
-  const messages = (response.body as { tppMessages: { category: string; code: string; path?: string; text: string }[] }).tppMessages;
-  expect(messages[0]).toMatchObject({ category: 'ERROR', code, ...(path === undefined ? {} : { path }) });
+  const messages = (
+    response.body as {
+      tppMessages: { category: string; code: string; path?: string; text: string }[];
+    }
+  ).tppMessages;
+  expect(messages[0]).toMatchObject({
+    category: 'ERROR',
+    code,
+    ...(path === undefined ? {} : { path }),
+  });
   expect(typeof messages[0].text).toBe('string');
 }
 
-const REDIRECT_HEADERS = { 'tpp-redirect-uri': REDIRECT_URI, 'tpp-nok-redirect-uri': NOK_REDIRECT_URI };
+const REDIRECT_HEADERS = {
+  'tpp-redirect-uri': REDIRECT_URI,
+  'tpp-nok-redirect-uri': NOK_REDIRECT_URI,
+};
 
 export interface Created {
   id: string;
@@ -84,7 +134,10 @@ export interface Created {
 function created(response: BankResponse, idField: 'consentId' | 'paymentId'): Created {
   expect(response.status).toBe(201);
   const body = bodyOf(response);
-  return { id: body[idField] as string, scaRedirect: (body._links as { scaRedirect: { href: string } }).scaRedirect.href };
+  return {
+    id: body[idField] as string,
+    scaRedirect: (body._links as { scaRedirect: { href: string } }).scaRedirect.href,
+  };
 }
 
 export interface AisConsentOptions {
@@ -103,10 +156,16 @@ export function createAisConsent(sut: SandboxBank, options: AisConsentOptions = 
       headers: options.headers ?? REDIRECT_HEADERS,
       tppId: options.tppId ?? TPP,
       body: {
-        access: options.access ?? { accounts: [{ iban: IBAN.aliceHuf }], balances: [{ iban: IBAN.aliceHuf }], transactions: [{ iban: IBAN.aliceHuf }] },
+        access: options.access ?? {
+          accounts: [{ iban: IBAN.aliceHuf }],
+          balances: [{ iban: IBAN.aliceHuf }],
+          transactions: [{ iban: IBAN.aliceHuf }],
+        },
         recurringIndicator: true,
         validUntil: options.validUntil ?? '2025-06-30',
-        ...(options.frequencyPerDay === undefined ? {} : { frequencyPerDay: options.frequencyPerDay }),
+        ...(options.frequencyPerDay === undefined
+          ? {}
+          : { frequencyPerDay: options.frequencyPerDay }),
       },
     }),
   );
@@ -116,15 +175,39 @@ export function newAisConsent(sut: SandboxBank, options: AisConsentOptions = {})
   return created(createAisConsent(sut, options), 'consentId');
 }
 
-export function newCofConsent(sut: SandboxBank, iban: string, brandId = 'danube-bank', headers: Record<string, string> = REDIRECT_HEADERS): Created {
-  return created(sut.handle(request('createCofConsent', { params: { brandId }, headers, body: { account: { iban } } })), 'consentId');
+export function newCofConsent(
+  sut: SandboxBank,
+  iban: string,
+  brandId = 'danube-bank',
+  headers: Record<string, string> = REDIRECT_HEADERS,
+): Created {
+  return created(
+    sut.handle(
+      request('createCofConsent', { params: { brandId }, headers, body: { account: { iban } } }),
+    ),
+    'consentId',
+  );
 }
 
-export function initiate(sut: SandboxBank, product: string, body: Body, brandId = 'danube-bank', headers: Record<string, string> = REDIRECT_HEADERS): BankResponse {
-  return sut.handle(request('initiatePayment', { params: { brandId, paymentProduct: product }, headers, body }));
+export function initiate(
+  sut: SandboxBank,
+  product: string,
+  body: Body,
+  brandId = 'danube-bank',
+  headers: Record<string, string> = REDIRECT_HEADERS,
+): BankResponse {
+  return sut.handle(
+    request('initiatePayment', { params: { brandId, paymentProduct: product }, headers, body }),
+  );
 }
 
-export function newPayment(sut: SandboxBank, product: string, body: Body, brandId = 'danube-bank', headers: Record<string, string> = REDIRECT_HEADERS): Created {
+export function newPayment(
+  sut: SandboxBank,
+  product: string,
+  body: Body,
+  brandId = 'danube-bank',
+  headers: Record<string, string> = REDIRECT_HEADERS,
+): Created {
   return created(initiate(sut, product, body, brandId, headers), 'paymentId');
 }
 
@@ -146,7 +229,13 @@ export function sepaPayment(overrides: Body = {}): Body {
     creditorAccount: { iban: 'DE89370400440532013000' },
     creditorType: 'COMPANY',
     creditorAgent: 'COBADEFFXXX',
-    creditorAddress: { streetName: 'Hauptstrasse', buildingNumber: '12', townName: 'Berlin', postCode: '10115', country: 'DE' },
+    creditorAddress: {
+      streetName: 'Hauptstrasse',
+      buildingNumber: '12',
+      townName: 'Berlin',
+      postCode: '10115',
+      country: 'DE',
+    },
     remittanceInformationUnstructured: 'Order 88412',
     ...overrides,
   };
@@ -162,8 +251,18 @@ export function openSca(sut: SandboxBank, scaRedirect: string): ScaResponse {
   return sut.handleSca({ method: 'GET', path: scaPath(scaRedirect), query: {}, form: {} });
 }
 
-export function login(sut: SandboxBank, scaRedirect: string, username = 'alice', password = `${username}-pass`): ScaResponse {
-  return sut.handleSca({ method: 'POST', path: `${scaPath(scaRedirect)}/login`, query: {}, form: { username, password } });
+export function login(
+  sut: SandboxBank,
+  scaRedirect: string,
+  username = 'alice',
+  password = `${username}-pass`,
+): ScaResponse {
+  return sut.handleSca({
+    method: 'POST',
+    path: `${scaPath(scaRedirect)}/login`,
+    query: {},
+    form: { username, password },
+  });
 }
 
 export function sessionTokenOf(page: ScaResponse): string {
@@ -172,8 +271,17 @@ export function sessionTokenOf(page: ScaResponse): string {
   return match[1];
 }
 
-export function decide(sut: SandboxBank, scaRedirect: string, form: Record<string, string | string[] | undefined>): ScaResponse {
-  return sut.handleSca({ method: 'POST', path: `${scaPath(scaRedirect)}/decision`, query: {}, form });
+export function decide(
+  sut: SandboxBank,
+  scaRedirect: string,
+  form: Record<string, string | string[] | undefined>,
+): ScaResponse {
+  return sut.handleSca({
+    method: 'POST',
+    path: `${scaPath(scaRedirect)}/decision`,
+    query: {},
+    form,
+  });
 }
 
 export interface AuthoriseOptions {
@@ -184,7 +292,11 @@ export interface AuthoriseOptions {
 }
 
 /** Logs in and decides; returns the decision answer (a 303 when it went through). */
-export function authorise(sut: SandboxBank, scaRedirect: string, options: AuthoriseOptions = {}): ScaResponse {
+export function authorise(
+  sut: SandboxBank,
+  scaRedirect: string,
+  options: AuthoriseOptions = {},
+): ScaResponse {
   const review = login(sut, scaRedirect, options.username ?? 'alice');
   return decide(sut, scaRedirect, {
     session: sessionTokenOf(review),
@@ -201,20 +313,41 @@ export function validAisConsent(sut: SandboxBank, options: AisConsentOptions = {
   return consent.id;
 }
 
-export function consentStatus(sut: SandboxBank, consentId: string, brandId = 'danube-bank'): unknown {
-  return bodyOf(sut.handle(request('getConsentStatus', { params: { brandId, consentId } }))).consentStatus;
+export function consentStatus(
+  sut: SandboxBank,
+  consentId: string,
+  brandId = 'danube-bank',
+): unknown {
+  return bodyOf(sut.handle(request('getConsentStatus', { params: { brandId, consentId } })))
+    .consentStatus;
 }
 
 /** The resourceId of an account of the consent, read with PSU-IP-Address so it does not count as unattended. */
-export function accountIdOf(sut: SandboxBank, consentId: string, iban: string, brandId = 'danube-bank'): string {
-  const response = sut.handle(request('listAccounts', { params: { brandId }, headers: { 'consent-id': consentId, 'psu-ip-address': PSU_IP } }));
+export function accountIdOf(
+  sut: SandboxBank,
+  consentId: string,
+  iban: string,
+  brandId = 'danube-bank',
+): string {
+  const response = sut.handle(
+    request('listAccounts', {
+      params: { brandId },
+      headers: { 'consent-id': consentId, 'psu-ip-address': PSU_IP },
+    }),
+  );
   const accounts = bodyOf(response).accounts as { resourceId: string; iban: string }[];
   const account = accounts.find((candidate) => candidate.iban === iban);
   if (!account) throw new Error(`${iban} not in consent ${consentId}`);
   return account.resourceId;
 }
 
-export function accountRead(sut: SandboxBank, operationId: string, consentId: string | undefined, params: Record<string, string> = {}, extra: Partial<BankRequest> = {}): BankResponse {
+export function accountRead(
+  sut: SandboxBank,
+  operationId: string,
+  consentId: string | undefined,
+  params: Record<string, string> = {},
+  extra: Partial<BankRequest> = {},
+): BankResponse {
   return sut.handle(
     request(operationId, {
       params: { brandId: 'danube-bank', ...params },

@@ -41,7 +41,11 @@ describe('SCA pages', () => {
   it('answers wrong credentials, or a user without accounts at the brand, with the form again and 401', () => {
     const { sut } = newBank();
     const { scaRedirect } = newAisConsent(sut);
-    for (const [username, password] of [['alice', 'wrong'], ['mallory', 'mallory-pass'], ['carol', 'carol-pass']]) {
+    for (const [username, password] of [
+      ['alice', 'wrong'],
+      ['mallory', 'mallory-pass'],
+      ['carol', 'carol-pass'],
+    ]) {
       const page = login(sut, scaRedirect, username, password);
       expect(page.status).toBe(401);
       expect(page.body).toContain('Unknown user name or wrong password');
@@ -51,7 +55,10 @@ describe('SCA pages', () => {
 
   it('reviews what an AIS consent asks: services, IBANs, validUntil and frequency', () => {
     const { sut } = newBank();
-    const { scaRedirect } = newAisConsent(sut, { frequencyPerDay: 3, access: { balances: [{ iban: IBAN.aliceHuf }], transactions: [{ iban: IBAN.aliceEur }] } });
+    const { scaRedirect } = newAisConsent(sut, {
+      frequencyPerDay: 3,
+      access: { balances: [{ iban: IBAN.aliceHuf }], transactions: [{ iban: IBAN.aliceEur }] },
+    });
     const review = login(sut, scaRedirect);
     expect(review.status).toBe(200);
     expect(review.body).toContain(`<dt>Balances</dt><dd>${IBAN.aliceHuf}</dd>`);
@@ -62,17 +69,27 @@ describe('SCA pages', () => {
     expect(review.body).toContain('value="deny"');
   });
 
-  it("lets the PSU choose the accounts of a bank-offered consent, which then grant all three services", () => {
+  it('lets the PSU choose the accounts of a bank-offered consent, which then grant all three services', () => {
     const { sut } = newBank();
     const { id, scaRedirect } = newAisConsent(sut, { access: {} });
     const review = login(sut, scaRedirect);
-    expect(review.body).toContain(`type="checkbox" id="accounts-0" name="accounts" value="${IBAN.aliceHuf}"`);
+    expect(review.body).toContain(
+      `type="checkbox" id="accounts-0" name="accounts" value="${IBAN.aliceHuf}"`,
+    );
     expect(review.body).toContain(IBAN.aliceBlockedHuf);
     expect(review.body).not.toContain(IBAN.aliceAegeanEur);
-    const answer = decide(sut, scaRedirect, { session: sessionTokenOf(review), decision: 'approve', accounts: [IBAN.aliceHuf, IBAN.aliceEur] });
+    const answer = decide(sut, scaRedirect, {
+      session: sessionTokenOf(review),
+      decision: 'approve',
+      accounts: [IBAN.aliceHuf, IBAN.aliceEur],
+    });
     expect(answer.status).toBe(303);
     const chosen = [{ iban: IBAN.aliceHuf }, { iban: IBAN.aliceEur }];
-    expect(bodyOf(sut.handle(request('getConsent', { params: { brandId: 'danube-bank', consentId: id } })))).toMatchObject({
+    expect(
+      bodyOf(
+        sut.handle(request('getConsent', { params: { brandId: 'danube-bank', consentId: id } })),
+      ),
+    ).toMatchObject({
       consentStatus: 'valid',
       access: { accounts: chosen, balances: chosen, transactions: chosen },
     });
@@ -84,23 +101,34 @@ describe('SCA pages', () => {
     const { sut } = newBank();
     const { id, scaRedirect } = newAisConsent(sut, { access: {} });
     const review = login(sut, scaRedirect);
-    const again = decide(sut, scaRedirect, { session: sessionTokenOf(review), decision: 'approve' });
+    const again = decide(sut, scaRedirect, {
+      session: sessionTokenOf(review),
+      decision: 'approve',
+    });
     expect(again.status).toBe(400);
     expect(again.body).toContain('Choose at least one of your accounts to share.');
     expect(again.body).toContain('name="accounts"');
-    const foreign = decide(sut, scaRedirect, { session: sessionTokenOf(again), decision: 'approve', accounts: IBAN.bobHufLow });
+    const foreign = decide(sut, scaRedirect, {
+      session: sessionTokenOf(again),
+      decision: 'approve',
+      accounts: IBAN.bobHufLow,
+    });
     expect(foreign.status).toBe(400);
     expect(consentStatus(sut, id)).toBe('received');
   });
 
   it("does not let the PSU approve a consent naming someone else's account", () => {
     const { sut } = newBank();
-    const { id, scaRedirect } = newAisConsent(sut, { access: { accounts: [{ iban: IBAN.bobHufLow }] } });
+    const { id, scaRedirect } = newAisConsent(sut, {
+      access: { accounts: [{ iban: IBAN.bobHufLow }] },
+    });
     const review = login(sut, scaRedirect);
     expect(review.status).toBe(403);
     expect(review.body).toContain(`not yours at this bank: ${IBAN.bobHufLow}`);
     expect(review.body).not.toContain('value="approve"');
-    expect(decide(sut, scaRedirect, { session: sessionTokenOf(review), decision: 'approve' }).status).toBe(403);
+    expect(
+      decide(sut, scaRedirect, { session: sessionTokenOf(review), decision: 'approve' }).status,
+    ).toBe(403);
     expect(consentStatus(sut, id)).toBe('received');
   });
 
@@ -117,20 +145,29 @@ describe('SCA pages', () => {
     expect(replay.body).toContain('already been completed');
   });
 
-  it("refuses a session token of another authorisation", () => {
+  it('refuses a session token of another authorisation', () => {
     const { sut } = newBank();
     const first = newAisConsent(sut);
     const second = newAisConsent(sut);
     const token = sessionTokenOf(login(sut, first.scaRedirect));
-    expect(decide(sut, second.scaRedirect, { session: token, decision: 'approve' }).status).toBe(403);
-    expect(decide(sut, second.scaRedirect, { session: 'made-up', decision: 'approve' }).status).toBe(403);
+    expect(decide(sut, second.scaRedirect, { session: token, decision: 'approve' }).status).toBe(
+      403,
+    );
+    expect(
+      decide(sut, second.scaRedirect, { session: 'made-up', decision: 'approve' }).status,
+    ).toBe(403);
     expect(consentStatus(sut, second.id)).toBe('received');
   });
 
   it('cancels from the login page: rejected and back to the nok URI', () => {
     const { sut } = newBank();
     const { id, scaRedirect } = newAisConsent(sut);
-    const answer = sut.handleSca({ method: 'POST', path: `${scaPath(scaRedirect)}/cancel`, query: {}, form: {} });
+    const answer = sut.handleSca({
+      method: 'POST',
+      path: `${scaPath(scaRedirect)}/cancel`,
+      query: {},
+      form: {},
+    });
     expect(answer.status).toBe(303);
     expect(answer.headers?.Location).toBe(NOK_REDIRECT_URI);
     expect(consentStatus(sut, id)).toBe('rejected');
@@ -138,7 +175,11 @@ describe('SCA pages', () => {
 
   it('escapes what the TPP sent: a creditorName with <script> appears as text', () => {
     const { sut } = newBank();
-    const { scaRedirect } = newPayment(sut, 'domestic-credit-transfers', domesticPayment({ creditorName: '<script>alert("x")</script> & Co' }));
+    const { scaRedirect } = newPayment(
+      sut,
+      'domestic-credit-transfers',
+      domesticPayment({ creditorName: '<script>alert("x")</script> & Co' }),
+    );
     const pages = [openSca(sut, scaRedirect), login(sut, scaRedirect)];
     for (const page of pages) {
       expect(page.body).not.toMatch(/<script/i);
@@ -150,8 +191,11 @@ describe('SCA pages', () => {
     const { sut } = newBank();
     const { scaRedirect } = newAisConsent(sut);
     const path = scaPath(scaRedirect);
-    const get = (target: string) => sut.handleSca({ method: 'GET', path: target, query: {}, form: {} });
-    expect(get('/sca/danube-bank/authorisations/00000000-0000-0000-0000-000000000000').status).toBe(404);
+    const get = (target: string) =>
+      sut.handleSca({ method: 'GET', path: target, query: {}, form: {} });
+    expect(get('/sca/danube-bank/authorisations/00000000-0000-0000-0000-000000000000').status).toBe(
+      404,
+    );
     expect(get(path.replace('danube-bank', 'vistula-bank')).status).toBe(404);
     expect(get('/elsewhere').status).toBe(404);
     expect(get(`${path}/login`).status).toBe(405);
@@ -159,9 +203,15 @@ describe('SCA pages', () => {
   });
 
   it('works under an SCA base URL with a path prefix', () => {
-    const sut = new SandboxBank({ scaBaseUrl: 'https://bank.example.test/sandbox/', now: () => new Date('2025-03-15T10:00:00Z'), productRules: PRODUCT_RULES });
+    const sut = new SandboxBank({
+      scaBaseUrl: 'https://bank.example.test/sandbox/',
+      now: () => new Date('2025-03-15T10:00:00Z'),
+      productRules: PRODUCT_RULES,
+    });
     const { id, scaRedirect } = newAisConsent(sut);
-    expect(scaRedirect).toMatch(/^https:\/\/bank\.example\.test\/sandbox\/sca\/danube-bank\/authorisations\//);
+    expect(scaRedirect).toMatch(
+      /^https:\/\/bank\.example\.test\/sandbox\/sca\/danube-bank\/authorisations\//,
+    );
     expect(openSca(sut, scaRedirect).body).toContain(`action="${scaRedirect}/login"`);
     expect(authorise(sut, scaRedirect).headers?.Location).toBe(REDIRECT_URI);
     expect(consentStatus(sut, id)).toBe('valid');

@@ -1,6 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
 import { type SandboxBank } from '../../../src/sandbox/open-banking/bank/sandbox-bank.js';
-import { accountIdOf, accountRead, bodyOf, expectError, IBAN, newBank, PSU_IP, validAisConsent } from './fixtures.js';
+import {
+  accountIdOf,
+  accountRead,
+  bodyOf,
+  expectError,
+  IBAN,
+  newBank,
+  PSU_IP,
+  validAisConsent,
+} from './fixtures.js';
 
 interface Entry {
   transactionId: string;
@@ -14,11 +23,23 @@ function reader(sut: SandboxBank) {
   const accountId = accountIdOf(sut, consentId, IBAN.aliceHuf);
   const headers = { 'consent-id': consentId, 'psu-ip-address': PSU_IP };
   return {
-    list: (query: Record<string, string | undefined>) => accountRead(sut, 'getTransactions', consentId, { accountId }, { query, headers }),
+    list: (query: Record<string, string | undefined>) =>
+      accountRead(sut, 'getTransactions', consentId, { accountId }, { query, headers }),
     entries(dateFrom: string, dateTo: string) {
-      return bodyOf(this.list({ dateFrom, dateTo })).transactions as { booked: Entry[]; pending: Entry[]; _links: { account: { href: string } } };
+      return bodyOf(this.list({ dateFrom, dateTo })).transactions as {
+        booked: Entry[];
+        pending: Entry[];
+        _links: { account: { href: string } };
+      };
     },
-    details: (transactionId: string) => accountRead(sut, 'getTransactionDetails', consentId, { accountId, transactionId }, { headers }),
+    details: (transactionId: string) =>
+      accountRead(
+        sut,
+        'getTransactionDetails',
+        consentId,
+        { accountId, transactionId },
+        { headers },
+      ),
     accountId,
   };
 }
@@ -31,10 +52,16 @@ describe('transactions', () => {
     const day = all.booked[10].bookingDate!.slice(0, 10);
     const oneDay = read.entries(day, day);
     expect(oneDay.booked.length).toBeGreaterThan(0);
-    expect(oneDay.booked.map((entry) => entry.transactionId)).toEqual(all.booked.filter((entry) => entry.bookingDate!.startsWith(day)).map((entry) => entry.transactionId));
+    expect(oneDay.booked.map((entry) => entry.transactionId)).toEqual(
+      all.booked
+        .filter((entry) => entry.bookingDate!.startsWith(day))
+        .map((entry) => entry.transactionId),
+    );
     expect(oneDay.pending).toEqual([]);
     const pendingDay = all.pending[0].valueDate.slice(0, 10);
-    expect(read.entries(pendingDay, pendingDay).pending.map((entry) => entry.transactionId)).toContain(all.pending[0].transactionId);
+    expect(
+      read.entries(pendingDay, pendingDay).pending.map((entry) => entry.transactionId),
+    ).toContain(all.pending[0].transactionId);
   });
 
   it('splits into adjacent periods without losing or repeating an entry', () => {
@@ -43,13 +70,18 @@ describe('transactions', () => {
     const all = read.entries('2024-12-01', '2025-03-15');
     const first = read.entries('2024-12-01', '2025-01-31');
     const second = read.entries('2025-02-01', '2025-03-15');
-    const ids = (report: { booked: Entry[]; pending: Entry[] }) => [...report.booked, ...report.pending].map((entry) => entry.transactionId);
+    const ids = (report: { booked: Entry[]; pending: Entry[] }) =>
+      [...report.booked, ...report.pending].map((entry) => entry.transactionId);
     expect([...ids(first), ...ids(second)]).toEqual(ids(all));
   });
 
   it('answers dateFrom after dateTo with 400 PERIOD_INVALID', () => {
     const { sut } = newBank();
-    expectError(reader(sut).list({ dateFrom: '2025-03-02', dateTo: '2025-03-01' }), 400, 'PERIOD_INVALID');
+    expectError(
+      reader(sut).list({ dateFrom: '2025-03-02', dateTo: '2025-03-01' }),
+      400,
+      'PERIOD_INVALID',
+    );
   });
 
   it('answers a missing dateFrom or dateTo with 400 FORMAT_ERROR', () => {
@@ -64,7 +96,9 @@ describe('transactions', () => {
     const read = reader(sut);
     const body = bodyOf(read.list({ dateFrom: '2025-03-01', dateTo: '2025-03-15' }));
     expect(body.account).toEqual({ iban: IBAN.aliceHuf });
-    expect((body.transactions as { _links: unknown })._links).toEqual({ account: { href: `/danube-bank/bg/v1/accounts/${read.accountId}` } });
+    expect((body.transactions as { _links: unknown })._links).toEqual({
+      account: { href: `/danube-bank/bg/v1/accounts/${read.accountId}` },
+    });
   });
 
   it('returns one transaction by id, with its proprietary code', () => {
@@ -73,6 +107,9 @@ describe('transactions', () => {
     const listed = read.entries('2025-03-01', '2025-03-15').booked[0];
     const response = read.details(listed.transactionId);
     expect(response.status).toBe(200);
-    expect(bodyOf(response).transactionsDetails).toEqual({ ...listed, proprietaryBankTransactionCode: expect.any(String) });
+    expect(bodyOf(response).transactionsDetails).toEqual({
+      ...listed,
+      proprietaryBankTransactionCode: expect.any(String),
+    });
   });
 });

@@ -1,26 +1,48 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Length, Matches } from 'class-validator';
-import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '../../../common/text.js';
-import { AppRedirectUri } from '../../contract/redirect-uri.decorator.js';
-import { psd2Ref, UpstreamSchema } from '../../contract/upstream-schema.decorator.js';
+import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '../../../platform/common/text.js';
+import { AppRedirectUri } from '../../redirect-uri.decorator.js';
+import { psd2Ref, UpstreamSchema } from '../../../platform/openapi/upstream-schema.decorator.js';
 import { CONSENT_STATUSES, type Consent, type ConsentStatus } from '../consent.entity.js';
 
 export const BRAND_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
 
 /** Fields every consent and payment creation shares: where the bank is, and where the user returns to. */
 export class ScaReturnFields {
-  @ApiProperty({ description: 'The bank, a brandId from GET /v1/brands', example: 'danube-bank', pattern: BRAND_ID_PATTERN, maxLength: 128 })
+  @ApiProperty({
+    description: 'The bank, a brandId from GET /v1/brands',
+    example: 'danube-bank',
+    pattern: BRAND_ID_PATTERN,
+    maxLength: 128,
+  })
   @IsString()
-  @Matches(new RegExp(BRAND_ID_PATTERN), { message: 'brandId must be a brandId from GET /v1/brands' })
+  @Matches(new RegExp(BRAND_ID_PATTERN), {
+    message: 'brandId must be a brandId from GET /v1/brands',
+  })
   brandId: string;
 
-  @AppRedirectUri({ required: true, description: "Where Portico sends the user's browser after the bank, with the outcome in the query string", example: 'https://app.example.com/banking/return' })
+  @AppRedirectUri({
+    required: true,
+    description:
+      "Where Portico sends the user's browser after the bank, with the outcome in the query string",
+    example: 'https://app.example.com/banking/return',
+  })
   redirectUri: string;
 
-  @AppRedirectUri({ required: false, description: 'Where to send the browser when the user denied or the bank refused (default redirectUri)', example: 'https://app.example.com/banking/failed' })
+  @AppRedirectUri({
+    required: false,
+    description:
+      'Where to send the browser when the user denied or the bank refused (default redirectUri)',
+    example: 'https://app.example.com/banking/failed',
+  })
   nokRedirectUri?: string;
 
-  @ApiPropertyOptional({ description: "The app's own reference for the user (kept for audit, never sent to the bank)", example: 'customer-4711', maxLength: 200, pattern: PRINTABLE_TEXT_SOURCE })
+  @ApiPropertyOptional({
+    description: "The app's own reference for the user (kept for audit, never sent to the bank)",
+    example: 'customer-4711',
+    maxLength: 200,
+    pattern: PRINTABLE_TEXT_SOURCE,
+  })
   @IsOptional()
   @IsString()
   @Length(1, 200)
@@ -30,43 +52,84 @@ export class ScaReturnFields {
 
 export class CreateConsentRequest extends ScaReturnFields {
   @UpstreamSchema('AccountAccess', {
-    description: 'What the app may read. Name accounts by IBAN, or leave the lists empty for a bank-offered consent (the user chooses the accounts at the bank).',
-    example: { accounts: [{ iban: 'HU75118000170000001234567817' }], balances: [{ iban: 'HU75118000170000001234567817' }], transactions: [{ iban: 'HU75118000170000001234567817' }] },
+    description:
+      'What the app may read. Name accounts by IBAN, or leave the lists empty for a bank-offered consent (the user chooses the accounts at the bank).',
+    example: {
+      accounts: [{ iban: 'HU75118000170000001234567817' }],
+      balances: [{ iban: 'HU75118000170000001234567817' }],
+      transactions: [{ iban: 'HU75118000170000001234567817' }],
+    },
   })
   access: Record<string, unknown>;
 
-  @UpstreamSchema('ConsentRequest/properties/recurringIndicator', { description: 'true for recurring access, false for one-off', example: true })
+  @UpstreamSchema('ConsentRequest/properties/recurringIndicator', {
+    description: 'true for recurring access, false for one-off',
+    example: true,
+  })
   recurringIndicator: boolean;
 
-  @UpstreamSchema('ConsentRequest/properties/validUntil', { description: 'Last day (inclusive, UTC) the consent is valid; not in the past', example: '2027-02-28' })
+  @UpstreamSchema('ConsentRequest/properties/validUntil', {
+    description: 'Last day (inclusive, UTC) the consent is valid; not in the past',
+    example: '2027-02-28',
+  })
   validUntil: string;
 
-  @UpstreamSchema('ConsentRequest/properties/frequencyPerDay', { description: 'Unattended reads (without PSU-IP-Address) allowed per day; default 4', example: 4, required: false })
+  @UpstreamSchema('ConsentRequest/properties/frequencyPerDay', {
+    description: 'Unattended reads (without PSU-IP-Address) allowed per day; default 4',
+    example: 4,
+    required: false,
+  })
   @IsOptional()
   frequencyPerDay?: number;
 }
 
 export class CreateCofConsentRequest extends ScaReturnFields {
-  @UpstreamSchema('AccountReference', { description: 'The account whose funds may be checked', example: { iban: 'HU80118000170000001234567824' } })
+  @UpstreamSchema('AccountReference', {
+    description: 'The account whose funds may be checked',
+    example: { iban: 'HU80118000170000001234567824' },
+  })
   account: Record<string, unknown>;
 }
 
 /** ais consents carry an AccountAccess, cof consents one account. */
-const ACCESS_SHAPES = [psd2Ref('AccountAccess'), { type: 'object', required: ['account'], properties: { account: psd2Ref('AccountReference') } }];
+const ACCESS_SHAPES = [
+  psd2Ref('AccountAccess'),
+  { type: 'object', required: ['account'], properties: { account: psd2Ref('AccountReference') } },
+];
 
 export class ConsentLinks {
-  @ApiPropertyOptional({ description: "The bank's SCA page: send the user's browser here to approve or deny", format: 'uri', maxLength: 2000, example: 'http://localhost:8081/sca/danube-bank/authorisations/2b7c9e4e-8f0a-4d8e-9a51-6b1f0e2d3c4a' })
+  @ApiPropertyOptional({
+    description: "The bank's SCA page: send the user's browser here to approve or deny",
+    format: 'uri',
+    maxLength: 2000,
+    example:
+      'http://localhost:8081/sca/danube-bank/authorisations/2b7c9e4e-8f0a-4d8e-9a51-6b1f0e2d3c4a',
+  })
   scaRedirect?: string;
 
-  @ApiProperty({ description: 'This consent in Portico', format: 'uri-reference', maxLength: 200, example: '/v1/consents/7d3e0a52-5b7a-4e0c-9d55-1a2b3c4d5e6f' })
+  @ApiProperty({
+    description: 'This consent in Portico',
+    format: 'uri-reference',
+    maxLength: 200,
+    example: '/v1/consents/7d3e0a52-5b7a-4e0c-9d55-1a2b3c4d5e6f',
+  })
   self: string;
 }
 
 export class ConsentAccountView {
-  @ApiProperty({ description: "The bank's account id: pass it as accountId", maxLength: 128, pattern: PRINTABLE_TEXT_SOURCE, example: 'acc-9f2c41' })
+  @ApiProperty({
+    description: "The bank's account id: pass it as accountId",
+    maxLength: 128,
+    pattern: PRINTABLE_TEXT_SOURCE,
+    example: 'acc-9f2c41',
+  })
   resourceId: string;
 
-  @ApiProperty({ maxLength: 34, pattern: '^[A-Z]{2}[0-9]{2}[A-Z0-9]{1,30}$', example: 'HU75118000170000001234567817' })
+  @ApiProperty({
+    maxLength: 34,
+    pattern: '^[A-Z]{2}[0-9]{2}[A-Z0-9]{1,30}$',
+    example: 'HU75118000170000001234567817',
+  })
   iban: string;
 
   @ApiProperty({ maxLength: 3, pattern: '^[A-Z]{3}$', example: 'HUF' })
@@ -74,49 +137,112 @@ export class ConsentAccountView {
 }
 
 export class ConsentView {
-  @ApiProperty({ description: "Portico's id of the consent; send it as Consent-ID", format: 'uuid', maxLength: 36, example: '7d3e0a52-5b7a-4e0c-9d55-1a2b3c4d5e6f' })
+  @ApiProperty({
+    description: "Portico's id of the consent; send it as Consent-ID",
+    format: 'uuid',
+    maxLength: 36,
+    example: '7d3e0a52-5b7a-4e0c-9d55-1a2b3c4d5e6f',
+  })
   consentId: string;
 
-  @ApiProperty({ description: 'ais: account information; cof: confirmation of funds', enum: ['ais', 'cof'], example: 'ais' })
+  @ApiProperty({
+    description: 'ais: account information; cof: confirmation of funds',
+    enum: ['ais', 'cof'],
+    example: 'ais',
+  })
   kind: 'ais' | 'cof';
 
   @ApiProperty({ pattern: BRAND_ID_PATTERN, maxLength: 128, example: 'danube-bank' })
   brandId: string;
 
-  @ApiProperty({ description: 'creating and failed are Portico states before the bank has one; the rest are the bank\'s consentStatus', enum: CONSENT_STATUSES, example: 'received' })
+  @ApiProperty({
+    description:
+      "creating and failed are Portico states before the bank has one; the rest are the bank's consentStatus",
+    enum: CONSENT_STATUSES,
+    example: 'received',
+  })
   status: ConsentStatus;
 
-  @ApiProperty({ description: 'What the app asked for (ais: AccountAccess; cof: { account })', oneOf: ACCESS_SHAPES, example: { accounts: [{ iban: 'HU75118000170000001234567817' }] } })
+  @ApiProperty({
+    description: 'What the app asked for (ais: AccountAccess; cof: { account })',
+    oneOf: ACCESS_SHAPES,
+    example: { accounts: [{ iban: 'HU75118000170000001234567817' }] },
+  })
   requestedAccess: Record<string, unknown>;
 
-  @ApiPropertyOptional({ description: 'What the bank granted, once the user approved', oneOf: ACCESS_SHAPES, nullable: true })
+  @ApiPropertyOptional({
+    description: 'What the bank granted, once the user approved',
+    oneOf: ACCESS_SHAPES,
+    nullable: true,
+  })
   grantedAccess: Record<string, unknown> | null;
 
-  @ApiProperty({ description: 'The accounts the consent covers, once valid', type: [ConsentAccountView], maxItems: 100 })
+  @ApiProperty({
+    description: 'The accounts the consent covers, once valid',
+    type: [ConsentAccountView],
+    maxItems: 100,
+  })
   accounts: ConsentAccountView[];
 
   @ApiPropertyOptional({ type: Boolean, nullable: true, example: true })
   recurringIndicator: boolean | null;
 
-  @ApiPropertyOptional({ description: 'As the bank returned it (inclusive)', format: 'date', maxLength: 10, nullable: true, type: String, example: '2027-02-28' })
+  @ApiPropertyOptional({
+    description: 'As the bank returned it (inclusive)',
+    format: 'date',
+    maxLength: 10,
+    nullable: true,
+    type: String,
+    example: '2027-02-28',
+  })
   validUntil: string | null;
 
-  @ApiPropertyOptional({ format: 'int32', minimum: 1, maximum: 100, nullable: true, type: Number, example: 4 })
+  @ApiPropertyOptional({
+    format: 'int32',
+    minimum: 1,
+    maximum: 100,
+    nullable: true,
+    type: Number,
+    example: 4,
+  })
   frequencyPerDay: number | null;
 
-  @ApiPropertyOptional({ maxLength: 200, pattern: PRINTABLE_TEXT_SOURCE, nullable: true, type: String, example: 'customer-4711' })
+  @ApiPropertyOptional({
+    maxLength: 200,
+    pattern: PRINTABLE_TEXT_SOURCE,
+    nullable: true,
+    type: String,
+    example: 'customer-4711',
+  })
   psuReference: string | null;
 
-  @ApiProperty({ format: 'uri', maxLength: 2000, example: 'https://app.example.com/banking/return' })
+  @ApiProperty({
+    format: 'uri',
+    maxLength: 2000,
+    example: 'https://app.example.com/banking/return',
+  })
   redirectUri: string;
 
-  @ApiPropertyOptional({ format: 'uri', maxLength: 2000, nullable: true, type: String, example: null })
+  @ApiPropertyOptional({
+    format: 'uri',
+    maxLength: 2000,
+    nullable: true,
+    type: String,
+    example: null,
+  })
   nokRedirectUri: string | null;
 
   @ApiProperty({ format: 'date-time', maxLength: 40, example: '2026-11-20T10:00:00.000Z' })
   createdAt: string;
 
-  @ApiPropertyOptional({ description: 'When the user last came back from the bank', format: 'date-time', maxLength: 40, nullable: true, type: String, example: null })
+  @ApiPropertyOptional({
+    description: 'When the user last came back from the bank',
+    format: 'date-time',
+    maxLength: 40,
+    nullable: true,
+    type: String,
+    example: null,
+  })
   lastScaAt: string | null;
 
   @ApiProperty({ type: ConsentLinks })
@@ -140,7 +266,12 @@ export class ConsentView {
       nokRedirectUri: consent.nokRedirectUri,
       createdAt: consent.createdAt.toISOString(),
       lastScaAt: consent.lastScaAt?.toISOString() ?? null,
-      _links: { self: `${base}/${consent.id}`, ...(consent.status === 'received' && consent.scaRedirect ? { scaRedirect: consent.scaRedirect } : {}) },
+      _links: {
+        self: `${base}/${consent.id}`,
+        ...(consent.status === 'received' && consent.scaRedirect
+          ? { scaRedirect: consent.scaRedirect }
+          : {}),
+      },
     };
   }
 }

@@ -1,13 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsUUID } from 'class-validator';
-import { PRINTABLE_TEXT_SOURCE } from '../../../common/text.js';
-import { psd2Ref, UpstreamSchema } from '../../contract/upstream-schema.decorator.js';
-import { psd2 } from '../../contract/psd2.js';
+import { PRINTABLE_TEXT_SOURCE } from '../../../platform/common/text.js';
+import { psd2Ref, UpstreamSchema } from '../../../platform/openapi/upstream-schema.decorator.js';
+import { psd2 } from '../../../upstreams/open-banking/psd2.js';
 import { BRAND_ID_PATTERN, ScaReturnFields } from '../../consents/dto/consent.dto.js';
 import type { Payment } from '../payment.entity.js';
 
 /** Every spelling the contract accepts: the canonical product names and their aliases. */
-export const PAYMENT_PRODUCTS = Object.entries(psd2().productRules).flatMap(([name, rule]) => [name, ...rule.aliases]);
+export const PAYMENT_PRODUCTS = Object.entries(psd2().productRules).flatMap(([name, rule]) => [
+  name,
+  ...rule.aliases,
+]);
 
 export class PaymentParams {
   @ApiProperty({ description: "Portico's payment id", format: 'uuid', maxLength: 36 })
@@ -16,12 +19,19 @@ export class PaymentParams {
 }
 
 export class CreatePaymentRequest extends ScaReturnFields {
-  @ApiProperty({ description: 'The payment product (the spelling without the trailing s is accepted too)', enum: PAYMENT_PRODUCTS, example: 'domestic-credit-transfers' })
-  @IsIn(PAYMENT_PRODUCTS, { message: `paymentProduct must be one of ${PAYMENT_PRODUCTS.join(', ')}` })
+  @ApiProperty({
+    description: 'The payment product (the spelling without the trailing s is accepted too)',
+    enum: PAYMENT_PRODUCTS,
+    example: 'domestic-credit-transfers',
+  })
+  @IsIn(PAYMENT_PRODUCTS, {
+    message: `paymentProduct must be one of ${PAYMENT_PRODUCTS.join(', ')}`,
+  })
   paymentProduct: string;
 
   @UpstreamSchema('PaymentDetails', {
-    description: "The credit transfer, as the bank's PaymentDetails. Each product has its own rules (domestic: HUF or PLN; sepa: creditorAgent and creditorAddress with country; cross-border: creditorAgent and creditorAddress.country); they are checked here before the bank is called.",
+    description:
+      "The credit transfer, as the bank's PaymentDetails. Each product has its own rules (domestic: HUF or PLN; sepa: creditorAgent and creditorAddress with country; cross-border: creditorAgent and creditorAddress.country); they are checked here before the bank is called.",
     example: {
       instructedAmount: { currency: 'HUF', amount: '15000.00' },
       creditorName: 'Kovacs Peter',
@@ -34,10 +44,18 @@ export class CreatePaymentRequest extends ScaReturnFields {
 }
 
 export class PaymentLinks {
-  @ApiPropertyOptional({ description: "The bank's SCA page: send the user's browser here", format: 'uri', maxLength: 2000 })
+  @ApiPropertyOptional({
+    description: "The bank's SCA page: send the user's browser here",
+    format: 'uri',
+    maxLength: 2000,
+  })
   scaRedirect?: string;
 
-  @ApiProperty({ format: 'uri-reference', maxLength: 200, example: '/v1/payments/5b1f0e2d-3c4a-4d8e-9a51-6b1f0e2d3c4a' })
+  @ApiProperty({
+    format: 'uri-reference',
+    maxLength: 200,
+    example: '/v1/payments/5b1f0e2d-3c4a-4d8e-9a51-6b1f0e2d3c4a',
+  })
   self: string;
 }
 
@@ -51,13 +69,28 @@ export class PaymentView {
   @ApiProperty({ enum: Object.keys(psd2().productRules), example: 'domestic-credit-transfers' })
   paymentProduct: string;
 
-  @ApiProperty({ description: "The bank's transactionStatus (ISO 20022), or Portico's creating / failed before it has one", maxLength: 8, pattern: '^[A-Za-z]{4,8}$', example: 'RCVD' })
+  @ApiProperty({
+    description:
+      "The bank's transactionStatus (ISO 20022), or Portico's creating / failed before it has one",
+    maxLength: 8,
+    pattern: '^[A-Za-z]{4,8}$',
+    example: 'RCVD',
+  })
   status: string;
 
-  @ApiProperty({ description: 'The PaymentDetails sent to the bank (with the debtor account the user chose, once known)', allOf: [psd2Ref('PaymentDetails')] })
+  @ApiProperty({
+    description:
+      'The PaymentDetails sent to the bank (with the debtor account the user chose, once known)',
+    allOf: [psd2Ref('PaymentDetails')],
+  })
   payment: Record<string, unknown>;
 
-  @ApiPropertyOptional({ maxLength: 200, pattern: PRINTABLE_TEXT_SOURCE, nullable: true, type: String })
+  @ApiPropertyOptional({
+    maxLength: 200,
+    pattern: PRINTABLE_TEXT_SOURCE,
+    nullable: true,
+    type: String,
+  })
   psuReference: string | null;
 
   @ApiProperty({ format: 'date-time', maxLength: 40 })
@@ -79,7 +112,12 @@ export class PaymentView {
       psuReference: payment.psuReference,
       createdAt: payment.createdAt.toISOString(),
       lastScaAt: payment.lastScaAt?.toISOString() ?? null,
-      _links: { self: `/v1/payments/${payment.id}`, ...(payment.status === 'RCVD' && payment.scaRedirect ? { scaRedirect: payment.scaRedirect } : {}) },
+      _links: {
+        self: `/v1/payments/${payment.id}`,
+        ...(payment.status === 'RCVD' && payment.scaRedirect
+          ? { scaRedirect: payment.scaRedirect }
+          : {}),
+      },
     };
   }
 }

@@ -17,8 +17,15 @@ function readingConsent(context: BankContext, request: BankRequest): AisConsent 
 }
 
 /** The path's account if the consent covers it in any list; an account outside it is 403 RESOURCE_UNKNOWN. */
-function coveredAccount(context: BankContext, request: BankRequest, consent: AisConsent): LedgerAccount {
-  const account = context.state.ledger.byResourceId(consent.brandId, request.params.accountId ?? '');
+function coveredAccount(
+  context: BankContext,
+  request: BankRequest,
+  consent: AisConsent,
+): LedgerAccount {
+  const account = context.state.ledger.byResourceId(
+    consent.brandId,
+    request.params.accountId ?? '',
+  );
   if (!account || !coveredIbans(consent.access).includes(account.seed.iban)) {
     fail(403, 'RESOURCE_UNKNOWN', 'Account is not covered by the consent', 'accountId');
   }
@@ -26,18 +33,32 @@ function coveredAccount(context: BankContext, request: BankRequest, consent: Ais
 }
 
 /** Covered, but the consent does not grant this service for it: psd2.yaml answers 401 CONSENT_INVALID. */
-function requireGrant(consent: AisConsent, service: 'balances' | 'transactions', account: LedgerAccount): void {
+function requireGrant(
+  consent: AisConsent,
+  service: 'balances' | 'transactions',
+  account: LedgerAccount,
+): void {
   if (!grants(consent.access, service, account.seed.iban)) {
-    fail(401, 'CONSENT_INVALID', `Consent does not grant ${service} for this account`, 'Consent-ID');
+    fail(
+      401,
+      'CONSENT_INVALID',
+      `Consent does not grant ${service} for this account`,
+      'Consent-ID',
+    );
   }
 }
 
 export function listAccounts(context: BankContext, request: BankRequest): BankResponse {
   const consent = readingConsent(context, request);
   const ibans = coveredIbans(consent.access);
-  const accounts = context.state.ledger.atBrand(consent.brandId).filter((account) => ibans.includes(account.seed.iban));
+  const accounts = context.state.ledger
+    .atBrand(consent.brandId)
+    .filter((account) => ibans.includes(account.seed.iban));
   countUnattendedRead(context, request, consent);
-  return { status: 200, body: { accounts: accounts.map((account) => accountDto(account, consent.access, false)) } };
+  return {
+    status: 200,
+    body: { accounts: accounts.map((account) => accountDto(account, consent.access, false)) },
+  };
 }
 
 export function getAccountDetails(context: BankContext, request: BankRequest): BankResponse {
@@ -52,7 +73,13 @@ export function getBalances(context: BankContext, request: BankRequest): BankRes
   const account = coveredAccount(context, request, consent);
   requireGrant(consent, 'balances', account);
   countUnattendedRead(context, request, consent);
-  return { status: 200, body: { account: { iban: account.seed.iban }, balances: context.state.ledger.balances(account, context.now()) } };
+  return {
+    status: 200,
+    body: {
+      account: { iban: account.seed.iban },
+      balances: context.state.ledger.balances(account, context.now()),
+    },
+  };
 }
 
 export function getTransactions(context: BankContext, request: BankRequest): BankResponse {
@@ -64,7 +91,8 @@ export function getTransactions(context: BankContext, request: BankRequest): Ban
   if (!dateTo) fail(400, 'FORMAT_ERROR', 'Query parameter dateTo is missing', 'dateTo');
   if (dateFrom > dateTo) fail(400, 'PERIOD_INVALID', 'dateFrom lies after dateTo', 'dateFrom');
   // Both ends inclusive; booked entries count by booking day, pending ones by value day.
-  const inPeriod = (day: Date | undefined) => day !== undefined && utcDay(day) >= dateFrom && utcDay(day) <= dateTo;
+  const inPeriod = (day: Date | undefined) =>
+    day !== undefined && utcDay(day) >= dateFrom && utcDay(day) <= dateTo;
   const booked = account.booked.filter((entry) => inPeriod(entry.bookingDate));
   const pending = account.pending.filter((entry) => inPeriod(entry.valueDate));
   countUnattendedRead(context, request, consent);
@@ -86,7 +114,9 @@ export function getTransactionDetails(context: BankContext, request: BankRequest
   const account = coveredAccount(context, request, consent);
   requireGrant(consent, 'transactions', account);
   const transactionId = request.params.transactionId ?? '';
-  const entry = [...account.booked, ...account.pending].find((candidate) => candidate.transactionId === transactionId);
+  const entry = [...account.booked, ...account.pending].find(
+    (candidate) => candidate.transactionId === transactionId,
+  );
   if (!entry) fail(404, 'RESOURCE_UNKNOWN', 'Transaction is not known', 'transactionId');
   countUnattendedRead(context, request, consent);
   return { status: 200, body: { transactionsDetails: transactionDto(entry, true) } };

@@ -11,7 +11,11 @@ export function accountPath(brandId: string, account: LedgerAccount): string {
 }
 
 /** Links only to what the consent lets the TPP read, as Berlin Group does. */
-export function accountDto(account: LedgerAccount, access: AccountAccess, withDetails: boolean): Record<string, unknown> {
+export function accountDto(
+  account: LedgerAccount,
+  access: AccountAccess,
+  withDetails: boolean,
+): Record<string, unknown> {
   const { seed } = account;
   const path = accountPath(seed.brandId, account);
   const links: Record<string, { href: string }> = {};
@@ -31,7 +35,10 @@ export function accountDto(account: LedgerAccount, access: AccountAccess, withDe
   };
 }
 
-export function transactionDto(entry: LedgerTransaction, withProprietaryCode: boolean): Record<string, unknown> {
+export function transactionDto(
+  entry: LedgerTransaction,
+  withProprietaryCode: boolean,
+): Record<string, unknown> {
   const counterparty =
     entry.amount < 0n
       ? { creditorName: entry.counterpartyName, creditorAccount: { iban: entry.counterpartyIban } }
@@ -45,6 +52,8 @@ export function transactionDto(entry: LedgerTransaction, withProprietaryCode: bo
     valueDate: isoDateTime(entry.valueDate),
     remittanceInformationUnstructured: entry.remittanceInformationUnstructured,
     bankTransactionCode: entry.bankTransactionCode,
-    ...(withProprietaryCode ? { proprietaryBankTransactionCode: entry.proprietaryBankTransactionCode } : {}),
+    ...(withProprietaryCode
+      ? { proprietaryBankTransactionCode: entry.proprietaryBankTransactionCode }
+      : {}),
   };
 }

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { type BankContext } from './bank-state.js';
 import { type AccountAccess, type AisConsent } from './consent-model.js';
-import { consentCreated, consentStatusResponse, currentStatus, ownedConsent, terminateConsent } from './consent-operations.js';
+import {
+  consentCreated,
+  consentStatusResponse,
+  currentStatus,
+  ownedConsent,
+  terminateConsent,
+} from './consent-operations.js';
 import { utcDay } from './dates.js';
 import { fail } from './errors.js';
 import { href, openAuthorisation, redirectUris, requireBrand } from './request-context.js';
@@ -26,9 +32,13 @@ export function createConsent(context: BankContext, request: BankRequest): BankR
   const brand = requireBrand(request);
   const uris = redirectUris(request);
   const body = request.body as ConsentRequestBody;
-  if (body.validUntil < utcDay(context.now())) fail(400, 'PERIOD_INVALID', 'validUntil lies in the past', 'validUntil');
+  if (body.validUntil < utcDay(context.now()))
+    fail(400, 'PERIOD_INVALID', 'validUntil lies in the past', 'validUntil');
   const consentId = `ais-${randomUUID()}`;
-  const { authorisationId, scaRedirect } = openAuthorisation(context, brand.brandId, { kind: 'consent', consentId });
+  const { authorisationId, scaRedirect } = openAuthorisation(context, brand.brandId, {
+    kind: 'consent',
+    consentId,
+  });
   const consent: AisConsent = {
     kind: 'ais',
     consentId,

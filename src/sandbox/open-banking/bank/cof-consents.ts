@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { type BankContext } from './bank-state.js';
 import { type AccountReference, type CofConsent } from './consent-model.js';
-import { consentCreated, consentStatusResponse, currentStatus, ownedConsent, terminateConsent } from './consent-operations.js';
+import {
+  consentCreated,
+  consentStatusResponse,
+  currentStatus,
+  ownedConsent,
+  terminateConsent,
+} from './consent-operations.js';
 import { openAuthorisation, redirectUris, requireBrand } from './request-context.js';
 import { type BankRequest, type BankResponse } from './types.js';
 
@@ -16,7 +22,10 @@ export function createCofConsent(context: BankContext, request: BankRequest): Ba
   const uris = redirectUris(request);
   const body = request.body as { account: AccountReference };
   const consentId = `cof-${randomUUID()}`;
-  const { authorisationId, scaRedirect } = openAuthorisation(context, brand.brandId, { kind: 'consent', consentId });
+  const { authorisationId, scaRedirect } = openAuthorisation(context, brand.brandId, {
+    kind: 'consent',
+    consentId,
+  });
   const consent: CofConsent = {
     kind: 'cof',
     consentId,
@@ -33,7 +42,13 @@ export function createCofConsent(context: BankContext, request: BankRequest): Ba
 export function getCofConsent(context: BankContext, request: BankRequest): BankResponse {
   requireBrand(request);
   const consent = ownedConsent(context, request, 'cof');
-  return { status: 200, body: { account: { iban: consent.account.iban }, consentStatus: currentStatus(context, consent) } };
+  return {
+    status: 200,
+    body: {
+      account: { iban: consent.account.iban },
+      consentStatus: currentStatus(context, consent),
+    },
+  };
 }
 
 export function getCofConsentStatus(context: BankContext, request: BankRequest): BankResponse {

@@ -1,6 +1,13 @@
 /** Consent records and their lifecycle (psd2.yaml info "States"). */
 
-export type ConsentStatus = 'received' | 'rejected' | 'partiallyAuthorised' | 'valid' | 'revokedByPsu' | 'expired' | 'terminatedByTpp';
+export type ConsentStatus =
+  | 'received'
+  | 'rejected'
+  | 'partiallyAuthorised'
+  | 'valid'
+  | 'revokedByPsu'
+  | 'expired'
+  | 'terminatedByTpp';
 
 export interface AccountReference {
   iban: string;
@@ -43,24 +50,42 @@ export interface CofConsent extends ConsentBase {
 
 export type Consent = AisConsent | CofConsent;
 
-export const FINAL_CONSENT_STATUSES: readonly ConsentStatus[] = ['rejected', 'revokedByPsu', 'expired', 'terminatedByTpp'];
+export const FINAL_CONSENT_STATUSES: readonly ConsentStatus[] = [
+  'rejected',
+  'revokedByPsu',
+  'expired',
+  'terminatedByTpp',
+];
 
 /** A `valid` AIS consent reads `expired` once the UTC day after `validUntil` has begun. */
 export function effectiveStatus(consent: Consent, today: string): ConsentStatus {
-  if (consent.kind === 'ais' && consent.status === 'valid' && today > consent.validUntil) return 'expired';
+  if (consent.kind === 'ais' && consent.status === 'valid' && today > consent.validUntil)
+    return 'expired';
   return consent.status;
 }
 
 /** The PSU chose nothing to name: the bank offers the accounts and the PSU picks them at SCA. */
 export function isBankOffered(access: AccountAccess): boolean {
-  return [access.accounts, access.balances, access.transactions].every((list) => list === undefined || list.length === 0);
+  return [access.accounts, access.balances, access.transactions].every(
+    (list) => list === undefined || list.length === 0,
+  );
 }
 
 /** Every IBAN the consent names, in any list (an IBAN in balances or transactions also covers account details). */
 export function coveredIbans(access: AccountAccess): string[] {
-  return [...new Set([...(access.accounts ?? []), ...(access.balances ?? []), ...(access.transactions ?? [])].map((reference) => reference.iban))];
+  return [
+    ...new Set(
+      [...(access.accounts ?? []), ...(access.balances ?? []), ...(access.transactions ?? [])].map(
+        (reference) => reference.iban,
+      ),
+    ),
+  ];
 }
 
-export function grants(access: AccountAccess, service: 'balances' | 'transactions', iban: string): boolean {
+export function grants(
+  access: AccountAccess,
+  service: 'balances' | 'transactions',
+  iban: string,
+): boolean {
   return (access[service] ?? []).some((reference) => reference.iban === iban);
 }

@@ -8,9 +8,18 @@ import { type BankRequest, type BankResponse } from './types.js';
 /** Lifecycle operations shared by AIS (v1) and confirmation-of-funds (v2) consents. */
 
 /** The consent named by the path, if it is of this kind, brand and TPP; anything else is 403 CONSENT_UNKNOWN. */
-export function ownedConsent<K extends Consent['kind']>(context: BankContext, request: BankRequest, kind: K): Extract<Consent, { kind: K }> {
+export function ownedConsent<K extends Consent['kind']>(
+  context: BankContext,
+  request: BankRequest,
+  kind: K,
+): Extract<Consent, { kind: K }> {
   const consent = context.state.consents.get(request.params.consentId ?? '');
-  if (!consent || consent.kind !== kind || consent.brandId !== request.params.brandId || consent.tppId !== request.tppId) {
+  if (
+    !consent ||
+    consent.kind !== kind ||
+    consent.brandId !== request.params.brandId ||
+    consent.tppId !== request.tppId
+  ) {
     fail(403, 'CONSENT_UNKNOWN', 'Consent is not known', 'consentId');
   }
   return consent as Extract<Consent, { kind: K }>;
@@ -49,10 +58,23 @@ export function revokeAsPsu(context: BankContext, consentId: string): boolean {
 }
 
 /** Stores a new consent and answers its creation (201 ConsentResponse with the SCA link). */
-export function consentCreated(context: BankContext, consent: Consent, selfPath: string, scaRedirect: string): BankResponse {
+export function consentCreated(
+  context: BankContext,
+  consent: Consent,
+  selfPath: string,
+  scaRedirect: string,
+): BankResponse {
   context.state.consents.set(consent.consentId, consent);
   return {
     status: 201,
-    body: { consentId: consent.consentId, consentStatus: 'received', _links: { scaRedirect: href(scaRedirect), self: href(selfPath), status: href(`${selfPath}/status`) } },
+    body: {
+      consentId: consent.consentId,
+      consentStatus: 'received',
+      _links: {
+        scaRedirect: href(scaRedirect),
+        self: href(selfPath),
+        status: href(`${selfPath}/status`),
+      },
+    },
   };
 }

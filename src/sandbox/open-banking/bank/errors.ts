@@ -22,15 +22,26 @@ export interface TppMessage {
 }
 
 export function tppMessage(code: BankErrorCode, text: string, path?: string): TppMessage {
-  return path === undefined ? { category: 'ERROR', code, text } : { category: 'ERROR', code, text, path };
+  return path === undefined
+    ? { category: 'ERROR', code, text }
+    : { category: 'ERROR', code, text, path };
 }
 
 /** A `TppMessageError` answer with one or more messages. */
-export function tppErrors(status: number, messages: readonly TppMessage[], headers?: Record<string, string>): BankResponse {
+export function tppErrors(
+  status: number,
+  messages: readonly TppMessage[],
+  headers?: Record<string, string>,
+): BankResponse {
   return { status, ...(headers ? { headers } : {}), body: { tppMessages: [...messages] } };
 }
 
-export function tppError(status: number, code: BankErrorCode, text: string, path?: string): BankResponse {
+export function tppError(
+  status: number,
+  code: BankErrorCode,
+  text: string,
+  path?: string,
+): BankResponse {
   return tppErrors(status, [tppMessage(code, text, path)]);
 }
 

@@ -23,8 +23,15 @@ export function confirmFunds(context: BankContext, request: BankRequest): BankRe
   // A valid consent was authorised on an existing account of the PSU; its absence would be a sandbox bug.
   if (!account) fail(401, 'CONSENT_INVALID', 'Consent account no longer exists', 'account.iban');
   if (body.instructedAmount.currency !== account.seed.currency) {
-    fail(400, 'PARAMETER_NOT_CONSISTENT', `instructedAmount.currency must be the account currency ${account.seed.currency}`, 'instructedAmount.currency');
+    fail(
+      400,
+      'PARAMETER_NOT_CONSISTENT',
+      `instructedAmount.currency must be the account currency ${account.seed.currency}`,
+      'instructedAmount.currency',
+    );
   }
-  const fundsAvailable = account.seed.status === 'enabled' && parseAmount(body.instructedAmount.amount) <= context.state.ledger.available(account);
+  const fundsAvailable =
+    account.seed.status === 'enabled' &&
+    parseAmount(body.instructedAmount.amount) <= context.state.ledger.available(account);
   return { status: 200, body: { fundsAvailable } };
 }

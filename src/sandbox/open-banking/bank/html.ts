@@ -1,6 +1,12 @@
 /** Minimal HTML building for the SCA pages: every interpolated value goes through escapeHtml. */
 
-const ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const ESCAPES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => ESCAPES[character] ?? character);
@@ -12,7 +18,10 @@ export class SafeHtml {
 }
 
 /** Tagged template: interpolations are escaped unless they are SafeHtml (or lists of it). */
-export function html(strings: TemplateStringsArray, ...values: readonly (string | number | SafeHtml | readonly SafeHtml[])[]): SafeHtml {
+export function html(
+  strings: TemplateStringsArray,
+  ...values: readonly (string | number | SafeHtml | readonly SafeHtml[])[]
+): SafeHtml {
   let markup = strings[0];
   values.forEach((value, index) => {
     markup += render(value) + strings[index + 1];

@@ -70,14 +70,37 @@ export class Ledger {
 
   balances(account: LedgerAccount, now: Date): BalanceDto[] {
     const today = utcDay(now);
-    const bookedToday = sum(account.booked.filter((entry) => entry.bookingDate !== undefined && utcDay(entry.bookingDate) === today));
-    const money = (amount: Milli) => ({ currency: account.seed.currency, amount: formatAmount(amount) });
+    const bookedToday = sum(
+      account.booked.filter(
+        (entry) => entry.bookingDate !== undefined && utcDay(entry.bookingDate) === today,
+      ),
+    );
+    const money = (amount: Milli) => ({
+      currency: account.seed.currency,
+      amount: formatAmount(amount),
+    });
     const lastChangeDateTime = isoDateTime(account.lastChange);
     return [
-      { balanceAmount: money(account.interimBooked - bookedToday), balanceType: 'closingBooked', referenceDate: utcDay(addDays(now, -1)) },
-      { balanceAmount: money(account.interimBooked), balanceType: 'interimBooked', lastChangeDateTime },
-      { balanceAmount: money(this.available(account)), balanceType: 'interimAvailable', lastChangeDateTime },
-      { balanceAmount: money(account.interimBooked + sum(account.pending)), balanceType: 'expected', lastChangeDateTime },
+      {
+        balanceAmount: money(account.interimBooked - bookedToday),
+        balanceType: 'closingBooked',
+        referenceDate: utcDay(addDays(now, -1)),
+      },
+      {
+        balanceAmount: money(account.interimBooked),
+        balanceType: 'interimBooked',
+        lastChangeDateTime,
+      },
+      {
+        balanceAmount: money(this.available(account)),
+        balanceType: 'interimAvailable',
+        lastChangeDateTime,
+      },
+      {
+        balanceAmount: money(account.interimBooked + sum(account.pending)),
+        balanceType: 'expected',
+        lastChangeDateTime,
+      },
     ];
   }
 

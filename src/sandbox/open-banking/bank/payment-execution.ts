@@ -11,11 +11,17 @@ const BANK_TRANSACTION_CODE: Readonly<Record<string, string>> = {
 };
 
 /** Why the bank refuses to execute from this account, or undefined when it can. */
-export function refusalReason(context: BankContext, payment: Payment, debtor: LedgerAccount): string | undefined {
+export function refusalReason(
+  context: BankContext,
+  payment: Payment,
+  debtor: LedgerAccount,
+): string | undefined {
   const facts = paymentFacts(payment.details);
   if (debtor.seed.status !== 'enabled') return 'The account is blocked.';
-  if (facts.currency !== debtor.seed.currency) return `The account is held in ${debtor.seed.currency}, the payment is in ${facts.currency}.`;
-  if (parseAmount(facts.amount) > context.state.ledger.available(debtor)) return 'Insufficient funds on the account.';
+  if (facts.currency !== debtor.seed.currency)
+    return `The account is held in ${debtor.seed.currency}, the payment is in ${facts.currency}.`;
+  if (parseAmount(facts.amount) > context.state.ledger.available(debtor))
+    return 'Insufficient funds on the account.';
   return undefined;
 }
 
@@ -23,7 +29,11 @@ export function refusalReason(context: BankContext, payment: Payment, debtor: Le
  * The PSU approved: the sandbox settles at once (RCVD -> ACTC -> ACSC) and books the debit,
  * or rejects (RJCT) when the account cannot pay, as psd2.yaml says for insufficient funds.
  */
-export function executePayment(context: BankContext, payment: Payment, debtor: LedgerAccount): void {
+export function executePayment(
+  context: BankContext,
+  payment: Payment,
+  debtor: LedgerAccount,
+): void {
   payment.details.debtorAccount = { iban: debtor.seed.iban };
   const reason = refusalReason(context, payment, debtor);
   if (reason !== undefined) {

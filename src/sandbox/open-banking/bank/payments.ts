@@ -30,7 +30,10 @@ export function initiatePayment(context: BankContext, request: BankRequest): Ban
   const violations = productRuleViolations(rule, request.body);
   if (violations.length > 0) return tppErrors(400, violations);
   const paymentId = `pay-${randomUUID()}`;
-  const { authorisationId, scaRedirect } = openAuthorisation(context, brand.brandId, { kind: 'payment', paymentId });
+  const { authorisationId, scaRedirect } = openAuthorisation(context, brand.brandId, {
+    kind: 'payment',
+    paymentId,
+  });
   const payment: Payment = {
     paymentId,
     brandId: brand.brandId,
@@ -44,7 +47,14 @@ export function initiatePayment(context: BankContext, request: BankRequest): Ban
     authorisationId,
   };
   context.state.payments.set(paymentId, payment);
-  return { status: 201, body: { transactionStatus: 'RCVD', paymentId, _links: { scaRedirect: href(scaRedirect), ...paymentLinks(payment) } } };
+  return {
+    status: 201,
+    body: {
+      transactionStatus: 'RCVD',
+      paymentId,
+      _links: { scaRedirect: href(scaRedirect), ...paymentLinks(payment) },
+    },
+  };
 }
 
 /** The payment of the path, if it exists under this brand and product (either spelling) for this TPP. */
@@ -52,7 +62,12 @@ function ownedPayment(context: BankContext, request: BankRequest): Payment {
   requireBrand(request);
   const { product } = pathProduct(context, request);
   const payment = context.state.payments.get(request.params.paymentId ?? '');
-  if (!payment || payment.brandId !== request.params.brandId || payment.product !== product || payment.tppId !== request.tppId) {
+  if (
+    !payment ||
+    payment.brandId !== request.params.brandId ||
+    payment.product !== product ||
+    payment.tppId !== request.tppId
+  ) {
     fail(404, 'RESOURCE_UNKNOWN', 'Payment is not known', 'paymentId');
   }
   return payment;
@@ -62,7 +77,12 @@ export function getPayment(context: BankContext, request: BankRequest): BankResp
   const payment = ownedPayment(context, request);
   return {
     status: 200,
-    body: { transactionStatus: payment.status, paymentId: payment.paymentId, paymentDetails: structuredClone(payment.details), _links: paymentLinks(payment) },
+    body: {
+      transactionStatus: payment.status,
+      paymentId: payment.paymentId,
+      paymentDetails: structuredClone(payment.details),
+      _links: paymentLinks(payment),
+    },
   };
 }
 

@@ -15,7 +15,8 @@ export function requireBrand(request: BankRequest): Brand {
 
 export function requireHeader(request: BankRequest, name: string, displayName: string): string {
   const value = request.headers[name];
-  if (value === undefined || value === '') fail(400, 'FORMAT_ERROR', `Header ${displayName} is missing`, displayName);
+  if (value === undefined || value === '')
+    fail(400, 'FORMAT_ERROR', `Header ${displayName} is missing`, displayName);
   return value;
 }
 
@@ -31,10 +32,22 @@ export function redirectUris(request: BankRequest): RedirectUris {
 }
 
 /** Opens the single authorisation of a new consent or payment and returns its scaRedirect URL. */
-export function openAuthorisation(context: BankContext, brandId: string, target: Authorisation['target']): { authorisationId: string; scaRedirect: string } {
+export function openAuthorisation(
+  context: BankContext,
+  brandId: string,
+  target: Authorisation['target'],
+): { authorisationId: string; scaRedirect: string } {
   const authorisationId = randomUUID();
-  context.state.authorisations.set(authorisationId, { authorisationId, brandId, target, finished: false });
-  return { authorisationId, scaRedirect: `${authorizationEndpoint(context.scaBaseUrl, brandId)}/authorisations/${authorisationId}` };
+  context.state.authorisations.set(authorisationId, {
+    authorisationId,
+    brandId,
+    target,
+    finished: false,
+  });
+  return {
+    authorisationId,
+    scaRedirect: `${authorizationEndpoint(context.scaBaseUrl, brandId)}/authorisations/${authorisationId}`,
+  };
 }
 
 export function href(value: string): { href: string } {

@@ -1,21 +1,46 @@
-import { getAccountDetails, getBalances, getTransactionDetails, getTransactions, listAccounts } from './account-reads.js';
+import {
+  getAccountDetails,
+  getBalances,
+  getTransactionDetails,
+  getTransactions,
+  listAccounts,
+} from './account-reads.js';
 import { createConsent, deleteConsent, getConsent, getConsentStatus } from './ais-consents.js';
 import { BankState, type BankContext } from './bank-state.js';
 import { authorizationEndpoint, BRANDS } from './brands.js';
-import { createCofConsent, deleteCofConsent, getCofConsent, getCofConsentStatus } from './cof-consents.js';
+import {
+  createCofConsent,
+  deleteCofConsent,
+  getCofConsent,
+  getCofConsentStatus,
+} from './cof-consents.js';
 import { revokeAsPsu } from './consent-operations.js';
 import { BankError, tppError } from './errors.js';
 import { confirmFunds } from './funds-confirmation.js';
 import { getPayment, getPaymentStatus, initiatePayment } from './payments.js';
 import { handleSca } from './sca-flow.js';
-import { type BankRequest, type BankResponse, type ProductRules, type SandboxBankControl, type SandboxBankOptions, type ScaRequest, type ScaResponse } from './types.js';
+import {
+  type BankRequest,
+  type BankResponse,
+  type ProductRules,
+  type SandboxBankControl,
+  type SandboxBankOptions,
+  type ScaRequest,
+  type ScaResponse,
+} from './types.js';
 
 type Operation = (context: BankContext, request: BankRequest) => BankResponse;
 
 function listBrands(context: BankContext): BankResponse {
   return {
     status: 200,
-    body: { brands: BRANDS.map((brand) => ({ brandName: brand.brandName, brandId: brand.brandId, authorizationEndpoint: authorizationEndpoint(context.scaBaseUrl, brand.brandId) })) },
+    body: {
+      brands: BRANDS.map((brand) => ({
+        brandName: brand.brandName,
+        brandId: brand.brandId,
+        authorizationEndpoint: authorizationEndpoint(context.scaBaseUrl, brand.brandId),
+      })),
+    },
   };
 }
 
@@ -70,8 +95,11 @@ export class SandboxBank {
 
   handle(request: BankRequest): BankResponse {
     this.state.calls.set(request.operationId, (this.state.calls.get(request.operationId) ?? 0) + 1);
-    const operation = Object.hasOwn(OPERATIONS, request.operationId) ? OPERATIONS[request.operationId] : undefined;
-    if (!operation) return tppError(405, 'SERVICE_INVALID', `Operation ${request.operationId} is not supported`);
+    const operation = Object.hasOwn(OPERATIONS, request.operationId)
+      ? OPERATIONS[request.operationId]
+      : undefined;
+    if (!operation)
+      return tppError(405, 'SERVICE_INVALID', `Operation ${request.operationId} is not supported`);
     try {
       return operation(this.context(), request);
     } catch (error) {
@@ -85,6 +113,11 @@ export class SandboxBank {
   }
 
   private context(): BankContext {
-    return { state: this.state, now: this.now, scaBaseUrl: this.scaBaseUrl, productRules: this.productRules };
+    return {
+      state: this.state,
+      now: this.now,
+      scaBaseUrl: this.scaBaseUrl,
+      productRules: this.productRules,
+    };
   }
 }

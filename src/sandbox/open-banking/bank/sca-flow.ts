@@ -27,10 +27,17 @@ interface ScaRoute {
   action?: Action;
 }
 
-const HTML_HEADERS: Readonly<Record<string, string>> = { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' };
+const HTML_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Type': 'text/html; charset=utf-8',
+  'Cache-Control': 'no-store',
+};
 const ROUTE = /^\/sca\/([^/]+)(?:\/authorisations\/([^/]+)(?:\/(login|decision|cancel))?)?\/?$/;
 
-function htmlResponse(status: number, body: string, extraHeaders: Record<string, string> = {}): ScaResponse {
+function htmlResponse(
+  status: number,
+  body: string,
+  extraHeaders: Record<string, string> = {},
+): ScaResponse {
   return { status, headers: { ...HTML_HEADERS, ...extraHeaders }, body };
 }
 
@@ -51,8 +58,13 @@ function routeOf(scaBaseUrl: string, rawPath: string): ScaRoute | undefined {
   if (!match) return undefined;
   const brandId = decode(match[1]);
   const authorisationId = match[2] === undefined ? undefined : decode(match[2]);
-  if (brandId === undefined || (match[2] !== undefined && authorisationId === undefined)) return undefined;
-  return { brandId, ...(authorisationId !== undefined ? { authorisationId } : {}), ...(match[3] ? { action: match[3] as Action } : {}) };
+  if (brandId === undefined || (match[2] !== undefined && authorisationId === undefined))
+    return undefined;
+  return {
+    brandId,
+    ...(authorisationId !== undefined ? { authorisationId } : {}),
+    ...(match[3] ? { action: match[3] as Action } : {}),
+  };
 }
 
 function firstValue(value: string | string[] | undefined): string {
@@ -67,20 +79,62 @@ function allValues(value: string | string[] | undefined): string[] {
 export function handleSca(context: BankContext, request: ScaRequest): ScaResponse {
   const route = routeOf(context.scaBaseUrl, request.path);
   const brand = route && findBrand(route.brandId);
-  if (!route || !brand) return htmlResponse(404, messagePage('Sandbox bank', 'Page not found', 'There is no such page.'));
+  if (!route || !brand)
+    return htmlResponse(
+      404,
+      messagePage('Sandbox bank', 'Page not found', 'There is no such page.'),
+    );
   if (route.authorisationId === undefined) {
-    if (request.method !== 'GET') return htmlResponse(405, messagePage(brand.brandName, 'Not allowed', 'Use the link your provider gave you.'), { Allow: 'GET' });
-    return htmlResponse(200, messagePage(brand.brandName, 'Authorisation', 'Follow the link your provider gave you to authorise a consent or a payment.'));
+    if (request.method !== 'GET')
+      return htmlResponse(
+        405,
+        messagePage(brand.brandName, 'Not allowed', 'Use the link your provider gave you.'),
+        { Allow: 'GET' },
+      );
+    return htmlResponse(
+      200,
+      messagePage(
+        brand.brandName,
+        'Authorisation',
+        'Follow the link your provider gave you to authorise a consent or a payment.',
+      ),
+    );
   }
   const authorisation = context.state.authorisations.get(route.authorisationId);
-  const target = authorisation && authorisation.brandId === brand.brandId ? targetOf(context, authorisation) : undefined;
-  if (!authorisation || !target) return htmlResponse(404, messagePage(brand.brandName, 'Authorisation not found', 'This authorisation link is not known.'));
+  const target =
+    authorisation && authorisation.brandId === brand.brandId
+      ? targetOf(context, authorisation)
+      : undefined;
+  if (!authorisation || !target)
+    return htmlResponse(
+      404,
+      messagePage(
+        brand.brandName,
+        'Authorisation not found',
+        'This authorisation link is not known.',
+      ),
+    );
   const expectedMethod = route.action === undefined ? 'GET' : 'POST';
   if (request.method !== expectedMethod) {
-    return htmlResponse(405, messagePage(brand.brandName, 'Not allowed', 'Start again from the link your provider gave you.'), { Allow: expectedMethod });
+    return htmlResponse(
+      405,
+      messagePage(
+        brand.brandName,
+        'Not allowed',
+        'Start again from the link your provider gave you.',
+      ),
+      { Allow: expectedMethod },
+    );
   }
   if (authorisation.finished || !awaitsDecision(target)) {
-    return htmlResponse(410, messagePage(brand.brandName, 'Authorisation finished', 'This authorisation has already been completed. You can close this page.'));
+    return htmlResponse(
+      410,
+      messagePage(
+        brand.brandName,
+        'Authorisation finished',
+        'This authorisation has already been completed. You can close this page.',
+      ),
+    );
   }
   const flow = new ScaFlow(context, brand, authorisation, target);
   switch (route.action) {
@@ -105,7 +159,9 @@ function targetOf(context: BankContext, authorisation: Authorisation): ScaTarget
 }
 
 function awaitsDecision(target: ScaTarget): boolean {
-  return target.kind === 'payment' ? target.payment.status === 'RCVD' : target.consent.status === 'received';
+  return target.kind === 'payment'
+    ? target.payment.status === 'RCVD'
+    : target.consent.status === 'received';
 }
 
 /** One authorisation's pages and decisions. */
@@ -122,7 +178,9 @@ class ScaFlow {
   }
 
   showLogin(error?: string, username?: string): ScaResponse {
-    const testUsers = SANDBOX_USERS.filter((user) => accountsAtBrand(user, this.brand.brandId).length > 0);
+    const testUsers = SANDBOX_USERS.filter(
+      (user) => accountsAtBrand(user, this.brand.brandId).length > 0,
+    );
     const body = loginPage({
       brandName: this.brand.brandName,
       purpose: purposeOf(this.target),
@@ -138,10 +196,18 @@ class ScaFlow {
   login(username: string, password: string): ScaResponse {
     const user = findUser(username);
     // One message for every failure, so the page does not reveal which user names exist.
-    if (!user || user.password !== password || accountsAtBrand(user, this.brand.brandId).length === 0) {
+    if (
+      !user ||
+      user.password !== password ||
+      accountsAtBrand(user, this.brand.brandId).length === 0
+    ) {
       return this.showLogin('Unknown user name or wrong password for this bank.', username);
     }
-    const session: ScaSession = { token: randomUUID(), authorisationId: this.authorisation.authorisationId, username: user.username };
+    const session: ScaSession = {
+      token: randomUUID(),
+      authorisationId: this.authorisation.authorisationId,
+      username: user.username,
+    };
     this.context.state.sessions.set(session.token, session);
     return this.review(session);
   }
@@ -165,24 +231,44 @@ class ScaFlow {
   decide(form: ScaRequest['form']): ScaResponse {
     const session = this.context.state.sessions.get(firstValue(form.session));
     if (!session || session.authorisationId !== this.authorisation.authorisationId) {
-      return htmlResponse(403, messagePage(this.brand.brandName, 'Session not valid', 'Your session is not valid. Start again from the link your provider gave you.'));
+      return htmlResponse(
+        403,
+        messagePage(
+          this.brand.brandName,
+          'Session not valid',
+          'Your session is not valid. Start again from the link your provider gave you.',
+        ),
+      );
     }
     const decision = firstValue(form.decision);
     if (decision === 'deny') return this.reject();
     if (decision !== 'approve') return this.review(session, 'Choose Approve or Deny.', 400);
-    if (reviewPlan(this.context, this.target, this.brand.brandId, session.username).problem !== undefined) return this.review(session);
-    return this.target.kind === 'payment' ? this.approvePayment(session, form) : this.approveConsent(session, form);
+    if (
+      reviewPlan(this.context, this.target, this.brand.brandId, session.username).problem !==
+      undefined
+    )
+      return this.review(session);
+    return this.target.kind === 'payment'
+      ? this.approvePayment(session, form)
+      : this.approveConsent(session, form);
   }
 
   private approveConsent(session: ScaSession, form: ScaRequest['form']): ScaResponse {
     if (this.target.kind !== 'consent') throw new Error('not a consent authorisation');
     const { consent } = this.target;
     if (consent.kind === 'ais' && isBankOffered(consent.access)) {
-      const owned = this.context.state.ledger.ownedBy(session.username, this.brand.brandId).map((account) => account.seed.iban);
+      const owned = this.context.state.ledger
+        .ownedBy(session.username, this.brand.brandId)
+        .map((account) => account.seed.iban);
       const chosen = allValues(form.accounts);
-      if (chosen.length === 0 || chosen.some((iban) => !owned.includes(iban))) return this.review(session, 'Choose at least one of your accounts to share.', 400);
+      if (chosen.length === 0 || chosen.some((iban) => !owned.includes(iban)))
+        return this.review(session, 'Choose at least one of your accounts to share.', 400);
       const references = () => chosen.map((iban) => ({ iban }));
-      consent.access = { accounts: references(), balances: references(), transactions: references() };
+      consent.access = {
+        accounts: references(),
+        balances: references(),
+        transactions: references(),
+      };
     }
     consent.status = 'valid';
     consent.psuUsername = session.username;
@@ -193,10 +279,16 @@ class ScaFlow {
     if (this.target.kind !== 'payment') throw new Error('not a payment authorisation');
     const { payment } = this.target;
     const debtorIban = paymentFacts(payment.details).debtorIban ?? firstValue(form.debtorAccount);
-    const debtor = this.context.state.ledger.ownedBy(session.username, this.brand.brandId).find((account) => account.seed.iban === debtorIban);
+    const debtor = this.context.state.ledger
+      .ownedBy(session.username, this.brand.brandId)
+      .find((account) => account.seed.iban === debtorIban);
     if (!debtor) return this.review(session, 'Choose the account to pay from.', 400);
     executePayment(this.context, payment, debtor);
-    return this.finish(payment.status === 'RJCT' ? (payment.nokRedirectUri ?? payment.redirectUri) : payment.redirectUri);
+    return this.finish(
+      payment.status === 'RJCT'
+        ? (payment.nokRedirectUri ?? payment.redirectUri)
+        : payment.redirectUri,
+    );
   }
 
   /** Deny or cancel: the consent is rejected, the payment RJCT, and the PSU goes to the nok URI when there is one. */
@@ -212,7 +304,8 @@ class ScaFlow {
   private finish(location: string): ScaResponse {
     this.authorisation.finished = true;
     for (const [token, session] of this.context.state.sessions) {
-      if (session.authorisationId === this.authorisation.authorisationId) this.context.state.sessions.delete(token);
+      if (session.authorisationId === this.authorisation.authorisationId)
+        this.context.state.sessions.delete(token);
     }
     return htmlResponse(303, redirectPage(this.brand.brandName, location), { Location: location });
   }

@@ -30,7 +30,11 @@ export interface ReviewView {
   decisionAction: string;
   sessionToken: string;
   /** The PSU picks accounts (bank-offered consent) or the account to pay from (payment without debtorAccount). */
-  choice?: { field: 'accounts' | 'debtorAccount'; legend: string; options: readonly AccountOption[] };
+  choice?: {
+    field: 'accounts' | 'debtorAccount';
+    legend: string;
+    options: readonly AccountOption[];
+  };
   error?: string;
   /** False when the request cannot be approved by this PSU (e.g. names someone else's account); only Deny is offered. */
   canApprove: boolean;
@@ -41,7 +45,9 @@ function errorBox(error: string | undefined): SafeHtml | string {
 }
 
 export function loginPage(view: LoginView): string {
-  const hints = view.testUsers.map((user, index) => html`${index > 0 ? ', ' : ''}${user.username} / ${user.password}`);
+  const hints = view.testUsers.map(
+    (user, index) => html`${index > 0 ? ', ' : ''}${user.username} / ${user.password}`,
+  );
   return page(
     'Log in to authorise',
     view.brandName,
@@ -74,9 +80,13 @@ ${options}</fieldset>`;
 }
 
 export function reviewPage(view: ReviewView): string {
-  const facts = view.facts.map((fact) => html`<dt>${fact.term}</dt><dd>${fact.detail}</dd>
-`);
-  const approve = view.canApprove ? html`<button type="submit" name="decision" value="approve" class="primary">Approve</button>` : '';
+  const facts = view.facts.map(
+    (fact) => html`<dt>${fact.term}</dt><dd>${fact.detail}</dd>
+`,
+  );
+  const approve = view.canApprove
+    ? html`<button type="submit" name="decision" value="approve" class="primary">Approve</button>`
+    : '';
   return page(
     view.heading,
     view.brandName,
@@ -97,6 +107,8 @@ export function messagePage(brandName: string, title: string, message: string): 
 
 export function redirectPage(brandName: string, location: string): string {
   // Escaping does not defuse a javascript: URL, so only web URLs become links.
-  const target = /^https?:\/\//i.test(location) ? html`<a href="${location}">${location}</a>` : html`${location}`;
+  const target = /^https?:\/\//i.test(location)
+    ? html`<a href="${location}">${location}</a>`
+    : html`${location}`;
   return page('Returning to the provider', brandName, html`<p>Continue to ${target}.</p>`);
 }

@@ -1,6 +1,13 @@
 import { type LedgerAccount } from './account-model.js';
 import { type BankContext } from './bank-state.js';
-import { coveredIbans, isBankOffered, type AccountReference, type AisConsent, type CofConsent, type Consent } from './consent-model.js';
+import {
+  coveredIbans,
+  isBankOffered,
+  type AccountReference,
+  type AisConsent,
+  type CofConsent,
+  type Consent,
+} from './consent-model.js';
 import { paymentFacts, type Payment } from './payment-model.js';
 import { type AccountOption, type ReviewFact, type ReviewView } from './sca-pages.js';
 
@@ -13,7 +20,8 @@ export interface ReviewPlan {
   problem?: string;
 }
 
-export type ScaTarget = { kind: 'consent'; consent: Consent } | { kind: 'payment'; payment: Payment };
+export type ScaTarget =
+  { kind: 'consent'; consent: Consent } | { kind: 'payment'; payment: Payment };
 
 export function accountOptions(accounts: readonly LedgerAccount[]): AccountOption[] {
   return accounts.map((account) => ({
@@ -27,16 +35,22 @@ function notOwned(ibans: readonly string[], owned: readonly LedgerAccount[]): st
 }
 
 function problemWith(foreign: readonly string[]): string | undefined {
-  return foreign.length === 0 ? undefined : `This request names accounts that are not yours at this bank: ${foreign.join(', ')}. You can only deny it.`;
+  return foreign.length === 0
+    ? undefined
+    : `This request names accounts that are not yours at this bank: ${foreign.join(', ')}. You can only deny it.`;
 }
 
-const ibanList = (references: readonly AccountReference[] | undefined) => (references ?? []).map((reference) => reference.iban).join(', ');
+const ibanList = (references: readonly AccountReference[] | undefined) =>
+  (references ?? []).map((reference) => reference.iban).join(', ');
 
 function aisPlan(consent: AisConsent, owned: readonly LedgerAccount[]): ReviewPlan {
   const facts: ReviewFact[] = [{ term: 'Requested by', detail: consent.tppId }];
   let choice: ReviewView['choice'];
   if (isBankOffered(consent.access)) {
-    facts.push({ term: 'Access', detail: 'Account details, balances and transactions of the accounts you choose' });
+    facts.push({
+      term: 'Access',
+      detail: 'Account details, balances and transactions of the accounts you choose',
+    });
     choice = { field: 'accounts', legend: 'Accounts to share', options: accountOptions(owned) };
   } else {
     const { accounts, balances, transactions } = consent.access;
@@ -50,7 +64,12 @@ function aisPlan(consent: AisConsent, owned: readonly LedgerAccount[]): ReviewPl
     { term: 'Access without you', detail: `At most ${consent.frequencyPerDay} times a day` },
   );
   const problem = problemWith(notOwned(coveredIbans(consent.access), owned));
-  return { heading: 'Share account information', facts, ...(choice ? { choice } : {}), ...(problem ? { problem } : {}) };
+  return {
+    heading: 'Share account information',
+    facts,
+    ...(choice ? { choice } : {}),
+    ...(problem ? { problem } : {}),
+  };
 }
 
 function cofPlan(consent: CofConsent, owned: readonly LedgerAccount[]): ReviewPlan {
@@ -60,7 +79,11 @@ function cofPlan(consent: CofConsent, owned: readonly LedgerAccount[]): ReviewPl
     facts: [
       { term: 'Requested by', detail: consent.tppId },
       { term: 'Account', detail: consent.account.iban },
-      { term: 'Access', detail: 'The provider may ask whether an amount is available on this account; it does not see your balance.' },
+      {
+        term: 'Access',
+        detail:
+          'The provider may ask whether an amount is available on this account; it does not see your balance.',
+      },
     ],
     ...(problem ? { problem } : {}),
   };
@@ -75,24 +98,45 @@ function paymentPlan(payment: Payment, owned: readonly LedgerAccount[]): ReviewP
     { term: 'To', detail: facts.creditorName },
     { term: 'Creditor account', detail: facts.creditorIban },
   ];
-  if (typeof payment.details.creditorAgent === 'string') shown.push({ term: 'Creditor bank (BIC)', detail: payment.details.creditorAgent });
+  if (typeof payment.details.creditorAgent === 'string')
+    shown.push({ term: 'Creditor bank (BIC)', detail: payment.details.creditorAgent });
   if (address) {
-    const parts = [address.streetName, address.buildingNumber, address.postCode, address.townName, address.country].filter((part) => part !== undefined);
+    const parts = [
+      address.streetName,
+      address.buildingNumber,
+      address.postCode,
+      address.townName,
+      address.country,
+    ].filter((part) => part !== undefined);
     shown.push({ term: 'Creditor address', detail: parts.join(' ') });
   }
-  shown.push({ term: 'Reference', detail: facts.remittance }, { term: 'Payment type', detail: payment.product });
+  shown.push(
+    { term: 'Reference', detail: facts.remittance },
+    { term: 'Payment type', detail: payment.product },
+  );
   if (facts.debtorIban !== undefined) {
     shown.push({ term: 'From account', detail: facts.debtorIban });
     const problem = problemWith(notOwned([facts.debtorIban], owned));
     return { heading: 'Approve a payment', facts: shown, ...(problem ? { problem } : {}) };
   }
-  return { heading: 'Approve a payment', facts: shown, choice: { field: 'debtorAccount', legend: 'Pay from', options: accountOptions(owned) } };
+  return {
+    heading: 'Approve a payment',
+    facts: shown,
+    choice: { field: 'debtorAccount', legend: 'Pay from', options: accountOptions(owned) },
+  };
 }
 
-export function reviewPlan(context: BankContext, target: ScaTarget, brandId: string, username: string): ReviewPlan {
+export function reviewPlan(
+  context: BankContext,
+  target: ScaTarget,
+  brandId: string,
+  username: string,
+): ReviewPlan {
   const owned = context.state.ledger.ownedBy(username, brandId);
   if (target.kind === 'payment') return paymentPlan(target.payment, owned);
-  return target.consent.kind === 'ais' ? aisPlan(target.consent, owned) : cofPlan(target.consent, owned);
+  return target.consent.kind === 'ais'
+    ? aisPlan(target.consent, owned)
+    : cofPlan(target.consent, owned);
 }
 
 /** One line for the login page. */

@@ -21,7 +21,11 @@ export interface GeneratedHistory {
  * The account's history over the HISTORY_DAYS days up to `anchor` (inclusive), derived only
  * from the account's IBAN and the anchor day, so that the same day always yields the same data.
  */
-export function generateHistory(seed: SandboxAccountSeed, transactionKey: string, anchor: Date): GeneratedHistory {
+export function generateHistory(
+  seed: SandboxAccountSeed,
+  transactionKey: string,
+  anchor: Date,
+): GeneratedHistory {
   const random = new SeededRandom(seed.iban);
   const parties = COUNTERPARTIES[seed.currency];
   const history: GeneratedHistory = { booked: [], pending: [] };
@@ -30,14 +34,33 @@ export function generateHistory(seed: SandboxAccountSeed, transactionKey: string
     const day = addDays(today, -daysAgo);
     const entries: EntryWithoutDates[] = [];
     if (seed.cashAccountType === 'CACC' && day.getUTCDate() === 10) {
-      entries.push(credit(parties.employer, scaled(random, seed.currency, 1400, 2600), seed.currency, random));
+      entries.push(
+        credit(parties.employer, scaled(random, seed.currency, 1400, 2600), seed.currency, random),
+      );
     }
     if (seed.cashAccountType === 'SVGS' && day.getUTCDate() === 1) {
-      entries.push(credit(parties.employer, scaled(random, seed.currency, 1, 9), seed.currency, random, 'Interest', 'LDAS-CSLN-INTR'));
+      entries.push(
+        credit(
+          parties.employer,
+          scaled(random, seed.currency, 1, 9),
+          seed.currency,
+          random,
+          'Interest',
+          'LDAS-CSLN-INTR',
+        ),
+      );
     }
-    const debitsToday = seed.cashAccountType === 'SVGS' ? (random.next() < 0.05 ? 1 : 0) : random.between(0, 2);
+    const debitsToday =
+      seed.cashAccountType === 'SVGS' ? (random.next() < 0.05 ? 1 : 0) : random.between(0, 2);
     for (let index = 0; index < debitsToday; index += 1) {
-      entries.push(debit(random.pick(parties.merchants), scaled(random, seed.currency, 3, 180), seed.currency, random));
+      entries.push(
+        debit(
+          random.pick(parties.merchants),
+          scaled(random, seed.currency, 3, 180),
+          seed.currency,
+          random,
+        ),
+      );
     }
     const isPending = daysAgo < PENDING_DAYS;
     entries.forEach((entry, index) => {
@@ -64,9 +87,19 @@ function scaled(random: SeededRandom, currency: string, minEur: number, maxEur: 
   return currency === 'HUF' ? units(whole) : units(whole, random.between(0, 99));
 }
 
-type EntryWithoutDates = Omit<LedgerTransaction, 'transactionId' | 'entryReference' | 'bookingDate' | 'valueDate'>;
+type EntryWithoutDates = Omit<
+  LedgerTransaction,
+  'transactionId' | 'entryReference' | 'bookingDate' | 'valueDate'
+>;
 
-function credit(from: Counterparty, amount: Milli, currency: string, random: SeededRandom, remittance?: string, code = 'PMNT-RCDT-ESCT'): EntryWithoutDates {
+function credit(
+  from: Counterparty,
+  amount: Milli,
+  currency: string,
+  random: SeededRandom,
+  remittance?: string,
+  code = 'PMNT-RCDT-ESCT',
+): EntryWithoutDates {
   return {
     amount,
     currency,
@@ -78,7 +111,12 @@ function credit(from: Counterparty, amount: Milli, currency: string, random: See
   };
 }
 
-function debit(to: Counterparty, amount: Milli, currency: string, random: SeededRandom): EntryWithoutDates {
+function debit(
+  to: Counterparty,
+  amount: Milli,
+  currency: string,
+  random: SeededRandom,
+): EntryWithoutDates {
   return {
     amount: -amount,
     currency,

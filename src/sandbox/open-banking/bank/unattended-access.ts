@@ -9,16 +9,29 @@ import { type BankRequest } from './types.js';
  * (all account reads of the consent together). Call this last, when the read is otherwise
  * certain to succeed: only successful reads count.
  */
-export function countUnattendedRead(context: BankContext, request: BankRequest, consent: AisConsent): void {
+export function countUnattendedRead(
+  context: BankContext,
+  request: BankRequest,
+  consent: AisConsent,
+): void {
   if (request.headers['psu-ip-address']) return;
   const now = context.now();
   const key = `${consent.consentId}|${utcDay(now)}`;
   const used = context.state.unattendedReads.get(key) ?? 0;
   if (used >= consent.frequencyPerDay) {
     throw new BankError(
-      tppErrors(429, [tppMessage('ACCESS_EXCEEDED', `Unattended access frequency for today exhausted (${consent.frequencyPerDay} per day)`)], {
-        'Retry-After': String(secondsUntilNextUtcDay(now)),
-      }),
+      tppErrors(
+        429,
+        [
+          tppMessage(
+            'ACCESS_EXCEEDED',
+            `Unattended access frequency for today exhausted (${consent.frequencyPerDay} per day)`,
+          ),
+        ],
+        {
+          'Retry-After': String(secondsUntilNextUtcDay(now)),
+        },
+      ),
     );
   }
   context.state.unattendedReads.set(key, used + 1);

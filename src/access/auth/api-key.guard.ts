@@ -1,0 +1,85 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { requestContext } from '../../platform/logging/request-context.js';
+import type { ApiKeyRole } from '../tenants/api-key.entity.js';
+import { TenantsService, type Principal } from '../tenants/tenants.service.js';
+import { RATE_LIMIT_HEADERS, RateLimitService } from './rate-limit.service.js';
+
+export const ROLES_KEY = 'portico:roles';
+
+export type AuthenticatedRequest = FastifyRequest & { principal?: Principal };
+
+const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="portico"' };
+
+/** Checks `Authorization: Bearer <key>` and the key's role against the route's roles. */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly tenants: TenantsService,
+    private readonly rateLimit: RateLimitService,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const roles =
+      this.reflector.getAllAndOverride<ApiKeyRole[]>(ROLES_KEY, [
+        context.getHandler(),
+        context.getClass(),
+      ]) ?? [];
+    const header = request.headers.authorization;
+    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!match) {
+      throw new ProblemException({
+        status: 401,
+        type: PROBLEM_TYPES.unauthenticated,
+        title: 'Unauthorized',
+        detail: header
+          ? 'The Authorization header must be "Bearer <API key>"'
+          : 'An API key is required: send "Authorization: Bearer <API key>"',
+        headers: CHALLENGE,
+      });
+    }
+    const principal = await this.tenants.authenticate(match[1]);
+    if (!principal) {
+      throw new ProblemException({
+        status: 401,
+        type: PROBLEM_TYPES.unauthenticated,
+        title: 'Unauthorized',
+        detail: 'The API key is unknown or revoked',
+        headers: { 'WWW-Authenticate': 'Bearer realm="portico", error="invalid_token"' },
+      });
+    }
+    request.principal = principal;
+    const store = requestContext.getStore();
+    if (store) store.tenantId = principal.tenantId;
+
+    const usage = await this.rateLimit.consume(principal.keyId);
+    const rateHeaders = {
+      [RATE_LIMIT_HEADERS.limit]: String(usage.limit),
+      [RATE_LIMIT_HEADERS.remaining]: String(usage.remaining),
+      [RATE_LIMIT_HEADERS.reset]: String(usage.resetSeconds),
+    };
+    context.switchToHttp().getResponse<FastifyReply>().headers(rateHeaders);
+    if (usage.exceeded) {
+      throw new ProblemException({
+        status: 429,
+        type: PROBLEM_TYPES.rateLimited,
+        title: 'Too Many Requests',
+        detail: `This API key may make ${usage.limit} requests a minute; try again in ${usage.resetSeconds} s`,
+        headers: { ...rateHeaders, 'Retry-After': String(usage.resetSeconds) },
+      });
+    }
+    if (roles.length > 0 && !roles.includes(principal.role)) {
+      throw new ProblemException({
+        status: 403,
+        type: PROBLEM_TYPES.forbidden,
+        title: 'Forbidden',
+        detail: `This operation needs a key with role ${roles.join(' or ')}; this key has role ${principal.role}`,
+      });
+    }
+    return true;
+  }
+}

@@ -1,0 +1,53 @@
+import {
+  applyDecorators,
+  createParamDecorator,
+  type ExecutionContext,
+  SetMetadata,
+  UseGuards,
+} from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiForbiddenResponse,
+  ApiTooManyRequestsResponse,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { PROBLEM_CONTENT_TYPE } from '../../platform/errors/problem.js';
+import type { ApiKeyRole } from '../tenants/api-key.entity.js';
+import type { Principal } from '../tenants/tenants.service.js';
+import { ApiKeyGuard, ROLES_KEY, type AuthenticatedRequest } from './api-key.guard.js';
+
+export const API_KEY_SCHEME = 'apiKey';
+
+const problemContent = {
+  [PROBLEM_CONTENT_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } },
+};
+
+/** Requires an API key with one of the roles, and documents exactly that: guard and spec cannot diverge. */
+export function Auth(...roles: ApiKeyRole[]): MethodDecorator & ClassDecorator {
+  return applyDecorators(
+    SetMetadata(ROLES_KEY, roles),
+    UseGuards(ApiKeyGuard),
+    ApiBearerAuth(API_KEY_SCHEME),
+    ApiUnauthorizedResponse({
+      description: 'No API key, or an unknown or revoked one',
+      content: problemContent,
+    }),
+    ApiForbiddenResponse({
+      description: `The key's role is not ${roles.length ? roles.join(' or ') : 'allowed'}`,
+      content: problemContent,
+    }),
+    ApiTooManyRequestsResponse({
+      description: 'The key used up its requests for this minute (see Retry-After)',
+      content: problemContent,
+    }),
+  );
+}
+
+/** The authenticated caller (tenant, key and role). */
+export const CurrentPrincipal = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): Principal => {
+    const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().principal;
+    if (!principal) throw new Error('CurrentPrincipal used on a route without @Auth()');
+    return principal;
+  },
+);

@@ -1,0 +1,146 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { IsNull, QueryFailedError, type Repository } from 'typeorm';
+import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { generateKey, keyMatches, parseKey } from './api-key-secret.js';
+import { ApiKey, type ApiKeyRole } from './api-key.entity.js';
+import { Tenant } from './tenant.entity.js';
+import { isUuid } from '../../shared/uuid.js';
+
+export interface IssuedKey {
+  apiKey: ApiKey;
+  /** The key itself: returned once, never stored. */
+  key: string;
+}
+
+export interface Principal {
+  tenantId: string;
+  tenantSlug: string;
+  keyId: string;
+  role: ApiKeyRole;
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/** Tenants and their API keys: the one service behind the admin API, the CLI and authentication. */
+@Injectable()
+export class TenantsService {
+  constructor(
+    @InjectRepository(Tenant) private readonly tenants: Repository<Tenant>,
+    @InjectRepository(ApiKey) private readonly apiKeys: Repository<ApiKey>,
+  ) {}
+
+  async createTenant(slug: string, name: string): Promise<Tenant> {
+    try {
+      return await this.tenants.save(this.tenants.create({ slug, name }));
+    } catch (error) {
+      if (
+        error instanceof QueryFailedError &&
+        (error.driverError as { code?: string }).code === UNIQUE_VIOLATION
+      ) {
+        throw new ProblemException({
+          status: 409,
+          type: PROBLEM_TYPES.conflict,
+          title: 'Conflict',
+          detail: `A tenant with slug "${slug}" already exists`,
+        });
+      }
+      throw error;
+    }
+  }
+
+  listTenants(): Promise<Tenant[]> {
+    return this.tenants.find({ order: { createdAt: 'ASC', slug: 'ASC' } });
+  }
+
+  async findTenant(idOrSlug: string): Promise<Tenant> {
+    const tenant = await this.tenants.findOne({
+      where: isUuid(idOrSlug) ? { id: idOrSlug } : { slug: idOrSlug },
+    });
+    if (!tenant)
+      throw new ProblemException({
+        status: 404,
+        type: PROBLEM_TYPES.notFound,
+        title: 'Not Found',
+        detail: `No tenant "${idOrSlug}"`,
+      });
+    return tenant;
+  }
+
+  async ensureTenant(slug: string, name: string): Promise<Tenant> {
+    await this.tenants.createQueryBuilder().insert().values({ slug, name }).orIgnore().execute();
+    return this.findTenant(slug);
+  }
+
+  async issueKey(tenantIdOrSlug: string, role: ApiKeyRole, label = ''): Promise<IssuedKey> {
+    const tenant = await this.findTenant(tenantIdOrSlug);
+    const { key, prefix, secretHash } = generateKey();
+    const apiKey = await this.apiKeys.save(
+      this.apiKeys.create({
+        tenantId: tenant.id,
+        prefix,
+        secretHash,
+        role,
+        label,
+        lastUsedAt: null,
+        revokedAt: null,
+      }),
+    );
+    return { apiKey, key };
+  }
+
+  async listKeys(tenantIdOrSlug: string): Promise<ApiKey[]> {
+    const tenant = await this.findTenant(tenantIdOrSlug);
+    return this.apiKeys.find({ where: { tenantId: tenant.id }, order: { createdAt: 'ASC' } });
+  }
+
+  /** Revokes a key; `tenantId` limits the search to one tenant (the admin API path). */
+  async revokeKey(keyId: string, tenantId?: string): Promise<ApiKey> {
+    const apiKey = await this.apiKeys.findOne({
+      where: tenantId ? { id: keyId, tenantId } : { id: keyId },
+    });
+    if (!apiKey)
+      throw new ProblemException({
+        status: 404,
+        type: PROBLEM_TYPES.notFound,
+        title: 'Not Found',
+        detail: `No API key "${keyId}"`,
+      });
+    if (!apiKey.revokedAt) {
+      apiKey.revokedAt = new Date();
+      await this.apiKeys.update({ id: apiKey.id }, { revokedAt: apiKey.revokedAt });
+    }
+    return apiKey;
+  }
+
+  /** Revokes every unrevoked key of a tenant with this label; returns how many. */
+  async revokeKeysByLabel(tenantId: string, label: string): Promise<number> {
+    const result = await this.apiKeys.update(
+      { tenantId, label, revokedAt: IsNull() },
+      { revokedAt: new Date() },
+    );
+    return result.affected ?? 0;
+  }
+
+  /** The principal a presented key stands for, or undefined when it is unknown, wrong or revoked. */
+  async authenticate(key: string): Promise<Principal | undefined> {
+    const parsed = parseKey(key);
+    if (!parsed) return undefined;
+    // One indexed read on the hot path (no ORM relation loading).
+    const rows: {
+      id: string;
+      tenant_id: string;
+      role: ApiKeyRole;
+      secret_hash: string;
+      slug: string;
+    }[] = await this.apiKeys.query(
+      `SELECT k.id, k.tenant_id, k.role, k.secret_hash, t.slug
+         FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
+        WHERE k.prefix = $1 AND k.revoked_at IS NULL`,
+      [parsed.prefix],
+    );
+    const row = rows[0];
+    if (!row || !keyMatches(key, row.secret_hash)) return undefined;
+    return { tenantId: row.tenant_id, tenantSlug: row.slug, keyId: row.id, role: row.role };
+  }
+}

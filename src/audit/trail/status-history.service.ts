@@ -1,0 +1,57 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { EntityManager, EntityTarget, Repository } from 'typeorm';
+import { currentRequestId } from '../../platform/logging/request-context.js';
+import { StatusChange, type SubjectKind } from './status-change.entity.js';
+
+/** Appends to the status history of consents and payments. */
+@Injectable()
+export class StatusHistoryService {
+  constructor(@InjectRepository(StatusChange) private readonly changes: Repository<StatusChange>) {}
+
+  async append(
+    subject: { kind: SubjectKind; id: string; tenantId: string },
+    fromStatus: string | null,
+    toStatus: string,
+    cause: string,
+    manager?: EntityManager,
+  ): Promise<void> {
+    const repository = manager ? manager.getRepository(StatusChange) : this.changes;
+    await repository.insert({
+      subjectKind: subject.kind,
+      subjectId: subject.id,
+      tenantId: subject.tenantId,
+      fromStatus,
+      toStatus,
+      cause,
+      requestId: currentRequestId() ?? null,
+    });
+  }
+
+  /** Moves a consent or payment to a new status and records the change, in one transaction. */
+  async transition<T extends { id: string; tenantId: string; status: string }>(
+    entity: EntityTarget<T>,
+    kind: SubjectKind,
+    subject: T,
+    to: string,
+    cause: string,
+  ): Promise<void> {
+    const from = subject.status;
+    if (from === to) return;
+    await this.changes.manager.transaction(async (manager) => {
+      await manager.update(entity, { id: subject.id } as never, { status: to } as never);
+      await this.append(
+        { kind, id: subject.id, tenantId: subject.tenantId },
+        from,
+        to,
+        cause,
+        manager,
+      );
+    });
+    subject.status = to;
+  }
+
+  of(kind: SubjectKind, id: string): Promise<StatusChange[]> {
+    return this.changes.find({ where: { subjectKind: kind, subjectId: id }, order: { id: 'ASC' } });
+  }
+}

@@ -1,8 +1,0 @@
-import { IdempotencyRecord } from '../idempotency/idempotency-record.entity.js';
-import { OPEN_BANKING_ENTITIES } from '../open-banking/entities.js';
-import { ApiKeyUsage } from '../tenants/api-key-usage.entity.js';
-import { ApiKey } from '../tenants/api-key.entity.js';
-import { Tenant } from '../tenants/tenant.entity.js';
-
-/** Every entity, listed explicitly (ESM has no reliable glob loading). */
-export const ENTITIES = [Tenant, ApiKey, ApiKeyUsage, IdempotencyRecord, ...OPEN_BANKING_ENTITIES];

@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+
+/** Berlin Group's default when the consent names no frequencyPerDay. */
+export const DEFAULT_FREQUENCY_PER_DAY = 4;
+
+export interface Budget {
+  limit: number;
+  remaining: number;
+  /** Seconds until the budget renews (UTC midnight). */
+  resetSeconds: number;
+}
+
+const TODAY = "(now() AT TIME ZONE 'UTC')::date";
+
+function secondsToUtcMidnight(now = new Date()): number {
+  const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  return Math.max(1, Math.ceil((midnight - now.getTime()) / 1000));
+}
+
+/**
+ * Unattended reads per consent per UTC day, counted in PostgreSQL so that replicas share them.
+ * A read takes its unit before the bank is called and gives it back if the bank refuses, so Portico's
+ * count never falls below the bank's and Portico never causes the bank's 429.
+ */
+@Injectable()
+export class BudgetService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Takes one unit; undefined when the day's budget is used up. */
+  async take(consentId: string, limit: number): Promise<Budget | undefined> {
+    const rows: { count: number }[] = await this.dataSource.query(
+      `INSERT INTO consent_usage (consent_id, day, count) VALUES ($1, ${TODAY}, 1)
+       ON CONFLICT (consent_id, day) DO UPDATE SET count = consent_usage.count + 1 WHERE consent_usage.count < $2
+       RETURNING count`,
+      [consentId, limit],
+    );
+    if (rows.length === 0) return undefined;
+    return {
+      limit,
+      remaining: Math.max(0, limit - rows[0].count),
+      resetSeconds: secondsToUtcMidnight(),
+    };
+  }
+
+  async giveBack(consentId: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE consent_usage SET count = count - 1 WHERE consent_id = $1 AND day = ${TODAY} AND count > 0`,
+      [consentId],
+    );
+  }
+
+  async current(consentId: string, limit: number): Promise<Budget> {
+    const rows: { count: number }[] = await this.dataSource.query(
+      `SELECT count FROM consent_usage WHERE consent_id = $1 AND day = ${TODAY}`,
+      [consentId],
+    );
+    return {
+      limit,
+      remaining: Math.max(0, limit - (rows[0]?.count ?? 0)),
+      resetSeconds: secondsToUtcMidnight(),
+    };
+  }
+}

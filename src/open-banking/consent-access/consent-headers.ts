@@ -1,0 +1,42 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { isIP } from 'node:net';
+import { ValidationFailedException } from '../../platform/errors/to-problem.js';
+import { isUuid } from '../../shared/uuid.js';
+
+export interface ConsentHeaders {
+  consentId: string;
+  /** Present when the user is present (attended access); absent reads count against the daily budget. */
+  psuIpAddress?: string;
+}
+
+/** `Consent-ID` (Portico's consent id, required) and `PSU-IP-Address` (optional), validated. */
+export const ConsentHeadersOf = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): ConsentHeaders => {
+    const headers = context.switchToHttp().getRequest<FastifyRequest>().headers;
+    const consentId = headers['consent-id'];
+    const psuIpAddress = headers['psu-ip-address'];
+    const problems = [];
+    if (typeof consentId !== 'string' || consentId === '')
+      problems.push({
+        field: 'header:Consent-ID',
+        reason: 'Consent-ID is required: the consentId Portico returned',
+      });
+    else if (!isUuid(consentId))
+      problems.push({
+        field: 'header:Consent-ID',
+        reason: 'Consent-ID must be a consent id (UUID) from Portico',
+      });
+    if (
+      psuIpAddress !== undefined &&
+      (typeof psuIpAddress !== 'string' || isIP(psuIpAddress) === 0)
+    ) {
+      problems.push({
+        field: 'header:PSU-IP-Address',
+        reason: "PSU-IP-Address must be the user's IPv4 or IPv6 address",
+      });
+    }
+    if (problems.length) throw new ValidationFailedException(problems, 'request headers');
+    return { consentId: consentId as string, psuIpAddress: psuIpAddress as string | undefined };
+  },
+);

@@ -1,0 +1,313 @@
+import { readFileSync } from 'node:fs';
+
+/** The one typed configuration object. Only `loadConfig` reads the environment. */
+export interface AppConfig {
+  mode: 'sandbox' | 'production';
+  http: {
+    host: string;
+    port: number;
+    /** Address the gateway is reached at by browsers and apps (SCA callbacks, printed links). */
+    publicBaseUrl: string;
+    bodyLimitBytes: number;
+    shutdownTimeoutMs: number;
+    /** Requests per API key per minute, across all replicas. */
+    rateLimitPerMinute: number;
+  };
+  log: { level: LogLevel };
+  database: {
+    /** PostgreSQL server; undefined means the embedded engine. */
+    url?: string;
+    poolSize: number;
+    /** Data directory of the embedded engine (`memory://` keeps nothing). */
+    embeddedDir: string;
+  };
+  upstream: {
+    openBankingBaseUrl?: string;
+    clientCertFile?: string;
+    clientKeyFile?: string;
+    clientKeyPassphrase?: string;
+    /** A PKCS#12 file holding the QWAC and its key, instead of the two PEM files. */
+    clientP12File?: string;
+    /** CAs of the provider's server certificate. */
+    caFile?: string;
+    /** CAs the client certificate must chain to (the QTSP's); defaults to caFile. */
+    clientCaFile?: string;
+    connectTimeoutMs: number;
+    headersTimeoutMs: number;
+    bodyTimeoutMs: number;
+    poolConnections: number;
+    keepAliveTimeoutMs: number;
+  };
+  /** Open-banking services the gateway offers; the QWAC must carry the role of each. */
+  openBankingServices: OpenBankingService[];
+  /** Resolve half-written consents and payments against the bank at start. */
+  reconcileOnStart: boolean;
+  sandbox: {
+    /** Where the development certificates live (made by npm run certs). */
+    certsDir: string;
+    host: string;
+    openBankingPort: number;
+    scaPort: number;
+    /** Address browsers reach the SCA pages at (default http://localhost:SANDBOX_SCA_PORT). */
+    scaPublicUrl?: string;
+  };
+}
+
+export const OPEN_BANKING_SERVICES = ['ais', 'cof', 'pis'] as const;
+export type OpenBankingService = (typeof OPEN_BANKING_SERVICES)[number];
+
+const OPEN_BANKING_SERVICES_DOC =
+  'ais (account information, role PSP_AI), cof (confirmation of funds, PSP_IC), pis (payment initiation, PSP_PI)';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+interface VariableSpec {
+  doc: string;
+  default?: string;
+  /** May be given as NAME_FILE, a path whose contents are the value. */
+  secret?: boolean;
+  /** Required when PORTICO_MODE=production. */
+  production?: boolean;
+}
+
+/** Every variable Portico reads, documented once; `.env.example` mirrors this list (a test checks it). */
+export const VARIABLES = {
+  PORTICO_MODE: {
+    doc: 'sandbox (upstream is the bundled sandbox, started with the gateway) or production',
+    default: 'sandbox',
+  },
+  HOST: { doc: 'Interface the gateway listens on', default: '127.0.0.1' },
+  PORT: { doc: 'Port the gateway listens on', default: '3000' },
+  PUBLIC_BASE_URL: {
+    doc: 'Address browsers and apps reach the gateway at (default http://HOST:PORT)',
+  },
+  BODY_LIMIT_BYTES: { doc: 'Largest accepted request body, in bytes', default: '262144' },
+  SHUTDOWN_TIMEOUT_MS: {
+    doc: 'How long SIGTERM waits for in-flight requests before forcing exit',
+    default: '10000',
+  },
+  RATE_LIMIT_PER_MINUTE: {
+    doc: 'Requests each API key may make per minute, shared by all replicas',
+    default: '600',
+  },
+  LOG_LEVEL: { doc: `One of ${LOG_LEVELS.join(', ')}`, default: 'info' },
+  DATABASE_URL: {
+    doc: 'PostgreSQL connection URL; unset = embedded engine (PGlite) under EMBEDDED_DB_DIR',
+    secret: true,
+  },
+  DATABASE_POOL_SIZE: {
+    doc: 'Connections in the pool (the embedded engine serialises them)',
+    default: '10',
+  },
+  EMBEDDED_DB_DIR: {
+    doc: 'Data directory of the embedded engine, or memory:// to keep nothing',
+    default: './data/pglite',
+  },
+  UPSTREAM_OB_BASE_URL: {
+    doc: "The provider's open-banking base address ({psd2_base_url})",
+    production: true,
+  },
+  UPSTREAM_CLIENT_CERT_FILE: {
+    doc: 'PEM file of the QWAC presented to the provider (or UPSTREAM_CLIENT_P12_FILE)',
+  },
+  UPSTREAM_CLIENT_KEY_FILE: {
+    doc: 'PEM file of the QWAC private key (or UPSTREAM_CLIENT_P12_FILE)',
+  },
+  UPSTREAM_CLIENT_P12_FILE: {
+    doc: 'PKCS#12 file holding the QWAC and its key, instead of the two PEM files',
+  },
+  UPSTREAM_CLIENT_KEY_PASSPHRASE: {
+    doc: 'Passphrase of the QWAC private key or of the PKCS#12 file',
+    secret: true,
+  },
+  UPSTREAM_CA_FILE: {
+    doc: "PEM bundle of the CAs that sign the provider's server certificate",
+    production: true,
+  },
+  UPSTREAM_CLIENT_CA_FILE: {
+    doc: 'PEM bundle the QWAC must chain to (its QTSP); default UPSTREAM_CA_FILE',
+  },
+  UPSTREAM_CONNECT_TIMEOUT_MS: {
+    doc: 'TCP+TLS connect timeout towards the provider',
+    default: '5000',
+  },
+  UPSTREAM_HEADERS_TIMEOUT_MS: {
+    doc: "Time to wait for the provider's response headers",
+    default: '15000',
+  },
+  UPSTREAM_BODY_TIMEOUT_MS: {
+    doc: "Longest pause while reading the provider's response body",
+    default: '15000',
+  },
+  UPSTREAM_POOL_CONNECTIONS: { doc: 'Kept-alive TLS connections per upstream', default: '16' },
+  UPSTREAM_KEEPALIVE_MS: { doc: 'How long an idle upstream connection is kept', default: '30000' },
+  RECONCILE_ON_START: {
+    doc: 'true: resolve consents and payments a crash left half-written against the bank at start',
+    default: 'true',
+  },
+  OPEN_BANKING_SERVICES: {
+    doc: `Comma-separated services offered: ${OPEN_BANKING_SERVICES_DOC}`,
+    default: 'ais,cof,pis',
+  },
+  SANDBOX_CERTS_DIR: {
+    doc: 'Development certificates (npm run certs makes them)',
+    default: './certs/dev',
+  },
+  SANDBOX_HOST: { doc: 'Interface the sandbox listens on', default: '127.0.0.1' },
+  SANDBOX_OB_PORT: { doc: "Port of the sandbox's open-banking API (mutual TLS)", default: '8443' },
+  SANDBOX_SCA_PORT: {
+    doc: "Port of the sandbox's SCA pages (plain HTTP, for browsers)",
+    default: '8081',
+  },
+  SANDBOX_SCA_PUBLIC_URL: {
+    doc: 'Address browsers reach the SCA pages at (default http://localhost:SANDBOX_SCA_PORT)',
+  },
+} satisfies Record<string, VariableSpec>;
+
+export type VariableName = keyof typeof VARIABLES;
+
+/** Reads, validates and types the environment; throws ConfigError naming every bad variable. */
+export function loadConfig(env: Env = process.env): AppConfig {
+  const problems: string[] = [];
+  const raw = (name: VariableName): string | undefined => {
+    const spec: VariableSpec = VARIABLES[name];
+    const fileVar = `${name}_FILE`;
+    if (spec.secret && env[fileVar]) {
+      if (env[name]) problems.push(`${name}: set either ${name} or ${fileVar}, not both`);
+      try {
+        return readFileSync(env[fileVar] as string, 'utf8').trim();
+      } catch (error) {
+        problems.push(
+          `${fileVar}: cannot read ${env[fileVar]} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+        );
+        return undefined;
+      }
+    }
+    const value = env[name];
+    return value === undefined || value === '' ? spec.default : value;
+  };
+  const integer = (name: VariableName, min: number, max: number): number => {
+    const value = raw(name) as string;
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max) {
+      problems.push(`${name}: must be a whole number from ${min} to ${max} (got "${value}")`);
+      return min;
+    }
+    return n;
+  };
+  const oneOf = <T extends string>(name: VariableName, allowed: readonly T[]): T => {
+    const value = raw(name) as string;
+    if (!allowed.includes(value as T))
+      problems.push(`${name}: must be one of ${allowed.join(', ')} (got "${value}")`);
+    return value as T;
+  };
+  const list = <T extends string>(name: VariableName, allowed: readonly T[]): T[] => {
+    const values = (raw(name) ?? '')
+      .split(',')
+      .map((value) => value.trim())
+      .filter(Boolean);
+    const unknown = values.filter((value) => !allowed.includes(value as T));
+    if (unknown.length > 0)
+      problems.push(
+        `${name}: unknown value(s) ${unknown.join(', ')}; allowed: ${allowed.join(', ')}`,
+      );
+    return [...new Set(values)] as T[];
+  };
+  const url = (name: VariableName, protocols: string[]): string | undefined => {
+    const value = raw(name);
+    if (value === undefined) return undefined;
+    try {
+      const parsed = new URL(value);
+      if (!protocols.includes(parsed.protocol)) throw new Error('protocol');
+      return value.replace(/\/+$/, '');
+    } catch {
+      problems.push(`${name}: must be a ${protocols.join(' or ')} URL (got "${redactUrl(value)}")`);
+      return undefined;
+    }
+  };
+
+  const mode = oneOf('PORTICO_MODE', ['sandbox', 'production'] as const);
+  const host = raw('HOST') as string;
+  const port = integer('PORT', 0, 65535);
+  const config: AppConfig = {
+    mode,
+    http: {
+      host,
+      port,
+      publicBaseUrl:
+        url('PUBLIC_BASE_URL', ['http:', 'https:']) ??
+        `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+      bodyLimitBytes: integer('BODY_LIMIT_BYTES', 1024, 100 * 1024 * 1024),
+      shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', 0, 600_000),
+      rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 1, 1_000_000),
+    },
+    log: { level: oneOf('LOG_LEVEL', LOG_LEVELS) },
+    database: {
+      url: url('DATABASE_URL', ['postgres:', 'postgresql:']),
+      poolSize: integer('DATABASE_POOL_SIZE', 1, 200),
+      embeddedDir: raw('EMBEDDED_DB_DIR') as string,
+    },
+    upstream: {
+      openBankingBaseUrl: url('UPSTREAM_OB_BASE_URL', ['https:']),
+      clientCertFile: raw('UPSTREAM_CLIENT_CERT_FILE'),
+      clientKeyFile: raw('UPSTREAM_CLIENT_KEY_FILE'),
+      clientKeyPassphrase: raw('UPSTREAM_CLIENT_KEY_PASSPHRASE'),
+      clientP12File: raw('UPSTREAM_CLIENT_P12_FILE'),
+      caFile: raw('UPSTREAM_CA_FILE'),
+      clientCaFile: raw('UPSTREAM_CLIENT_CA_FILE'),
+      connectTimeoutMs: integer('UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000),
+      headersTimeoutMs: integer('UPSTREAM_HEADERS_TIMEOUT_MS', 1, 600_000),
+      bodyTimeoutMs: integer('UPSTREAM_BODY_TIMEOUT_MS', 1, 600_000),
+      poolConnections: integer('UPSTREAM_POOL_CONNECTIONS', 1, 1024),
+      keepAliveTimeoutMs: integer('UPSTREAM_KEEPALIVE_MS', 1, 600_000),
+    },
+    openBankingServices: list('OPEN_BANKING_SERVICES', OPEN_BANKING_SERVICES),
+    reconcileOnStart: oneOf('RECONCILE_ON_START', ['true', 'false'] as const) === 'true',
+    sandbox: {
+      certsDir: raw('SANDBOX_CERTS_DIR') as string,
+      host: raw('SANDBOX_HOST') as string,
+      openBankingPort: integer('SANDBOX_OB_PORT', 0, 65535),
+      scaPort: integer('SANDBOX_SCA_PORT', 0, 65535),
+      scaPublicUrl: url('SANDBOX_SCA_PUBLIC_URL', ['http:', 'https:']),
+    },
+  };
+  if (mode === 'production') {
+    for (const [name, spec] of Object.entries(VARIABLES) as [VariableName, VariableSpec][]) {
+      if (spec.production && raw(name) === undefined)
+        problems.push(`${name}: required when PORTICO_MODE=production`);
+    }
+    const pem =
+      raw('UPSTREAM_CLIENT_CERT_FILE') !== undefined ||
+      raw('UPSTREAM_CLIENT_KEY_FILE') !== undefined;
+    const p12 = raw('UPSTREAM_CLIENT_P12_FILE') !== undefined;
+    if (pem && p12)
+      problems.push(
+        'UPSTREAM_CLIENT_P12_FILE: set either it or UPSTREAM_CLIENT_CERT_FILE and UPSTREAM_CLIENT_KEY_FILE, not both',
+      );
+    else if (!p12) {
+      for (const name of ['UPSTREAM_CLIENT_CERT_FILE', 'UPSTREAM_CLIENT_KEY_FILE'] as const) {
+        if (raw(name) === undefined)
+          problems.push(
+            `${name}: required when PORTICO_MODE=production (or give UPSTREAM_CLIENT_P12_FILE)`,
+          );
+      }
+    }
+  }
+  if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
+  return config;
+}
+
+/** Hides the password of a URL so that it can be shown in messages. */
+export function redactUrl(value: string): string {
+  return value.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@');
+}

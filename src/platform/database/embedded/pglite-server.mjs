@@ -1,0 +1,117 @@
+// Child process that serves the embedded PostgreSQL engine (PGlite) on a loopback port.
+// Run by embedded-postgres.ts; it exits when its parent goes away, so no engine is left orphaned.
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketHandler } from '@electric-sql/pglite-socket';
+import { createServer } from 'node:net';
+
+const [dataDir, portArg] = process.argv.slice(2);
+
+const SYNC = 0x53; // 'S': ends an extended-protocol exchange (Parse, Bind, Describe, Execute, Sync)
+const QUERY = 0x51; // 'Q': a simple query is an exchange of its own
+const TERMINATE = 0x58; // 'X'
+
+/** A startup message has no type byte: it begins with its length, whose high byte is 0. */
+function endsExchange(message) {
+  return (
+    message[0] === 0 || message[0] === SYNC || message[0] === QUERY || message[0] === TERMINATE
+  );
+}
+
+/**
+ * PGlite has one session, shared by every client connection. pglite-socket's own queue interleaves
+ * protocol messages of different connections between Parse and Sync, so one connection's Bind can meet
+ * another's unnamed statement under concurrent parameterised queries. This queue gives the session to
+ * one connection for a whole exchange (up to Sync or a simple query), and for a whole transaction.
+ */
+class ExchangeQueue {
+  constructor(db) {
+    this.db = db;
+    this.queue = [];
+    this.owner = null;
+    this.running = false;
+  }
+
+  enqueue(handlerId, message, onData) {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ handlerId, message, onData, resolve, reject });
+      void this.drain();
+    });
+  }
+
+  async drain() {
+    if (this.running) return;
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        const index =
+          this.owner === null ? 0 : this.queue.findIndex((item) => item.handlerId === this.owner);
+        if (index < 0) break; // the owner is mid-exchange or mid-transaction: wait for its next message
+        const [item] = this.queue.splice(index, 1);
+        this.owner = item.handlerId;
+        let bytes = 0;
+        try {
+          await this.db.runExclusive(() =>
+            this.db.execProtocolRawStream(item.message, {
+              onRawData: (data) => {
+                bytes += data.length;
+                item.onData(data);
+              },
+            }),
+          );
+          item.resolve(bytes);
+        } catch (error) {
+          item.reject(error);
+        }
+        if (endsExchange(item.message) && !this.db.isInTransaction()) this.owner = null;
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  getQueueLength() {
+    return this.queue.length;
+  }
+
+  clearQueueForHandler(handlerId) {
+    this.queue = this.queue.filter((item) => {
+      if (item.handlerId !== handlerId) return true;
+      item.reject(new Error('Handler disconnected'));
+      return false;
+    });
+  }
+
+  async clearTransactionIfNeeded(handlerId) {
+    if (this.owner !== handlerId) return;
+    if (this.db.isInTransaction()) await this.db.exec('ROLLBACK');
+    this.owner = null;
+    void this.drain();
+  }
+}
+
+const db = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir);
+const queryQueue = new ExchangeQueue(db);
+const handlers = new Set();
+const server = createServer((socket) => {
+  const handler = new PGLiteSocketHandler({ queryQueue, closeOnDetach: true });
+  handlers.add(handler);
+  handler.addEventListener('close', () => handlers.delete(handler));
+  handler.addEventListener('error', () => handlers.delete(handler));
+  handler.attach(socket).catch(() => socket.destroy());
+});
+await new Promise((resolve) => server.listen(Number(portArg ?? 0), '127.0.0.1', resolve));
+const port = server.address().port;
+
+let stopping = false;
+async function stop() {
+  if (stopping) return;
+  stopping = true;
+  for (const handler of handlers) await handler.detach(true).catch(() => undefined);
+  await new Promise((resolve) => server.close(resolve));
+  await db.close().catch(() => undefined);
+  process.exit(0);
+}
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
+process.on('disconnect', stop);
+process.send?.({ ready: true, port });

@@ -1,0 +1,24 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiExtraModels, ApiResponse } from '@nestjs/swagger';
+import { PROBLEM_CONTENT_TYPE, Problem } from './problem.js';
+
+const problemContent = {
+  [PROBLEM_CONTENT_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } },
+};
+
+/** Documents problem+json answers with the given statuses. */
+export function ApiProblems(responses: Record<number, string>): MethodDecorator & ClassDecorator {
+  return applyDecorators(
+    ApiExtraModels(Problem),
+    ...Object.entries(responses).map(([status, description]) =>
+      ApiResponse({ status: Number(status), description, content: problemContent }),
+    ),
+  );
+}
+
+/** The answers every operation can give: bad input and internal failure. */
+export const ApiStandardProblems = (): MethodDecorator & ClassDecorator =>
+  ApiProblems({
+    400: 'The request is malformed or a field is invalid (`errors` names each field)',
+    500: 'An unexpected failure; the body carries only the request id',
+  });

@@ -1,0 +1,42 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES } from './problem.js';
+import { toProblem } from './to-problem.js';
+
+/** Writes the problem+json answer for any error; the single place errors become responses. */
+export function sendProblem(
+  error: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  logger: Logger,
+): void {
+  const problem = toProblem(error);
+  const instance = request.url.split('?')[0];
+  const body: Record<string, unknown> = problem
+    ? {
+        type: problem.type ?? 'about:blank',
+        title: problem.title,
+        status: problem.status,
+        ...(problem.detail !== undefined ? { detail: problem.detail } : {}),
+        instance,
+        requestId: request.id,
+        ...(problem.errors ? { errors: problem.errors } : {}),
+        ...problem.extensions,
+      }
+    : {
+        type: PROBLEM_TYPES.internal,
+        title: 'Internal Server Error',
+        status: 500,
+        instance,
+        requestId: request.id,
+      };
+  if (!problem) logger.error({ err: error }, 'unhandled error');
+  else if (problem.status >= 500)
+    logger.warn({ status: problem.status, detail: problem.detail }, 'request failed');
+  if (reply.sent) return;
+  if (problem?.headers) reply.headers(problem.headers);
+  reply
+    .status(body.status as number)
+    .type(PROBLEM_CONTENT_TYPE)
+    .send(body);
+}

@@ -1,0 +1,80 @@
+import { HttpException } from '@nestjs/common';
+import {
+  PROBLEM_TYPES,
+  ProblemException,
+  statusTitle,
+  type InvalidField,
+  type ProblemInit,
+} from './problem.js';
+
+/** Exception thrown by the validation pipe; carries the offending fields. */
+export class ValidationFailedException extends ProblemException {
+  constructor(errors: InvalidField[], where = 'request body') {
+    super({
+      status: 400,
+      type: PROBLEM_TYPES.validation,
+      title: 'Validation failed',
+      detail: `The ${where} has ${errors.length} invalid field${errors.length === 1 ? '' : 's'}: ${errors.map((e) => e.field).join(', ')}`,
+      errors,
+    });
+  }
+}
+
+const TYPE_BY_STATUS: Record<number, string> = {
+  401: PROBLEM_TYPES.unauthenticated,
+  403: PROBLEM_TYPES.forbidden,
+  404: PROBLEM_TYPES.notFound,
+  409: PROBLEM_TYPES.conflict,
+  429: PROBLEM_TYPES.rateLimited,
+  413: PROBLEM_TYPES.bodyTooLarge,
+  415: PROBLEM_TYPES.unsupportedMediaType,
+};
+
+interface FastifyLikeError {
+  statusCode?: number;
+  code?: string;
+  message?: string;
+}
+
+/**
+ * Turns anything thrown into a problem. Returns undefined for unknown errors:
+ * those are internal and answered as a bare 500 by the caller.
+ */
+export function toProblem(error: unknown): ProblemInit | undefined {
+  if (error instanceof ProblemException) return error.init;
+  // Nest maps Fastify's own errors (body parsing, size, media type) to HttpException with the original as cause.
+  const fastifyError = (error instanceof HttpException ? error.cause : error) as
+    FastifyLikeError | undefined;
+  if (
+    typeof fastifyError?.code === 'string' &&
+    fastifyError.code.startsWith('FST_') &&
+    typeof fastifyError.statusCode === 'number' &&
+    fastifyError.statusCode < 500
+  ) {
+    const status = fastifyError.statusCode;
+    const malformed = fastifyError.code.startsWith('FST_ERR_CTP_') && status === 400;
+    return {
+      status,
+      type: malformed ? PROBLEM_TYPES.malformedBody : (TYPE_BY_STATUS[status] ?? 'about:blank'),
+      title: malformed ? 'Malformed request body' : statusTitle(status),
+      detail: fastifyError.message,
+    };
+  }
+  if (error instanceof HttpException) {
+    const status = error.getStatus();
+    const response = error.getResponse();
+    const message =
+      typeof response === 'string' ? response : (response as { message?: unknown }).message;
+    return {
+      status,
+      type: TYPE_BY_STATUS[status] ?? 'about:blank',
+      title: statusTitle(status),
+      detail: Array.isArray(message)
+        ? message.join('; ')
+        : typeof message === 'string'
+          ? message
+          : undefined,
+    };
+  }
+  return undefined;
+}

@@ -1,0 +1,53 @@
+/**
+ * Redaction applied to every log line: API keys, bearer tokens and card numbers are masked
+ * wherever they appear, and values under sensitive field names are dropped.
+ */
+const SENSITIVE_KEY =
+  /^(authorization|cookie|set-cookie|password|passphrase|secret|secret_key|secretkey|api_?key|key|token|cvv|cvc|cvv2|cvc2|card_?number|pan|number|private_?key)$/i;
+const API_KEY = /\bptk_[A-Za-z0-9]{8}_[A-Za-z0-9_-]{8,}/g;
+const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi;
+/** 13 to 19 digits, optionally grouped by single spaces or dashes. */
+const DIGIT_RUN = /\b\d(?:[ -]?\d){12,18}\b/g;
+
+export const REDACTED = '[REDACTED]';
+
+function luhnValid(digits: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let d = digits.charCodeAt(i) - 48;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+export function scrubText(text: string): string {
+  return text
+    .replace(API_KEY, REDACTED)
+    .replace(BEARER, (_m, scheme: string) => `${scheme} ${REDACTED}`)
+    .replace(DIGIT_RUN, (run) => {
+      const digits = run.replace(/[ -]/g, '');
+      return luhnValid(digits) ? `[PAN ****${digits.slice(-4)}]` : run;
+    });
+}
+
+export function scrubValue(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return scrubText(value);
+  // Errors are left to the logger's err serializer, which scrubs them once their fields are enumerable.
+  if (value === null || typeof value !== 'object' || value instanceof Error || depth > 8)
+    return value;
+  if (Array.isArray(value)) return value.map((item) => scrubValue(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    out[key] =
+      SENSITIVE_KEY.test(key) && item !== undefined && item !== null
+        ? REDACTED
+        : scrubValue(item, depth + 1);
+  }
+  return out;
+}

@@ -1,0 +1,132 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { API_KEY_SCHEME } from '../../access/auth/auth.decorator.js';
+import { RATE_LIMIT_HEADERS } from '../../access/auth/rate-limit.service.js';
+import { Problem } from '../errors/problem.js';
+import { usedPsd2Schemas } from './upstream-schema.decorator.js';
+
+export const DOCS_PATH = 'docs';
+export const SPEC_PATH = `${DOCS_PATH}/openapi.json`;
+
+const DESCRIPTION = `Portico is an open-banking TPP gateway. Fintech apps call this facade with an API key;
+Portico holds the provider's qualified certificate (eIDAS QWAC) and speaks to the provider over mutual TLS.
+
+Every call carries \`Authorization: Bearer <API key>\`. Keys have a role: \`app\` (uses the facade),
+\`auditor\` (reads the audit trail) or \`admin\` (manages tenants and keys).
+
+Every error is \`application/problem+json\` (RFC 9457) with the request id. Send \`X-Request-ID\` (a UUID)
+to choose the id; Portico echoes it on every answer and forwards it upstream.`;
+
+/** Sorts object keys recursively so that the written spec is byte-for-byte stable. */
+export function sortKeys<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((item) => sortKeys(item)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.keys(value as object)
+      .sort()
+      .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
+  ) as T;
+}
+
+const TAGS: [string, string][] = [
+  [
+    'Account-information consents',
+    "Consents to read a user's accounts; the user approves them at the bank (SCA)",
+  ],
+  ['Accounts', 'Accounts, balances and transactions under a valid consent (header Consent-ID)'],
+  ['Audit', 'Consents with their status history and every access made under them (role auditor)'],
+  ['Brands', 'The banks reachable through the provider'],
+  ['Confirmation of funds', 'Consents to check one account, and the checks'],
+  [
+    'Payment initiation',
+    'Domestic, SEPA and cross-border credit transfers the user approves at the bank',
+  ],
+  ['SCA callback', "Where the bank sends the user's browser back; not called by apps"],
+  ['Health', 'Liveness and readiness probes for orchestrators; no API key'],
+  ['Tenants and API keys', 'Who is calling: tenants (fintech apps), their API keys and roles'],
+];
+
+const RATE_LIMIT_HEADER_DOCS = {
+  [RATE_LIMIT_HEADERS.limit]: {
+    description: 'Requests this API key may make per minute',
+    schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 1000000 },
+  },
+  [RATE_LIMIT_HEADERS.remaining]: {
+    description: 'Requests left in the current minute',
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 1000000 },
+  },
+  [RATE_LIMIT_HEADERS.reset]: {
+    description: 'Seconds until the current minute ends',
+    schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 60 },
+  },
+};
+
+/**
+ * The API-key guard rate-limits every authenticated call and sends the RateLimit headers on every answer
+ * once the key is known: declare them once here, for every response of every secured operation.
+ */
+function documentRateLimitHeaders(document: OpenAPIObject): void {
+  for (const pathItem of Object.values(document.paths)) {
+    for (const operation of [
+      pathItem.get,
+      pathItem.put,
+      pathItem.post,
+      pathItem.delete,
+      pathItem.patch,
+    ]) {
+      if (!operation?.security?.length) continue;
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (!response || !/^[24]/.test(status) || '$ref' in response) continue;
+        response.headers = { ...response.headers, ...RATE_LIMIT_HEADER_DOCS };
+        if (status === '429')
+          response.headers['Retry-After'] = {
+            description: 'Seconds to wait before the next request',
+            schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 60 },
+          };
+      }
+    }
+  }
+}
+
+/** The facade's OpenAPI document, built from the controllers; operationIds are the method names. */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Portico gateway')
+    .setDescription(DESCRIPTION)
+    .setVersion('1.0.0')
+    .setLicense('Proprietary', 'https://example.invalid/portico/license')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'ptk_<prefix>_<secret>',
+        description: 'A Portico API key',
+      },
+      API_KEY_SCHEME,
+    );
+  for (const [name, description] of TAGS) config.addTag(name, description);
+  const document = SwaggerModule.createDocument(app, config.build(), {
+    operationIdFactory: (_controllerKey, methodKey) => methodKey,
+    extraModels: [Problem],
+  });
+  documentRateLimitHeaders(document);
+  // The upstream contract's schemas that facade DTOs reference (validation and docs from one source).
+  document.components = {
+    ...document.components,
+    schemas: { ...document.components?.schemas, ...(usedPsd2Schemas() as Record<string, never>) },
+  };
+  // Relative: Swagger UI and clients use the address they loaded the spec from.
+  const server = {
+    url: '/',
+    description:
+      'This gateway: local (npm start), staging or production, wherever the spec was loaded from',
+    'x-internal': false,
+  };
+  document.servers = [server];
+  return sortKeys(document);
+}
+
+/** The deterministic text committed as openapi/gateway.json. */
+export function serializeOpenApiDocument(document: OpenAPIObject): string {
+  return `${JSON.stringify(sortKeys(document), null, 2)}\n`;
+}

@@ -1,0 +1,180 @@
+import { randomUUID } from 'node:crypto';
+import { Agent, fetch as undiciFetch, Request as UndiciRequest, type Dispatcher } from 'undici';
+import { currentRequestId } from '../../platform/logging/request-context.js';
+import { encodeForm } from './form-encoding.js';
+import { toUpstreamError, UpstreamError } from './upstream-errors.js';
+
+export interface TlsSource {
+  /** The TLS material to use for new connections; `version` changes when it was renewed. */
+  current(): { cert?: Buffer; key?: Buffer; passphrase?: string; ca: Buffer; version: number };
+}
+
+export interface UpstreamTransportOptions {
+  /** Name used in errors and logs: `open-banking`, `card`. */
+  name: string;
+  baseUrl: string;
+  tls: TlsSource;
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  poolConnections: number;
+  keepAliveTimeoutMs: number;
+  /** HTTP Basic credentials sent on every call (the card API authenticates with its secret key this way). */
+  basicAuth?: { username: string; password: string };
+}
+
+export interface UpstreamRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  headers?: Record<string, string | undefined>;
+  json?: unknown;
+  /** Sent as application/x-www-form-urlencoded with bracket notation. */
+  form?: Record<string, unknown>;
+}
+
+export interface UpstreamResponse<T = unknown> {
+  status: number;
+  headers: Record<string, string>;
+  body: T | undefined;
+}
+
+/**
+ * One upstream API behind a keep-alive pool of TLS connections (undici). It presents the client
+ * certificate when the TLS source has one, verifies the server against the configured CAs, speaks
+ * TLS 1.2 or newer, forwards X-Request-ID, and turns transport failures into UpstreamError.
+ * A renewed certificate takes effect for new connections: the pool is replaced, the old one drains.
+ */
+export class UpstreamTransport {
+  private agent: Agent;
+  private agentVersion: number;
+
+  private readonly authorization?: string;
+
+  constructor(readonly options: UpstreamTransportOptions) {
+    if (options.basicAuth)
+      this.authorization = `Basic ${Buffer.from(`${options.basicAuth.username}:${options.basicAuth.password}`).toString('base64')}`;
+    const material = options.tls.current();
+    this.agent = this.createAgent(material);
+    this.agentVersion = material.version;
+  }
+
+  /** The dispatcher for the next request; replaced when the TLS material changed on disk. */
+  dispatcher(): Dispatcher {
+    const material = this.options.tls.current();
+    if (material.version !== this.agentVersion) {
+      const previous = this.agent;
+      this.agent = this.createAgent(material);
+      this.agentVersion = material.version;
+      void previous.close().catch(() => undefined);
+    }
+    return this.agent;
+  }
+
+  /** A fetch for typed clients (openapi-fetch): undici's own fetch and Request, over this pool. */
+  readonly fetch = async (input: Request): Promise<Response> => {
+    const request = input as unknown as UndiciRequest;
+    if (!request.headers.has('x-request-id'))
+      request.headers.set('x-request-id', currentRequestId() ?? randomUUID());
+    if (this.authorization) request.headers.set('authorization', this.authorization);
+    try {
+      return (await undiciFetch(request, { dispatcher: this.dispatcher() })) as unknown as Response;
+    } catch (error) {
+      throw toUpstreamError(this.options.name, error);
+    }
+  };
+
+  readonly Request = UndiciRequest as unknown as typeof Request;
+
+  async send<T = unknown>(request: UpstreamRequest): Promise<UpstreamResponse<T>> {
+    const url = new URL(request.path.replace(/^\//, ''), `${this.options.baseUrl}/`);
+    for (const [key, value] of Object.entries(request.query ?? {}))
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'x-request-id': currentRequestId() ?? randomUUID(),
+    };
+    if (this.authorization) headers.authorization = this.authorization;
+    for (const [key, value] of Object.entries(request.headers ?? {}))
+      if (value !== undefined) headers[key.toLowerCase()] = value;
+    let body: string | undefined;
+    if (request.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(request.json);
+    } else if (request.form !== undefined) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = encodeForm(request.form);
+    }
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.dispatcher().request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: request.method,
+        headers,
+        body,
+      });
+    } catch (error) {
+      throw toUpstreamError(this.options.name, error);
+    }
+    let text: string;
+    try {
+      text = await response.body.text();
+    } catch (error) {
+      throw toUpstreamError(this.options.name, error);
+    }
+    const responseHeaders: Record<string, string> = {};
+    for (const [key, value] of Object.entries(response.headers))
+      if (value !== undefined)
+        responseHeaders[key] = Array.isArray(value) ? value.join(', ') : value;
+    return {
+      status: response.statusCode,
+      headers: responseHeaders,
+      body: this.parseBody<T>(text, responseHeaders['content-type']),
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  private parseBody<T>(text: string, contentType: string | undefined): T | undefined {
+    if (text === '') return undefined;
+    if (!contentType || !/[/+]json\b/.test(contentType)) return text as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new UpstreamError(
+        this.options.name,
+        'bad-response',
+        `answered ${contentType} that is not JSON`,
+      );
+    }
+  }
+
+  private createAgent(material: ReturnType<TlsSource['current']>): Agent {
+    const {
+      connectTimeoutMs,
+      headersTimeoutMs,
+      bodyTimeoutMs,
+      poolConnections,
+      keepAliveTimeoutMs,
+    } = this.options;
+    return new Agent({
+      connect: {
+        cert: material.cert,
+        key: material.key,
+        passphrase: material.passphrase,
+        ca: material.ca,
+        minVersion: 'TLSv1.2',
+        rejectUnauthorized: true,
+        timeout: connectTimeoutMs,
+      },
+      connections: poolConnections,
+      headersTimeout: headersTimeoutMs,
+      bodyTimeout: bodyTimeoutMs,
+      keepAliveTimeout: keepAliveTimeoutMs,
+      keepAliveMaxTimeout: Math.max(keepAliveTimeoutMs, 60_000),
+    });
+  }
+}

@@ -1,0 +1,131 @@
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AppConfig } from '../../../platform/config/app-config.js';
+import { readPkcs12 } from './pkcs12.js';
+import { readCertificate, type CertificateInfo } from '../../../shared/qwac/qwac-reader.js';
+
+export interface TlsFiles {
+  /** PEM certificate (and chain) and key, or instead a PKCS#12 file holding both. */
+  certFile?: string;
+  keyFile?: string;
+  p12File?: string;
+  keyPassphrase?: string;
+  /** CAs of the upstream's server certificate. */
+  caFile: string;
+  /** CAs the client certificate must chain to. */
+  clientCaFile: string;
+}
+
+/** Where the client certificate and CA bundles come from: configuration, or the development certificates in sandbox mode. */
+export function upstreamTlsFiles(config: AppConfig): TlsFiles {
+  const dev = (file: string) => join(config.sandbox.certsDir, file);
+  const sandbox = config.mode === 'sandbox';
+  const caFile = config.upstream.caFile ?? (sandbox ? dev('ca.pem') : undefined);
+  const p12File = config.upstream.clientP12File;
+  const certFile = p12File
+    ? undefined
+    : (config.upstream.clientCertFile ?? (sandbox ? dev('tpp.pem') : undefined));
+  const keyFile = p12File
+    ? undefined
+    : (config.upstream.clientKeyFile ?? (sandbox ? dev('tpp.key') : undefined));
+  // loadConfig already refuses production mode without these.
+  if (!caFile || !(p12File || (certFile && keyFile)))
+    throw new Error('upstream TLS files are not configured');
+  return {
+    certFile,
+    keyFile,
+    p12File,
+    keyPassphrase: config.upstream.clientKeyPassphrase,
+    caFile,
+    clientCaFile: config.upstream.clientCaFile ?? caFile,
+  };
+}
+
+export interface TlsMaterial {
+  cert: Buffer;
+  key: Buffer;
+  passphrase?: string;
+  ca: Buffer;
+  clientCa: Buffer;
+  info: CertificateInfo;
+  /** Changes whenever any of the files changes on disk. */
+  version: number;
+}
+
+const RECHECK_INTERVAL_MS = 1000;
+
+/**
+ * The client certificate, its key and the CA bundles, read from disk and read again when a file
+ * changes (checked at most once a second), so that a renewed certificate needs no restart.
+ */
+export class ClientCredentials {
+  private material: TlsMaterial;
+  private fingerprint: string;
+  private lastCheck = 0;
+
+  constructor(readonly files: TlsFiles) {
+    this.fingerprint = this.statFingerprint();
+    this.material = this.load(1);
+  }
+
+  /** The current material; reloads it first when a file changed since the last look. */
+  current(now = Date.now()): TlsMaterial {
+    if (now - this.lastCheck >= RECHECK_INTERVAL_MS) {
+      this.lastCheck = now;
+      this.reloadIfChanged();
+    }
+    return this.material;
+  }
+
+  /** Reloads when a file changed; returns whether it did. A half-written file keeps the old material. */
+  reloadIfChanged(): boolean {
+    const fingerprint = this.statFingerprint();
+    if (fingerprint === this.fingerprint) return false;
+    try {
+      this.material = this.load(this.material.version + 1);
+      this.fingerprint = fingerprint;
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private statFingerprint(): string {
+    return [
+      this.files.certFile,
+      this.files.keyFile,
+      this.files.p12File,
+      this.files.caFile,
+      this.files.clientCaFile,
+    ]
+      .map((file) => {
+        if (!file) return '-';
+        try {
+          const stat = statSync(file);
+          return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+        } catch {
+          return 'missing';
+        }
+      })
+      .join('|');
+  }
+
+  private load(version: number): TlsMaterial {
+    const { cert, key } = this.files.p12File
+      ? readPkcs12(this.files.p12File, this.files.keyPassphrase)
+      : {
+          cert: readFileSync(this.files.certFile as string),
+          key: readFileSync(this.files.keyFile as string),
+        };
+    return {
+      cert,
+      key,
+      // A key taken out of PKCS#12 is held decrypted in memory.
+      passphrase: this.files.p12File ? undefined : this.files.keyPassphrase,
+      ca: readFileSync(this.files.caFile),
+      clientCa: readFileSync(this.files.clientCaFile),
+      info: readCertificate(cert),
+      version,
+    };
+  }
+}
