@@ -10,6 +10,7 @@ import { createValidationPipe } from './platform/errors/validation.pipe.js';
 import { PinoNestLogger } from './platform/logging/nest-logger.js';
 import { requestContext, type RequestContext } from './platform/logging/request-context.js';
 import { buildOpenApiDocument, DOCS_PATH, SPEC_PATH } from './platform/openapi/openapi-document.js';
+import { PSD2 } from './upstreams/open-banking/psd2-schemas.js';
 import { isUuid } from './shared/uuid.js';
 
 /** The caller's X-Request-ID when it is a UUID, else a new one. */
@@ -26,6 +27,11 @@ export interface GatewayOptions {
 }
 
 type ModuleImport = Parameters<typeof NestFactory.create>[0];
+
+/** The facade's OpenAPI document, with the upstream contracts' schemas its DTOs use. */
+export function gatewayOpenApiDocument(app: NestFastifyApplication) {
+  return buildOpenApiDocument(app, [PSD2]);
+}
 
 /** Builds the gateway application (not yet listening): used by main, the tests and the spec script. */
 export async function createGateway(
@@ -93,7 +99,7 @@ export async function createGateway(
   app.useGlobalPipes(createValidationPipe());
 
   if (!options.preview) {
-    SwaggerModule.setup(DOCS_PATH, app, () => buildOpenApiDocument(app), {
+    SwaggerModule.setup(DOCS_PATH, app, () => gatewayOpenApiDocument(app), {
       jsonDocumentUrl: SPEC_PATH,
       yamlDocumentUrl: `${DOCS_PATH}/openapi.yaml`,
       customSiteTitle: 'Portico gateway API',

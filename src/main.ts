@@ -36,11 +36,14 @@ async function main(): Promise<void> {
   let sandbox: RunningSandbox | undefined;
   if (config.mode === 'sandbox' && ensureDevCertificates(config.sandbox.certsDir))
     logger.info({ dir: config.sandbox.certsDir }, 'made the development certificates');
-  if (config.mode === 'sandbox' && !config.upstream.openBankingBaseUrl) {
+  if (config.mode === 'sandbox' && !config.upstreams.openBanking.baseUrl) {
     sandbox = await startSandbox({ ...config.sandbox });
     config = {
       ...config,
-      upstream: { ...config.upstream, openBankingBaseUrl: sandbox.openBankingUrl },
+      upstreams: {
+        ...config.upstreams,
+        openBanking: { ...config.upstreams.openBanking, baseUrl: sandbox.openBankingUrl },
+      },
     };
     logger.info(
       { openBankingUrl: sandbox.openBankingUrl, scaUrl: sandbox.scaUrl },

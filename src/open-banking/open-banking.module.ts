@@ -1,55 +1,29 @@
 import { Inject, Module, type OnApplicationBootstrap } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import { IdempotencyModule } from '../platform/idempotency/idempotency.module.js';
-import { LOGGER } from '../platform/logging/logging.module.js';
 import type { AppConfig } from '../platform/config/app-config.js';
 import { APP_CONFIG } from '../platform/config/config.module.js';
-import { UpstreamModule } from '../upstreams/open-banking/open-banking-upstream.module.js';
-import { AccessLogService } from '../audit/trail/access-log.service.js';
-import { AccountsController } from './accounts/accounts.controller.js';
-import { AccountsService } from './accounts/accounts.service.js';
-import { BudgetService } from './consent-access/budget.service.js';
-import { ConsentGuardService } from './consent-access/consent-guard.service.js';
-import { BrandsController } from './brands/brands.controller.js';
-import { BrandsService } from './brands/brands.service.js';
-import { ConsentsController } from './consents/consents.controller.js';
+import { LOGGER } from '../platform/logging/logging.module.js';
+import { AccountsModule } from './accounts/accounts.module.js';
+import { BrandsModule } from './brands/brands.module.js';
+import { ConsentAccessModule } from './consent-access/consent-access.module.js';
+import { ConsentsModule } from './consents/consents.module.js';
 import { ConsentsService } from './consents/consents.service.js';
-import { FundsConsentsController } from './consents/funds-consents.controller.js';
-import { StatusHistoryService } from '../audit/trail/status-history.service.js';
-import { FundsController } from './funds-confirmation/funds-confirmation.controller.js';
-import { PaymentsController } from './payments/payments.controller.js';
+import { FundsConfirmationModule } from './funds-confirmation/funds-confirmation.module.js';
+import { PaymentsModule } from './payments/payments.module.js';
 import { PaymentsService } from './payments/payments.service.js';
-import { ScaCallbackController } from './sca-callback/sca-callback.controller.js';
-import { ScaSessionsService } from './sca-sessions/sca-sessions.service.js';
-import { UpstreamCaller } from '../upstreams/http/upstream-caller.js';
-import { OPEN_BANKING_ENTITIES } from './entities.js';
+import { ScaCallbackModule } from './sca-callback/sca-callback.module.js';
 
-/** The open-banking facade: brands, consents, accounts, funds, payments, the SCA return, and their audit trail. */
+/** The open-banking facade: one module per capability, and start-up reconciliation of their stores. */
 @Module({
-  imports: [TypeOrmModule.forFeature(OPEN_BANKING_ENTITIES), UpstreamModule, IdempotencyModule],
-  controllers: [
-    BrandsController,
-    ConsentsController,
-    FundsConsentsController,
-    AccountsController,
-    FundsController,
-    PaymentsController,
-    ScaCallbackController,
+  imports: [
+    BrandsModule,
+    ConsentsModule,
+    ConsentAccessModule,
+    AccountsModule,
+    FundsConfirmationModule,
+    PaymentsModule,
+    ScaCallbackModule,
   ],
-  providers: [
-    UpstreamCaller,
-    BrandsService,
-    ConsentsService,
-    StatusHistoryService,
-    ScaSessionsService,
-    AccessLogService,
-    BudgetService,
-    ConsentGuardService,
-    AccountsService,
-    PaymentsService,
-  ],
-  exports: [AccessLogService, StatusHistoryService, ConsentsService, PaymentsService],
 })
 export class OpenBankingModule implements OnApplicationBootstrap {
   constructor(

@@ -9,6 +9,8 @@ describe('upstream failures become 502 and 504 problems', () => {
   // Stand-ins for a broken provider (outside Portico): one that answers 503 to everything, one that never answers.
   let failing: Server;
   let silent: Server;
+  // And one that answers, but not what the contract says: a wrong shape, or JSON that does not parse.
+  let lying: Server;
   let failingHits = 0;
   const tls = {
     key: readFileSync('certs/dev/sandbox.key'),
@@ -20,14 +22,18 @@ describe('upstream failures become 502 and 504 problems', () => {
       res.writeHead(503).end();
     });
     silent = createServer(tls, () => undefined);
+    lying = createServer(tls, (req, res) => {
+      const body = req.url?.includes('broken=json') ? '{"brands": [' : '{"brands": "none"}';
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    });
     await Promise.all(
-      [failing, silent].map(
+      [failing, silent, lying].map(
         (server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve())),
       ),
     );
   });
   afterAll(() => {
-    for (const server of [failing, silent]) {
+    for (const server of [failing, silent, lying]) {
       server.closeAllConnections();
       server.close();
     }
@@ -110,6 +116,25 @@ describe('upstream failures become 502 and 504 problems', () => {
         [tenantId],
       );
       expect(row.status).toBe('failed');
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('answers 502 and logs the mismatch when the provider answers something that breaks its contract', async () => {
+    const gateway = await gatewayTo(
+      `https://localhost:${(lying.address() as { port: number }).port}`,
+    );
+    try {
+      const response = await brandsVia(gateway);
+      expect(response.status).toBe(502);
+      expect(response.body).toMatchObject({
+        type: 'urn:portico:problem:upstream-failed',
+        upstream: { failure: 'bad-response' },
+      });
+      const mismatch = gateway.logs.find((line) => line.includes('answer breaks the contract'));
+      expect(mismatch).toContain('"operation":"listBrands"');
+      expect(mismatch).toContain('body.brands');
     } finally {
       await gateway.close();
     }

@@ -66,9 +66,12 @@ export async function startTestGateway(
   const sandbox = await startSandbox({ ...base.sandbox, openBankingPort: 0, scaPort: 0 });
   const config: AppConfig = {
     ...base,
-    upstream: {
-      ...base.upstream,
-      openBankingBaseUrl: base.upstream.openBankingBaseUrl ?? sandbox.openBankingUrl,
+    upstreams: {
+      ...base.upstreams,
+      openBanking: {
+        ...base.upstreams.openBanking,
+        baseUrl: base.upstreams.openBanking.baseUrl ?? sandbox.openBankingUrl,
+      },
     },
   };
   const logs: string[] = [];

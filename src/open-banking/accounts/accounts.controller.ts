@@ -1,14 +1,15 @@
-import { applyDecorators, Controller, Get, Param, Query, Res } from '@nestjs/common';
-import { ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
-import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Auth } from '../../access/auth/auth.decorator.js';
 import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
-import type { Principal } from '../../access/tenants/tenants.service.js';
-import { psd2Ref } from '../../platform/openapi/upstream-schema.decorator.js';
 import { UPSTREAM_PROBLEMS } from '../../upstreams/http/upstream-problems.js';
+import { PSD2 } from '../../upstreams/open-banking/psd2-schemas.js';
+import { ConsentAccess, Granted } from '../consent-access/consent-access.decorator.js';
+import {
+  BUDGET_HEADERS,
+  type ConsentAccessGrant,
+} from '../consent-access/consent-access.service.js';
 import { AccountsService } from './accounts.service.js';
-import { ConsentHeadersOf, type ConsentHeaders } from '../consent-access/consent-headers.js';
-import { BUDGET_HEADERS } from '../consent-access/consent-guard.service.js';
 import { AccountParams, TransactionParams } from './dto/account-params.dto.js';
 import { TransactionsQuery } from './dto/transactions-query.dto.js';
 
@@ -19,39 +20,26 @@ const CONSENT_PROBLEMS = {
   429: 'The consent used up its reads without the user for today (ACCESS_EXCEEDED; see Retry-After)',
 };
 
-function budgetHeaders() {
-  return {
-    [BUDGET_HEADERS.limit]: {
-      description: 'Reads without the user (no PSU-IP-Address) this consent allows a day',
-      schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 100 },
-    },
-    [BUDGET_HEADERS.remaining]: {
-      description: 'Reads without the user left today',
-      schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 100 },
-    },
-    [BUDGET_HEADERS.reset]: {
-      description: 'Seconds until the budget renews (UTC midnight)',
-      schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 86400 },
-    },
-  };
-}
+const int32 = (minimum: number, maximum: number) =>
+  ({ type: 'integer', format: 'int32', minimum, maximum }) as const;
 
-const ConsentHeaderDocs = () =>
-  applyDecorators(
-    ApiHeader({
-      name: 'Consent-ID',
-      required: true,
-      description: "Portico's consentId of a valid account-information consent",
-      schema: { type: 'string', format: 'uuid', maxLength: 36 },
-    }),
-    ApiHeader({
-      name: 'PSU-IP-Address',
-      required: false,
-      description:
-        "The user's IP address when the user is present; without it the read counts against the consent's daily budget",
-      schema: { type: 'string', maxLength: 45, pattern: '^[0-9A-Fa-f:.]{2,45}$' },
-    }),
-  );
+const BUDGET_HEADER_DOCS = {
+  [BUDGET_HEADERS.limit]: {
+    description: 'Reads without the user (no PSU-IP-Address) this consent allows a day',
+    schema: int32(1, 100),
+  },
+  [BUDGET_HEADERS.remaining]: {
+    description: 'Reads without the user left today',
+    schema: int32(0, 100),
+  },
+  [BUDGET_HEADERS.reset]: {
+    description: 'Seconds until the budget renews (UTC midnight)',
+    schema: int32(1, 86400),
+  },
+};
+
+const AnswersWith = (schema: string) =>
+  ApiOkResponse({ schema: PSD2.ref(schema), headers: BUDGET_HEADER_DOCS });
 
 @ApiTags('Accounts')
 @ApiStandardProblems()
@@ -66,14 +54,10 @@ export class AccountsController {
     summary: 'List the accounts of a consent',
     description: 'The accounts the consent covers, as the bank describes them.',
   })
-  @ConsentHeaderDocs()
-  @ApiOkResponse({ schema: psd2Ref('AccountsListDto'), headers: budgetHeaders() })
-  listAccounts(
-    @CurrentPrincipal() principal: Principal,
-    @ConsentHeadersOf() headers: ConsentHeaders,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<unknown> {
-    return this.accounts.listAccounts(principal.tenantId, headers, reply);
+  @ConsentAccess({ operation: 'listAccounts', kind: 'ais', need: 'accounts' })
+  @AnswersWith('AccountsListDto')
+  listAccounts(@Granted() grant: ConsentAccessGrant) {
+    return this.accounts.listAccounts(grant);
   }
 
   @Get(':accountId')
@@ -81,15 +65,10 @@ export class AccountsController {
     summary: "Get an account's details",
     description: 'One account the consent covers.',
   })
-  @ConsentHeaderDocs()
-  @ApiOkResponse({ schema: psd2Ref('AccountDetailsResponse'), headers: budgetHeaders() })
-  getAccountDetails(
-    @CurrentPrincipal() principal: Principal,
-    @ConsentHeadersOf() headers: ConsentHeaders,
-    @Param() params: AccountParams,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<unknown> {
-    return this.accounts.getAccountDetails(principal.tenantId, headers, params.accountId, reply);
+  @ConsentAccess({ operation: 'getAccountDetails', kind: 'ais', need: 'accounts' })
+  @AnswersWith('AccountDetailsResponse')
+  getAccountDetails(@Granted() grant: ConsentAccessGrant, @Param() params: AccountParams) {
+    return this.accounts.getAccountDetails(grant, params.accountId);
   }
 
   @Get(':accountId/balances')
@@ -98,15 +77,10 @@ export class AccountsController {
     description:
       'All balance types the bank reports; the consent must grant balances for the account.',
   })
-  @ConsentHeaderDocs()
-  @ApiOkResponse({ schema: psd2Ref('AccountBalancesDto'), headers: budgetHeaders() })
-  getAccountBalances(
-    @CurrentPrincipal() principal: Principal,
-    @ConsentHeadersOf() headers: ConsentHeaders,
-    @Param() params: AccountParams,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<unknown> {
-    return this.accounts.getBalances(principal.tenantId, headers, params.accountId, reply);
+  @ConsentAccess({ operation: 'getAccountBalances', kind: 'ais', need: 'balances' })
+  @AnswersWith('AccountBalancesDto')
+  getAccountBalances(@Granted() grant: ConsentAccessGrant, @Param() params: AccountParams) {
+    return this.accounts.getBalances(grant, params.accountId);
   }
 
   @Get(':accountId/transactions')
@@ -114,22 +88,14 @@ export class AccountsController {
     summary: "Get an account's transactions",
     description: 'Booked and pending, between dateFrom and dateTo inclusive.',
   })
-  @ConsentHeaderDocs()
-  @ApiOkResponse({ schema: psd2Ref('TransactionsListDto'), headers: budgetHeaders() })
+  @ConsentAccess({ operation: 'getAccountTransactions', kind: 'ais', need: 'transactions' })
+  @AnswersWith('TransactionsListDto')
   getAccountTransactions(
-    @CurrentPrincipal() principal: Principal,
-    @ConsentHeadersOf() headers: ConsentHeaders,
+    @Granted() grant: ConsentAccessGrant,
     @Param() params: AccountParams,
     @Query() query: TransactionsQuery,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<unknown> {
-    return this.accounts.getTransactions(
-      principal.tenantId,
-      headers,
-      params.accountId,
-      query,
-      reply,
-    );
+  ) {
+    return this.accounts.getTransactions(grant, params.accountId, query);
   }
 
   @Get(':accountId/transactions/:transactionId')
@@ -137,14 +103,9 @@ export class AccountsController {
     summary: 'Get one transaction',
     description: 'The consent must grant transactions for the account.',
   })
-  @ConsentHeaderDocs()
-  @ApiOkResponse({ schema: psd2Ref('TransactionsDetailsResponse'), headers: budgetHeaders() })
-  getTransactionDetails(
-    @CurrentPrincipal() principal: Principal,
-    @ConsentHeadersOf() headers: ConsentHeaders,
-    @Param() params: TransactionParams,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<unknown> {
-    return this.accounts.getTransactionDetails(principal.tenantId, headers, params, reply);
+  @ConsentAccess({ operation: 'getTransactionDetails', kind: 'ais', need: 'transactions' })
+  @AnswersWith('TransactionsDetailsResponse')
+  getTransactionDetails(@Granted() grant: ConsentAccessGrant, @Param() params: TransactionParams) {
+    return this.accounts.getTransactionDetails(grant, params.accountId, params.transactionId);
   }
 }

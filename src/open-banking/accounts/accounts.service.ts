@@ -1,164 +1,106 @@
 import { Injectable } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
-import { randomUUID } from 'node:crypto';
+import type { components } from '../../generated/psd2.js';
 import { ValidationFailedException } from '../../platform/errors/to-problem.js';
-import { currentRequestId } from '../../platform/logging/request-context.js';
+import type { UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
+import { requestIdHeader } from '../../upstreams/http/upstream-transport.js';
 import { OpenBankingClient } from '../../upstreams/open-banking/open-banking.client.js';
-import type { Consent } from '../consents/consent.entity.js';
-import { UpstreamCaller } from '../../upstreams/http/upstream-caller.js';
-import type { ConsentHeaders } from '../consent-access/consent-headers.js';
-import { ConsentGuardService } from '../consent-access/consent-guard.service.js';
+import type { ConsentAccessGrant } from '../consent-access/consent-access.service.js';
 import type { TransactionsQuery } from './dto/transactions-query.dto.js';
+import { facadeLinks } from './facade-links.js';
 
-/** Account reads under a consent: local rules first (ConsentGuardService), then the bank. */
+type Schemas = components['schemas'];
+
+/** Account reads under a consent the consent-access guard admitted: the bank's answer, links made Portico's. */
 @Injectable()
 export class AccountsService {
-  constructor(
-    private readonly guard: ConsentGuardService,
-    private readonly client: OpenBankingClient,
-    private readonly upstream: UpstreamCaller,
-  ) {}
+  constructor(private readonly bank: OpenBankingClient) {}
 
-  listAccounts(tenantId: string, headers: ConsentHeaders, reply: FastifyReply): Promise<unknown> {
-    return this.guard.run(
-      { tenantId, headers, operation: 'listAccounts', kind: 'ais' },
-      reply,
-      (consent) =>
-        this.upstream.call('listAccounts', 'GET', () =>
-          this.client.api.GET('/{brandId}/bg/v1/accounts', {
-            params: { path: { brandId: consent.brandId }, header: this.headers(consent, headers) },
-          }),
-        ),
+  async listAccounts(grant: ConsentAccessGrant): Promise<Schemas['AccountsListDto']> {
+    const { brandId } = grant.consent;
+    const answer = await this.bank.call('listAccounts', brandId, (api) =>
+      api.GET('/{brandId}/bg/v1/accounts', {
+        params: { path: { brandId }, header: this.headers(grant) },
+      }),
     );
+    return facadeLinks(this.passOn('listAccounts', answer));
   }
 
-  getAccountDetails(
-    tenantId: string,
-    headers: ConsentHeaders,
+  async getAccountDetails(
+    grant: ConsentAccessGrant,
     accountId: string,
-    reply: FastifyReply,
-  ): Promise<unknown> {
-    return this.guard.run(
-      {
-        tenantId,
-        headers,
-        operation: 'getAccountDetails',
-        kind: 'ais',
-        account: { resourceId: accountId, need: 'accounts' },
-      },
-      reply,
-      (consent) =>
-        this.upstream.call('getAccountDetails', 'GET', () =>
-          this.client.api.GET('/{brandId}/bg/v1/accounts/{accountId}', {
-            params: {
-              path: { brandId: consent.brandId, accountId },
-              header: this.headers(consent, headers),
-            },
-          }),
-        ),
+  ): Promise<Schemas['AccountDetailsResponse']> {
+    const { brandId } = grant.consent;
+    const answer = await this.bank.call('getAccountDetails', brandId, (api) =>
+      api.GET('/{brandId}/bg/v1/accounts/{accountId}', {
+        params: { path: { brandId, accountId }, header: this.headers(grant) },
+      }),
     );
+    return facadeLinks(this.passOn('getAccountDetails', answer));
   }
 
-  getBalances(
-    tenantId: string,
-    headers: ConsentHeaders,
+  async getBalances(
+    grant: ConsentAccessGrant,
     accountId: string,
-    reply: FastifyReply,
-  ): Promise<unknown> {
-    return this.guard.run(
-      {
-        tenantId,
-        headers,
-        operation: 'getAccountBalances',
-        kind: 'ais',
-        account: { resourceId: accountId, need: 'balances' },
-      },
-      reply,
-      (consent) =>
-        this.upstream.call('getBalances', 'GET', () =>
-          this.client.api.GET('/{brandId}/bg/v1/accounts/{accountId}/balances', {
-            params: {
-              path: { brandId: consent.brandId, accountId },
-              header: this.headers(consent, headers),
-            },
-          }),
-        ),
+  ): Promise<Schemas['AccountBalancesDto']> {
+    const { brandId } = grant.consent;
+    const answer = await this.bank.call('getBalances', brandId, (api) =>
+      api.GET('/{brandId}/bg/v1/accounts/{accountId}/balances', {
+        params: { path: { brandId, accountId }, header: this.headers(grant) },
+      }),
     );
+    return facadeLinks(this.passOn('getBalances', answer));
   }
 
-  getTransactions(
-    tenantId: string,
-    headers: ConsentHeaders,
+  async getTransactions(
+    grant: ConsentAccessGrant,
     accountId: string,
     query: TransactionsQuery,
-    reply: FastifyReply,
-  ): Promise<unknown> {
+  ): Promise<Schemas['TransactionsListDto']> {
     if (query.dateFrom > query.dateTo)
       throw new ValidationFailedException(
         [{ field: 'dateFrom', reason: 'dateFrom must not be after dateTo' }],
         'query',
       );
-    return this.guard.run(
-      {
-        tenantId,
-        headers,
-        operation: 'getAccountTransactions',
-        kind: 'ais',
-        account: { resourceId: accountId, need: 'transactions' },
-      },
-      reply,
-      (consent) =>
-        this.upstream.call('getTransactions', 'GET', () =>
-          this.client.api.GET('/{brandId}/bg/v1/accounts/{accountId}/transactions', {
-            params: {
-              path: { brandId: consent.brandId, accountId },
-              query: { dateFrom: query.dateFrom, dateTo: query.dateTo },
-              header: this.headers(consent, headers),
-            },
-          }),
-        ),
+    const { brandId } = grant.consent;
+    const answer = await this.bank.call('getTransactions', brandId, (api) =>
+      api.GET('/{brandId}/bg/v1/accounts/{accountId}/transactions', {
+        params: {
+          path: { brandId, accountId },
+          query: { dateFrom: query.dateFrom, dateTo: query.dateTo },
+          header: this.headers(grant),
+        },
+      }),
     );
+    return facadeLinks(this.passOn('getTransactions', answer));
   }
 
-  getTransactionDetails(
-    tenantId: string,
-    headers: ConsentHeaders,
-    params: { accountId: string; transactionId: string },
-    reply: FastifyReply,
-  ): Promise<unknown> {
-    return this.guard.run(
-      {
-        tenantId,
-        headers,
-        operation: 'getTransactionDetails',
-        kind: 'ais',
-        account: { resourceId: params.accountId, need: 'transactions' },
-      },
-      reply,
-      (consent) =>
-        this.upstream.call('getTransactionDetails', 'GET', () =>
-          this.client.api.GET(
-            '/{brandId}/bg/v1/accounts/{accountId}/transactions/{transactionId}',
-            {
-              params: {
-                path: {
-                  brandId: consent.brandId,
-                  accountId: params.accountId,
-                  transactionId: params.transactionId,
-                },
-                header: this.headers(consent, headers),
-              },
-            },
-          ),
-        ),
+  async getTransactionDetails(
+    grant: ConsentAccessGrant,
+    accountId: string,
+    transactionId: string,
+  ): Promise<Schemas['TransactionsDetailsResponse']> {
+    const { brandId } = grant.consent;
+    const answer = await this.bank.call('getTransactionDetails', brandId, (api) =>
+      api.GET('/{brandId}/bg/v1/accounts/{accountId}/transactions/{transactionId}', {
+        params: { path: { brandId, accountId, transactionId }, header: this.headers(grant) },
+      }),
     );
+    return facadeLinks(this.passOn('getTransactionDetails', answer));
   }
 
-  private headers(consent: Consent, headers: ConsentHeaders) {
+  /** The bank's answer, or its refusal passed on (the interceptor logs either). */
+  private passOn<T>(operation: string, answer: UpstreamAnswer<T>): T {
+    if (answer.status >= 400 || answer.data === undefined)
+      throw this.bank.refusal(operation, answer);
+    return answer.data;
+  }
+
+  /** The bank's Consent-ID, and the user's IP when present. */
+  private headers(grant: ConsentAccessGrant) {
     return {
-      'X-Request-ID': currentRequestId() ?? randomUUID(),
-      'Consent-ID': consent.upstreamConsentId as string,
-      ...(headers.psuIpAddress ? { 'PSU-IP-Address': headers.psuIpAddress } : {}),
+      ...requestIdHeader(),
+      'Consent-ID': grant.consent.upstreamConsentId as string,
+      ...(grant.psuIpAddress ? { 'PSU-IP-Address': grant.psuIpAddress } : {}),
     };
   }
 }

@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
-import { currentRequestId } from '../../platform/logging/request-context.js';
 import { OpenBankingClient } from '../../upstreams/open-banking/open-banking.client.js';
-import { UpstreamCaller } from '../../upstreams/http/upstream-caller.js';
+import { requestIdHeader } from '../../upstreams/http/upstream-transport.js';
 
 export interface Brand {
   brandId: string;
@@ -19,20 +17,17 @@ const FRESH_MS = 5 * 60 * 1000;
 export class BrandsService {
   private cache?: { at: number; brands: Brand[] };
 
-  constructor(
-    private readonly client: OpenBankingClient,
-    private readonly upstream: UpstreamCaller,
-  ) {}
+  constructor(private readonly bank: OpenBankingClient) {}
 
   async list(forceRefresh = false): Promise<{ brands: Brand[]; fetchedAt: Date }> {
     if (!forceRefresh && this.cache && Date.now() - this.cache.at < FRESH_MS)
       return { brands: this.cache.brands, fetchedAt: new Date(this.cache.at) };
-    const answer = await this.upstream.call('listBrands', 'GET', () =>
-      this.client.api.GET('/brands', {
-        params: { header: { 'X-Request-ID': currentRequestId() ?? randomUUID() } },
+    const answer = await this.bank.call('listBrands', '*', (api) =>
+      api.GET('/brands', {
+        params: { header: { ...requestIdHeader() } },
       }),
     );
-    if (answer.status >= 400 || !answer.data) throw this.upstream.refusal('listBrands', answer);
+    if (answer.status >= 400 || !answer.data) throw this.bank.refusal('listBrands', answer);
     // authorizationEndpoint is the bank's SCA address: apps use the scaRedirect of each consent instead.
     const brands = answer.data.brands.map((brand) => ({
       brandId: brand.brandId,

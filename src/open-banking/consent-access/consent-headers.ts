@@ -1,4 +1,3 @@
-import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { isIP } from 'node:net';
 import { ValidationFailedException } from '../../platform/errors/to-problem.js';
@@ -11,32 +10,29 @@ export interface ConsentHeaders {
 }
 
 /** `Consent-ID` (Portico's consent id, required) and `PSU-IP-Address` (optional), validated. */
-export const ConsentHeadersOf = createParamDecorator(
-  (_data: unknown, context: ExecutionContext): ConsentHeaders => {
-    const headers = context.switchToHttp().getRequest<FastifyRequest>().headers;
-    const consentId = headers['consent-id'];
-    const psuIpAddress = headers['psu-ip-address'];
-    const problems = [];
-    if (typeof consentId !== 'string' || consentId === '')
-      problems.push({
-        field: 'header:Consent-ID',
-        reason: 'Consent-ID is required: the consentId Portico returned',
-      });
-    else if (!isUuid(consentId))
-      problems.push({
-        field: 'header:Consent-ID',
-        reason: 'Consent-ID must be a consent id (UUID) from Portico',
-      });
-    if (
-      psuIpAddress !== undefined &&
-      (typeof psuIpAddress !== 'string' || isIP(psuIpAddress) === 0)
-    ) {
-      problems.push({
-        field: 'header:PSU-IP-Address',
-        reason: "PSU-IP-Address must be the user's IPv4 or IPv6 address",
-      });
-    }
-    if (problems.length) throw new ValidationFailedException(problems, 'request headers');
-    return { consentId: consentId as string, psuIpAddress: psuIpAddress as string | undefined };
-  },
-);
+export function readConsentHeaders(headers: FastifyRequest['headers']): ConsentHeaders {
+  const consentId = headers['consent-id'];
+  const psuIpAddress = headers['psu-ip-address'];
+  const problems = [];
+  if (typeof consentId !== 'string' || consentId === '')
+    problems.push({
+      field: 'header:Consent-ID',
+      reason: 'Consent-ID is required: the consentId Portico returned',
+    });
+  else if (!isUuid(consentId))
+    problems.push({
+      field: 'header:Consent-ID',
+      reason: 'Consent-ID must be a consent id (UUID) from Portico',
+    });
+  if (
+    psuIpAddress !== undefined &&
+    (typeof psuIpAddress !== 'string' || isIP(psuIpAddress) === 0)
+  ) {
+    problems.push({
+      field: 'header:PSU-IP-Address',
+      reason: "PSU-IP-Address must be the user's IPv4 or IPv6 address",
+    });
+  }
+  if (problems.length) throw new ValidationFailedException(problems, 'request headers');
+  return { consentId: consentId as string, psuIpAddress: psuIpAddress as string | undefined };
+}

@@ -5,11 +5,13 @@ import type { Repository } from 'typeorm';
 import type { JsonObject } from '../../platform/common/json.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
 import { ValidationFailedException } from '../../platform/errors/to-problem.js';
-import { currentRequestId } from '../../platform/logging/request-context.js';
-import { OpenBankingClient } from '../../upstreams/open-banking/open-banking.client.js';
+import {
+  OpenBankingClient,
+  type OpenBankingApi,
+} from '../../upstreams/open-banking/open-banking.client.js';
+import { requestIdHeader } from '../../upstreams/http/upstream-transport.js';
 import { ScaSessionsService } from '../sca-sessions/sca-sessions.service.js';
 import { newScaSubject } from '../sca-sessions/sca-subject.columns.js';
-import { UpstreamCaller } from '../../upstreams/http/upstream-caller.js';
 import {
   Consent,
   type ConsentAccount,
@@ -27,7 +29,6 @@ const FINAL: readonly ConsentStatus[] = [
   'expired',
   'terminatedByTpp',
 ];
-const requestId = () => currentRequestId() ?? randomUUID();
 const todayUtc = () => new Date().toISOString().slice(0, 10);
 
 export const consentProblem = (status: number, code: string, detail: string) =>
@@ -49,8 +50,7 @@ export class ConsentsService {
     @InjectRepository(Consent) private readonly consents: Repository<Consent>,
     private readonly history: StatusHistoryService,
     private readonly sca: ScaSessionsService,
-    private readonly client: OpenBankingClient,
-    private readonly upstream: UpstreamCaller,
+    private readonly bank: OpenBankingClient,
   ) {}
 
   async createAccountConsent(tenantId: string, request: CreateConsentRequest): Promise<Consent> {
@@ -65,18 +65,18 @@ export class ConsentsService {
       frequencyPerDay: request.frequencyPerDay ?? null,
     });
     const callback = await this.sca.open({ kind: 'consent', id: consent.id, tenantId });
-    const answer = await this.upstreamCreate(consent, () =>
-      this.client.api.POST('/{brandId}/bg/v1/consents', {
+    const answer = await this.upstreamCreate(consent, (api) =>
+      api.POST('/{brandId}/bg/v1/consents', {
         params: {
           path: { brandId: request.brandId },
           header: {
-            'X-Request-ID': requestId(),
+            ...requestIdHeader(),
             'TPP-Redirect-URI': callback,
             'TPP-Nok-Redirect-URI': callback,
           },
         },
         body: {
-          access: access as never,
+          access: request.access,
           recurringIndicator: request.recurringIndicator,
           validUntil: request.validUntil,
           ...(request.frequencyPerDay ? { frequencyPerDay: request.frequencyPerDay } : {}),
@@ -95,17 +95,17 @@ export class ConsentsService {
       {},
     );
     const callback = await this.sca.open({ kind: 'consent', id: consent.id, tenantId });
-    const answer = await this.upstreamCreate(consent, () =>
-      this.client.api.POST('/{brandId}/bg/v2/consents/confirmation-of-funds', {
+    const answer = await this.upstreamCreate(consent, (api) =>
+      api.POST('/{brandId}/bg/v2/consents/confirmation-of-funds', {
         params: {
           path: { brandId: request.brandId },
           header: {
-            'X-Request-ID': requestId(),
+            ...requestIdHeader(),
             'TPP-Redirect-URI': callback,
             'TPP-Nok-Redirect-URI': callback,
           },
         },
-        body: { account: request.account as never },
+        body: { account: request.account },
       }),
     );
     return this.completeCreation(consent, answer);
@@ -148,22 +148,21 @@ export class ConsentsService {
       );
     if (consent.upstreamConsentId) {
       const path = { brandId: consent.brandId, consentId: consent.upstreamConsentId };
-      const header = { 'X-Request-ID': requestId() };
+      const header = requestIdHeader();
       const answer =
         consent.kind === 'ais'
-          ? await this.upstream.call('deleteConsent', 'DELETE', () =>
-              this.client.api.DELETE('/{brandId}/bg/v1/consents/{consentId}', {
+          ? await this.bank.call('deleteConsent', consent.brandId, (api) =>
+              api.DELETE('/{brandId}/bg/v1/consents/{consentId}', {
                 params: { path, header },
               }),
             )
-          : await this.upstream.call('deleteCofConsent', 'DELETE', () =>
-              this.client.api.DELETE(
-                '/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}',
-                { params: { path, header } },
-              ),
+          : await this.bank.call('deleteCofConsent', consent.brandId, (api) =>
+              api.DELETE('/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}', {
+                params: { path, header },
+              }),
             );
       if (answer.status >= 400 && answer.status !== 409)
-        throw this.upstream.refusal('deleteConsent', answer);
+        throw this.bank.refusal('deleteConsent', answer);
       if (answer.status === 409) return void (await this.refresh(consent));
     }
     await this.transition(consent, 'terminatedByTpp', 'deleted-by-app');
@@ -178,9 +177,9 @@ export class ConsentsService {
     if (!consent.upstreamConsentId) return consent;
     const path = { brandId: consent.brandId, consentId: consent.upstreamConsentId };
     if (consent.kind === 'ais') {
-      const answer = await this.upstream.call('getConsent', 'GET', () =>
-        this.client.api.GET('/{brandId}/bg/v1/consents/{consentId}', {
-          params: { path, header: { 'X-Request-ID': requestId() } },
+      const answer = await this.bank.call('getConsent', consent.brandId, (api) =>
+        api.GET('/{brandId}/bg/v1/consents/{consentId}', {
+          params: { path, header: requestIdHeader() },
         }),
       );
       if (answer.data) {
@@ -201,9 +200,9 @@ export class ConsentsService {
         return consent;
       }
     } else {
-      const answer = await this.upstream.call('getCofConsent', 'GET', () =>
-        this.client.api.GET('/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}', {
-          params: { path, header: { 'X-Request-ID': requestId() } },
+      const answer = await this.bank.call('getCofConsent', consent.brandId, (api) =>
+        api.GET('/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}', {
+          params: { path, header: requestIdHeader() },
         }),
       );
       if (answer.data) {
@@ -305,21 +304,18 @@ export class ConsentsService {
 
   private async upstreamCreate<T>(
     consent: Consent,
-    send: () => Promise<{ data?: T; error?: unknown; response: Response }>,
+    send: (api: OpenBankingApi) => Promise<{ data?: T; error?: unknown; response: Response }>,
   ) {
     try {
-      const answer = await this.upstream.call(
-        consent.kind === 'ais' ? 'createConsent' : 'createCofConsent',
-        'POST',
-        send,
-      );
+      const operation = consent.kind === 'ais' ? 'createConsent' : 'createCofConsent';
+      const answer = await this.bank.call(operation, consent.brandId, send);
       if (answer.status >= 400) {
         await this.transition(
           consent,
           'failed',
           `upstream-refused:${answer.messages[0]?.code ?? answer.status}`,
         );
-        throw this.upstream.refusal(
+        throw this.bank.refusal(
           consent.kind === 'ais' ? 'createConsent' : 'createCofConsent',
           answer,
         );
@@ -350,30 +346,29 @@ export class ConsentsService {
 
   private async upstreamStatus(consent: Consent): Promise<ConsentStatus | undefined> {
     const path = { brandId: consent.brandId, consentId: consent.upstreamConsentId as string };
-    const header = { 'X-Request-ID': requestId() };
+    const header = requestIdHeader();
     const answer =
       consent.kind === 'ais'
-        ? await this.upstream.call('getConsentStatus', 'GET', () =>
-            this.client.api.GET('/{brandId}/bg/v1/consents/{consentId}/status', {
+        ? await this.bank.call('getConsentStatus', consent.brandId, (api) =>
+            api.GET('/{brandId}/bg/v1/consents/{consentId}/status', {
               params: { path, header },
             }),
           )
-        : await this.upstream.call('getCofConsentStatus', 'GET', () =>
-            this.client.api.GET(
-              '/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}/status',
-              { params: { path, header } },
-            ),
+        : await this.bank.call('getCofConsentStatus', consent.brandId, (api) =>
+            api.GET('/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}/status', {
+              params: { path, header },
+            }),
           );
     return answer.data?.consentStatus as ConsentStatus | undefined;
   }
 
   private async readAccounts(consent: Consent, psuIpAddress: string): Promise<ConsentAccount[]> {
-    const answer = await this.upstream.call('listAccounts', 'GET', () =>
-      this.client.api.GET('/{brandId}/bg/v1/accounts', {
+    const answer = await this.bank.call('listAccounts', consent.brandId, (api) =>
+      api.GET('/{brandId}/bg/v1/accounts', {
         params: {
           path: { brandId: consent.brandId },
           header: {
-            'X-Request-ID': requestId(),
+            ...requestIdHeader(),
             'Consent-ID': consent.upstreamConsentId as string,
             'PSU-IP-Address': psuIpAddress,
           },

@@ -1,31 +1,13 @@
-import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
-import { ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
-import { randomUUID } from 'node:crypto';
-import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Auth } from '../../access/auth/auth.decorator.js';
 import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
-import { currentRequestId } from '../../platform/logging/request-context.js';
-import type { Principal } from '../../access/tenants/tenants.service.js';
-import { OpenBankingClient } from '../../upstreams/open-banking/open-banking.client.js';
-import { ConsentGuardService } from '../consent-access/consent-guard.service.js';
-import { ConsentHeadersOf, type ConsentHeaders } from '../consent-access/consent-headers.js';
-import { psd2Ref, UpstreamSchema } from '../../platform/openapi/upstream-schema.decorator.js';
-import { UpstreamCaller } from '../../upstreams/http/upstream-caller.js';
 import { UPSTREAM_PROBLEMS } from '../../upstreams/http/upstream-problems.js';
-
-export class FundsConfirmationRequest {
-  @UpstreamSchema('AccountReference', {
-    description: 'The account of the consent',
-    example: { iban: 'HU80118000170000001234567824' },
-  })
-  account: { iban: string };
-
-  @UpstreamSchema('Amount', {
-    description: 'The amount to check, in the account currency',
-    example: { currency: 'EUR', amount: '100.00' },
-  })
-  instructedAmount: Record<string, unknown>;
-}
+import { PSD2 } from '../../upstreams/open-banking/psd2-schemas.js';
+import { ConsentAccess, Granted } from '../consent-access/consent-access.decorator.js';
+import type { ConsentAccessGrant } from '../consent-access/consent-access.service.js';
+import { FundsConfirmationRequest } from './funds-confirmation.dto.js';
+import { FundsConfirmationService } from './funds-confirmation.service.js';
 
 @ApiTags('Confirmation of funds')
 @ApiStandardProblems()
@@ -37,12 +19,8 @@ export class FundsConfirmationRequest {
 })
 @Auth('app')
 @Controller('v1/funds-confirmations')
-export class FundsController {
-  constructor(
-    private readonly guard: ConsentGuardService,
-    private readonly client: OpenBankingClient,
-    private readonly upstream: UpstreamCaller,
-  ) {}
+export class FundsConfirmationController {
+  constructor(private readonly funds: FundsConfirmationService) {}
 
   @Post()
   @HttpCode(200)
@@ -51,41 +29,9 @@ export class FundsController {
     description:
       'Whether the account covers the amount now, under a valid confirmation-of-funds consent.',
   })
-  @ApiHeader({
-    name: 'Consent-ID',
-    required: true,
-    description: "Portico's consentId of a valid confirmation-of-funds consent",
-    schema: { type: 'string', format: 'uuid', maxLength: 36 },
-  })
-  @ApiOkResponse({ schema: psd2Ref('ConfirmationOfFundsResponse') })
-  confirmFunds(
-    @CurrentPrincipal() principal: Principal,
-    @ConsentHeadersOf() headers: ConsentHeaders,
-    @Body() body: FundsConfirmationRequest,
-    @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<unknown> {
-    return this.guard.run(
-      {
-        tenantId: principal.tenantId,
-        headers,
-        operation: 'confirmFunds',
-        kind: 'cof',
-        iban: body.account.iban,
-      },
-      reply,
-      (consent) =>
-        this.upstream.call('confirmFunds', 'POST', () =>
-          this.client.api.POST('/{brandId}/bg/v1/funds-confirmations', {
-            params: {
-              path: { brandId: consent.brandId },
-              header: {
-                'X-Request-ID': currentRequestId() ?? randomUUID(),
-                'Consent-ID': consent.upstreamConsentId as string,
-              },
-            },
-            body: body as never,
-          }),
-        ),
-    );
+  @ConsentAccess({ operation: 'confirmFunds', kind: 'cof' })
+  @ApiOkResponse({ schema: PSD2.ref('ConfirmationOfFundsResponse') })
+  confirmFunds(@Granted() grant: ConsentAccessGrant, @Body() body: FundsConfirmationRequest) {
+    return this.funds.confirmFunds(grant, body);
   }
 }

@@ -5,21 +5,20 @@ import type { Repository } from 'typeorm';
 import type { JsonObject } from '../../platform/common/json.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
 import { ValidationFailedException } from '../../platform/errors/to-problem.js';
-import { currentRequestId } from '../../platform/logging/request-context.js';
 import { OpenBankingClient } from '../../upstreams/open-banking/open-banking.client.js';
+import { requestIdHeader } from '../../upstreams/http/upstream-transport.js';
 import { AccessLogService } from '../../audit/trail/access-log.service.js';
 import { StatusHistoryService } from '../../audit/trail/status-history.service.js';
-import { psd2 } from '../../upstreams/open-banking/psd2.js';
+import { psd2Contract } from '../../upstreams/open-banking/psd2-schemas.js';
 import { ScaSessionsService } from '../sca-sessions/sca-sessions.service.js';
 import { newScaSubject } from '../sca-sessions/sca-subject.columns.js';
-import { UpstreamCaller, type UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
-import type { CreatePaymentRequest } from './dto/payment.dto.js';
+import type { UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
+import { canonicalPaymentProduct, type CreatePaymentRequest } from './dto/payment.dto.js';
 import { Payment } from './payment.entity.js';
 
 /** Statuses after which the bank will not change its mind. */
 const FINAL = ['ACCC', 'ACSC', 'ACWP', 'RJCT', 'CANC', 'failed'];
 export const REFUSED_PAYMENT_STATUSES = ['RJCT', 'CANC', 'failed'];
-const requestId = () => currentRequestId() ?? randomUUID();
 
 /** Payment initiation: validated against the product's rules, stored before and after the bank, with status history. */
 @Injectable()
@@ -28,8 +27,7 @@ export class PaymentsService {
     @InjectRepository(Payment) private readonly payments: Repository<Payment>,
     private readonly history: StatusHistoryService,
     private readonly sca: ScaSessionsService,
-    private readonly client: OpenBankingClient,
-    private readonly upstream: UpstreamCaller,
+    private readonly bank: OpenBankingClient,
     private readonly accessLog: AccessLogService,
   ) {}
 
@@ -38,10 +36,10 @@ export class PaymentsService {
     product: string,
     request: CreatePaymentRequest,
   ): Promise<Payment> {
-    const canonical = psd2().canonicalProduct(product) as string;
-    const rule = psd2().productRules[canonical];
+    const canonical = canonicalPaymentProduct(product);
+    const rule = psd2Contract.productRules[canonical];
     // The product's own schema (from psd2.yaml's x-portico-product-rules) on top of the generic PaymentDetails.
-    const problems = rule.schema ? psd2().validate(rule.schema, request.payment, '') : [];
+    const problems = rule.schema ? psd2Contract.validate(rule.schema, request.payment, '') : [];
     if (problems.length)
       throw new ValidationFailedException(
         problems.map((p) => ({ field: `payment${p.path}`, reason: `${p.message} (${canonical})` })),
@@ -65,17 +63,17 @@ export class PaymentsService {
     const started = performance.now();
     let answer: UpstreamAnswer<unknown>;
     try {
-      answer = await this.upstream.call('initiatePayment', 'POST', () =>
-        this.client.api.POST('/{brandId}/bg/v1/payments/{paymentProduct}', {
+      answer = await this.bank.call('initiatePayment', payment.brandId, (api) =>
+        api.POST('/{brandId}/bg/v1/payments/{paymentProduct}', {
           params: {
-            path: { brandId: payment.brandId, paymentProduct: canonical as never },
+            path: { brandId: payment.brandId, paymentProduct: canonical },
             header: {
-              'X-Request-ID': requestId(),
+              ...requestIdHeader(),
               'TPP-Redirect-URI': callback,
               'TPP-Nok-Redirect-URI': callback,
             },
           },
-          body: request.payment as never,
+          body: request.payment,
         }),
       );
     } catch (error) {
@@ -102,7 +100,7 @@ export class PaymentsService {
         'failed',
         `upstream-refused:${answer.messages[0]?.code ?? answer.status}`,
       );
-      throw this.upstream.refusal('initiatePayment', answer);
+      throw this.bank.refusal('initiatePayment', answer);
     }
     const data = answer.data as {
       paymentId: string;
@@ -141,12 +139,12 @@ export class PaymentsService {
     const started = performance.now();
     const path = {
       brandId: payment.brandId,
-      paymentProduct: payment.paymentProduct as never,
+      paymentProduct: canonicalPaymentProduct(payment.paymentProduct),
       paymentId: payment.upstreamPaymentId,
     };
-    const answer = await this.upstream.call('getPayment', 'GET', () =>
-      this.client.api.GET('/{brandId}/bg/v1/payments/{paymentProduct}/{paymentId}', {
-        params: { path, header: { 'X-Request-ID': requestId() } },
+    const answer = await this.bank.call('getPayment', payment.brandId, (api) =>
+      api.GET('/{brandId}/bg/v1/payments/{paymentProduct}/{paymentId}', {
+        params: { path, header: requestIdHeader() },
       }),
     );
     await this.log(
@@ -156,7 +154,7 @@ export class PaymentsService {
       answer.status < 400 ? 'ok' : `upstream:${answer.messages[0]?.code ?? answer.status}`,
       started,
     );
-    if (answer.status >= 400) throw this.upstream.refusal('getPayment', answer);
+    if (answer.status >= 400) throw this.bank.refusal('getPayment', answer);
     const data = answer.data as { transactionStatus: string; paymentDetails?: JsonObject };
     if (data.paymentDetails?.debtorAccount && !payment.details.debtorAccount) {
       payment.details = { ...payment.details, debtorAccount: data.paymentDetails.debtorAccount };

@@ -21,22 +21,24 @@ export interface AppConfig {
     /** Data directory of the embedded engine (`memory://` keeps nothing). */
     embeddedDir: string;
   };
-  upstream: {
-    openBankingBaseUrl?: string;
-    clientCertFile?: string;
-    clientKeyFile?: string;
-    clientKeyPassphrase?: string;
-    /** A PKCS#12 file holding the QWAC and its key, instead of the two PEM files. */
-    clientP12File?: string;
-    /** CAs of the provider's server certificate. */
-    caFile?: string;
-    /** CAs the client certificate must chain to (the QTSP's); defaults to caFile. */
-    clientCaFile?: string;
-    connectTimeoutMs: number;
-    headersTimeoutMs: number;
-    bodyTimeoutMs: number;
-    poolConnections: number;
-    keepAliveTimeoutMs: number;
+  /** One group per upstream API: where it is, how Portico authenticates, how long it may take. */
+  upstreams: {
+    openBanking: {
+      baseUrl?: string;
+      /** The QWAC presented over mutual TLS, and the CAs of the provider's server certificate. */
+      qwac: {
+        certFile?: string;
+        keyFile?: string;
+        keyPassphrase?: string;
+        /** A PKCS#12 file holding the QWAC and its key, instead of the two PEM files. */
+        p12File?: string;
+        /** CAs of the provider's server certificate. */
+        caFile?: string;
+        /** CAs the client certificate must chain to (the QTSP's); defaults to caFile. */
+        clientCaFile?: string;
+      };
+      http: UpstreamHttpConfig;
+    };
   };
   /** Open-banking services the gateway offers; the QWAC must carry the role of each. */
   openBankingServices: OpenBankingService[];
@@ -51,6 +53,20 @@ export interface AppConfig {
     /** Address browsers reach the SCA pages at (default http://localhost:SANDBOX_SCA_PORT). */
     scaPublicUrl?: string;
   };
+}
+
+/** Transport and seam settings of one upstream. */
+export interface UpstreamHttpConfig {
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  poolConnections: number;
+  keepAliveTimeoutMs: number;
+  /** The whole time one facade request may spend with the upstream, retries included. */
+  deadlineMs: number;
+  /** Pauses before each retry of a safe read. */
+  retryDelaysMs: number[];
+  breaker: { failureThreshold: number; openMs: number };
 }
 
 export const OPEN_BANKING_SERVICES = ['ais', 'cof', 'pis'] as const;
@@ -151,6 +167,22 @@ export const VARIABLES = {
   },
   UPSTREAM_POOL_CONNECTIONS: { doc: 'Kept-alive TLS connections per upstream', default: '16' },
   UPSTREAM_KEEPALIVE_MS: { doc: 'How long an idle upstream connection is kept', default: '30000' },
+  UPSTREAM_DEADLINE_MS: {
+    doc: 'The whole time one facade request may spend with the provider, retries included',
+    default: '20000',
+  },
+  UPSTREAM_RETRY_DELAYS_MS: {
+    doc: 'Comma-separated pauses before each retry of a read (writes are never retried)',
+    default: '100,400',
+  },
+  UPSTREAM_BREAKER_FAILURES: {
+    doc: 'Consecutive failures (no answer or 5xx) that open the circuit of a bank',
+    default: '5',
+  },
+  UPSTREAM_BREAKER_OPEN_MS: {
+    doc: 'How long an open circuit refuses calls (503) before one trial call',
+    default: '10000',
+  },
   RECONCILE_ON_START: {
     doc: 'true: resolve consents and payments a crash left half-written against the bank at start',
     default: 'true',
@@ -211,6 +243,17 @@ export function loadConfig(env: Env = process.env): AppConfig {
       problems.push(`${name}: must be one of ${allowed.join(', ')} (got "${value}")`);
     return value as T;
   };
+  const integers = (name: VariableName, min: number, max: number): number[] => {
+    const value = raw(name) ?? '';
+    const parts = value === 'none' ? [] : value.split(',').map((part) => part.trim());
+    if (parts.some((part) => !/^\d+$/.test(part) || Number(part) < min || Number(part) > max)) {
+      problems.push(
+        `${name}: must be comma-separated whole numbers from ${min} to ${max}, or none (got "${value}")`,
+      );
+      return [];
+    }
+    return parts.map(Number);
+  };
   const list = <T extends string>(name: VariableName, allowed: readonly T[]): T[] => {
     const values = (raw(name) ?? '')
       .split(',')
@@ -257,19 +300,31 @@ export function loadConfig(env: Env = process.env): AppConfig {
       poolSize: integer('DATABASE_POOL_SIZE', 1, 200),
       embeddedDir: raw('EMBEDDED_DB_DIR') as string,
     },
-    upstream: {
-      openBankingBaseUrl: url('UPSTREAM_OB_BASE_URL', ['https:']),
-      clientCertFile: raw('UPSTREAM_CLIENT_CERT_FILE'),
-      clientKeyFile: raw('UPSTREAM_CLIENT_KEY_FILE'),
-      clientKeyPassphrase: raw('UPSTREAM_CLIENT_KEY_PASSPHRASE'),
-      clientP12File: raw('UPSTREAM_CLIENT_P12_FILE'),
-      caFile: raw('UPSTREAM_CA_FILE'),
-      clientCaFile: raw('UPSTREAM_CLIENT_CA_FILE'),
-      connectTimeoutMs: integer('UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000),
-      headersTimeoutMs: integer('UPSTREAM_HEADERS_TIMEOUT_MS', 1, 600_000),
-      bodyTimeoutMs: integer('UPSTREAM_BODY_TIMEOUT_MS', 1, 600_000),
-      poolConnections: integer('UPSTREAM_POOL_CONNECTIONS', 1, 1024),
-      keepAliveTimeoutMs: integer('UPSTREAM_KEEPALIVE_MS', 1, 600_000),
+    upstreams: {
+      openBanking: {
+        baseUrl: url('UPSTREAM_OB_BASE_URL', ['https:']),
+        qwac: {
+          certFile: raw('UPSTREAM_CLIENT_CERT_FILE'),
+          keyFile: raw('UPSTREAM_CLIENT_KEY_FILE'),
+          keyPassphrase: raw('UPSTREAM_CLIENT_KEY_PASSPHRASE'),
+          p12File: raw('UPSTREAM_CLIENT_P12_FILE'),
+          caFile: raw('UPSTREAM_CA_FILE'),
+          clientCaFile: raw('UPSTREAM_CLIENT_CA_FILE'),
+        },
+        http: {
+          connectTimeoutMs: integer('UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000),
+          headersTimeoutMs: integer('UPSTREAM_HEADERS_TIMEOUT_MS', 1, 600_000),
+          bodyTimeoutMs: integer('UPSTREAM_BODY_TIMEOUT_MS', 1, 600_000),
+          poolConnections: integer('UPSTREAM_POOL_CONNECTIONS', 1, 1024),
+          keepAliveTimeoutMs: integer('UPSTREAM_KEEPALIVE_MS', 1, 600_000),
+          deadlineMs: integer('UPSTREAM_DEADLINE_MS', 1, 600_000),
+          retryDelaysMs: integers('UPSTREAM_RETRY_DELAYS_MS', 0, 60_000),
+          breaker: {
+            failureThreshold: integer('UPSTREAM_BREAKER_FAILURES', 1, 1000),
+            openMs: integer('UPSTREAM_BREAKER_OPEN_MS', 1, 600_000),
+          },
+        },
+      },
     },
     openBankingServices: list('OPEN_BANKING_SERVICES', OPEN_BANKING_SERVICES),
     reconcileOnStart: oneOf('RECONCILE_ON_START', ['true', 'false'] as const) === 'true',

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { UpstreamModule } from '../../upstreams/open-banking/open-banking-upstream.module.js';
+import { OpenBankingUpstreamModule } from '../../upstreams/open-banking/open-banking-upstream.module.js';
 import { HealthController } from './health.controller.js';
 import { HealthService } from './health.service.js';
 
 @Module({
-  imports: [UpstreamModule],
+  imports: [OpenBankingUpstreamModule],
   controllers: [HealthController],
   providers: [HealthService],
   exports: [HealthService],

@@ -3,6 +3,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 export interface RequestContext {
   requestId: string;
   tenantId?: string;
+  /** When this request's time with the upstream ends (epoch ms), set by its first upstream call. */
+  upstreamDeadline?: number;
 }
 
 /** Carries the request id (and, once authenticated, the tenant) into every log line of a request. */

@@ -3,7 +3,7 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import { API_KEY_SCHEME } from '../../access/auth/auth.decorator.js';
 import { RATE_LIMIT_HEADERS } from '../../access/auth/rate-limit.service.js';
 import { Problem } from '../errors/problem.js';
-import { usedPsd2Schemas } from './upstream-schema.decorator.js';
+import type { UpstreamSchemas } from './upstream-schema.decorator.js';
 
 export const DOCS_PATH = 'docs';
 export const SPEC_PATH = `${DOCS_PATH}/openapi.json`;
@@ -89,7 +89,10 @@ function documentRateLimitHeaders(document: OpenAPIObject): void {
 }
 
 /** The facade's OpenAPI document, built from the controllers; operationIds are the method names. */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+export function buildOpenApiDocument(
+  app: INestApplication,
+  upstreams: readonly UpstreamSchemas[],
+): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Portico gateway')
     .setDescription(DESCRIPTION)
@@ -110,10 +113,11 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     extraModels: [Problem],
   });
   documentRateLimitHeaders(document);
-  // The upstream contract's schemas that facade DTOs reference (validation and docs from one source).
+  // The upstream contracts' schemas that facade DTOs reference (validation and docs from one source).
+  const upstreamSchemas = Object.assign({}, ...upstreams.map((u) => u.usedSchemas()));
   document.components = {
     ...document.components,
-    schemas: { ...document.components?.schemas, ...(usedPsd2Schemas() as Record<string, never>) },
+    schemas: { ...document.components?.schemas, ...(upstreamSchemas as Record<string, never>) },
   };
   // Relative: Swagger UI and clients use the address they loaded the spec from.
   const server = {

@@ -1,85 +1,105 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 import { registerDecorator, type ValidationArguments } from 'class-validator';
+import type { OpenApiContract } from '../../shared/contracts/openapi-contract.js';
 import { SUBFIELD_PROBLEMS_CONSTRAINT } from '../errors/validation.pipe.js';
-import { facadeSchemaName, psd2 } from '../../upstreams/open-banking/psd2.js';
+
+/** A contract schema without its `x-` annotations (gap-fill notes belong to the upstream spec). */
+function withoutExtensions(schema: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(schema).filter(([key]) => !key.startsWith('x-')));
+}
+
+type FieldOptions = Omit<ApiPropertyOptions, 'type' | 'allOf' | '$ref'>;
 
 /**
- * A facade field whose shape is the upstream contract's: validated against the psd2.yaml schema (ajv)
- * and documented as that schema, so that neither the rules nor the docs are copied by hand.
- * Problems are reported per sub-field (see the validation pipe).
+ * The schemas of one upstream contract as the facade uses them: a field decorator that validates and
+ * documents with the contract's own schema, references for answers passed on, and the closure of the
+ * schemas used, which the spec builder adds to the facade's spec under `prefix` (`Psd2AccountReference`).
  */
-export function UpstreamSchema(
-  pointer: string,
-  options: Omit<ApiPropertyOptions, 'type' | 'allOf' | '$ref'> = {},
-): PropertyDecorator {
-  // `pointer` names a schema of psd2.yaml, or a property inside one: `ConsentRequest/properties/validUntil`.
-  const reference = { $ref: `#/components/schemas/${pointer}` };
-  // A whole schema is referenced in the facade's spec; a property inside one is copied in (a simple type).
-  const documented = pointer.includes('/')
-    ? { ...resolvePointer(pointer) }
-    : { allOf: [psd2Ref(pointer)] };
-  return applyDecorators(
-    ApiProperty({ ...options, ...documented } as ApiPropertyOptions),
-    (target: object, propertyName: string | symbol) =>
-      registerDecorator({
-        name: SUBFIELD_PROBLEMS_CONSTRAINT,
-        target: target.constructor,
-        propertyName: propertyName as string,
-        options: {
-          message: (args: ValidationArguments) =>
-            JSON.stringify(psd2().validate(reference, args.value, '')),
-        },
-        validator: {
-          validate: (value: unknown) => psd2().validate(reference, value, '').length === 0,
-        },
-      }),
-  );
-}
+export class UpstreamSchemas {
+  private readonly used = new Set<string>();
 
-const usedSchemas = new Set<string>();
+  constructor(
+    readonly contract: OpenApiContract,
+    readonly prefix: string,
+  ) {}
 
-function resolvePointer(pointer: string): Record<string, unknown> {
-  const schemas = (psd2().document.components as { schemas: Record<string, unknown> }).schemas;
-  const resolved = pointer
-    .split('/')
-    .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], schemas) as Record<
-    string,
-    unknown
-  >;
-  if (JSON.stringify(resolved).includes('$ref'))
-    throw new Error(
-      `UpstreamSchema('${pointer}'): a property with references must be a schema of its own`,
+  /** The facade's name for a contract schema. */
+  facadeName(name: string): string {
+    return `${this.prefix}${name}`;
+  }
+
+  /**
+   * A facade field whose shape is the upstream contract's: validated against the contract schema
+   * (ajv) and documented as that schema, so that neither the rules nor the docs are copied by hand.
+   * `pointer` names a schema, or a property inside one: `ConsentRequest/properties/validUntil`.
+   * Problems are reported per sub-field (see the validation pipe).
+   */
+  field(pointer: string, options: FieldOptions = {}): PropertyDecorator {
+    const reference = { $ref: `#/components/schemas/${pointer}` };
+    // Simple types (a string with a pattern, a property inside a schema) are copied into the facade's
+    // spec; structured schemas are referenced.
+    const documented = this.isSimple(pointer)
+      ? withoutExtensions(this.resolve(pointer))
+      : { allOf: [this.ref(pointer)] };
+    const problems = (value: unknown) => this.contract.validate(reference, value, '');
+    return applyDecorators(
+      ApiProperty({ ...documented, ...options } as ApiPropertyOptions),
+      (target: object, propertyName: string | symbol) =>
+        registerDecorator({
+          name: SUBFIELD_PROBLEMS_CONSTRAINT,
+          target: target.constructor,
+          propertyName: propertyName as string,
+          options: { message: (args: ValidationArguments) => JSON.stringify(problems(args.value)) },
+          validator: { validate: (value: unknown) => problems(value).length === 0 },
+        }),
     );
-  return resolved;
-}
+  }
 
-/** A reference to a psd2.yaml schema for a facade response that passes the bank's answer on. */
-export function psd2Ref(name: string): { $ref: string } {
-  usedSchemas.add(name);
-  return { $ref: `#/components/schemas/${facadeSchemaName(name)}` };
-}
+  /** A reference to a contract schema, for a facade answer that passes the provider's on. */
+  ref(name: string): { $ref: string } {
+    this.used.add(name);
+    return { $ref: `#/components/schemas/${this.facadeName(name)}` };
+  }
 
-/** The psd2.yaml schemas the facade's DTOs use, with their dependencies, renamed for the facade's spec. */
-export function usedPsd2Schemas(): Record<string, unknown> {
-  return psd2SchemaClosure([...usedSchemas].sort());
-}
+  /** A simple (reference-free) schema inside the contract, for facade parameters that repeat it. */
+  resolve(pointer: string): Record<string, unknown> {
+    const resolved = pointer
+      .split('/')
+      .reduce<unknown>(
+        (node, key) => (node as Record<string, unknown>)[key],
+        this.contract.schemas,
+      ) as Record<string, unknown> | undefined;
+    if (!resolved) throw new Error(`${this.contract.name} has no schema at ${pointer}`);
+    if (JSON.stringify(resolved).includes('$ref'))
+      throw new Error(`${pointer}: a property with references must be a schema of its own`);
+    return resolved;
+  }
 
-function psd2SchemaClosure(names: string[]): Record<string, unknown> {
-  const schemas = (psd2().document.components as { schemas: Record<string, unknown> }).schemas;
-  const out: Record<string, unknown> = {};
-  const visit = (name: string) => {
-    const key = facadeSchemaName(name);
-    if (out[key]) return;
-    const text = JSON.stringify(schemas[name]);
-    out[key] = JSON.parse(
-      text.replace(
-        /"#\/components\/schemas\/([A-Za-z0-9_]+)"/g,
-        (_m, ref: string) => `"#/components/schemas/${facadeSchemaName(ref)}"`,
-      ),
-    );
-    for (const [, ref] of text.matchAll(/"#\/components\/schemas\/([A-Za-z0-9_]+)"/g)) visit(ref);
-  };
-  names.forEach(visit);
-  return out;
+  private isSimple(pointer: string): boolean {
+    if (pointer.includes('/')) return true;
+    const schema = this.contract.schemas[pointer];
+    return schema?.type !== 'object' && !JSON.stringify(schema).includes('$ref');
+  }
+
+  /** The contract schemas the facade uses, with their dependencies, renamed for the facade's spec. */
+  usedSchemas(): Record<string, unknown> {
+    const schemas = this.contract.schemas;
+    const refPattern = /"#\/components\/schemas\/([A-Za-z0-9_]+)"/g;
+    const out: Record<string, unknown> = {};
+    const visit = (name: string) => {
+      const key = this.facadeName(name);
+      if (out[key]) return;
+      const text = JSON.stringify(schemas[name]);
+      out[key] = JSON.parse(
+        text.replace(
+          refPattern,
+          (_m, ref: string) => `"#/components/schemas/${this.facadeName(ref)}"`,
+        ),
+      );
+      for (const [, ref] of text.matchAll(refPattern)) visit(ref);
+    };
+    [...this.used].sort().forEach(visit);
+    return out;
+  }
 }

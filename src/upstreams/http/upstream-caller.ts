@@ -1,114 +1,140 @@
-import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ProblemException } from '../../platform/errors/problem.js';
-import { LOGGER } from '../../platform/logging/logging.module.js';
-import { UpstreamError } from './upstream-errors.js';
+import { requestContext } from '../../platform/logging/request-context.js';
+import { CircuitBreakers, type BreakerPolicy, type BreakerState } from './circuit-breaker.js';
+import { UPSTREAM_PROBLEM_TYPES } from './upstream-problems.js';
+import { toUpstreamError, UpstreamError } from './upstream-errors.js';
 
-export interface TppMessage {
-  category?: string;
+/** One message of a provider's error body, whatever its format (Berlin Group tppMessages, card API error). */
+export interface UpstreamMessage {
   code: string;
   text?: string;
+  /** The field the provider names, when it names one. */
   path?: string;
+}
+
+/** What an upstream brings to the seam besides its client: its name and the parser of its error bodies. */
+export interface UpstreamProfile {
+  /** `open-banking`, `card`: in metrics, logs and problems. */
+  name: string;
+  /** How facade messages call the provider: "the bank". */
+  displayName: string;
+  parseErrorBody(body: unknown): UpstreamMessage[];
+}
+
+export interface UpstreamPolicy {
+  /** The whole time one facade request may spend on this upstream, retries included. */
+  deadlineMs: number;
+  /** Pauses before each retry of a safe read; its length is the number of retries. */
+  retryDelaysMs: number[];
+  breaker: BreakerPolicy;
+}
+
+/** Where the seam reports what it sees (prom-client metrics in the gateway). */
+export interface UpstreamObserver {
+  recordUpstreamCall(upstream: string, operation: string, outcome: string, seconds: number): void;
+  setBreakerState(upstream: string, key: string, state: BreakerState): void;
 }
 
 export interface UpstreamAnswer<T> {
   status: number;
   data?: T;
-  /** Berlin Group error body on 4xx. */
-  messages: TppMessage[];
+  /** The provider's error messages on 4xx. */
+  messages: UpstreamMessage[];
   latencyMs: number;
 }
 
-export const UPSTREAM_PROBLEM_TYPES = {
-  refused: 'urn:portico:problem:upstream-refused',
-  badGateway: 'urn:portico:problem:upstream-failed',
-  timeout: 'urn:portico:problem:upstream-timeout',
-} as const;
+export interface UpstreamCall {
+  /** The upstream operationId, for logs, metrics and problems. */
+  operation: string;
+  /** A read that changes nothing at the provider: retried on failure within the deadline. */
+  safe: boolean;
+  /** The circuit this call belongs to besides the upstream's own (a brand, a merchant). */
+  breakerKey?: string;
+}
 
-const RETRY_DELAYS_MS = [100, 400];
+/** A typed-client call (openapi-fetch) given the signal that ends it at the deadline. */
+export type SendCall<T> = (
+  signal: AbortSignal,
+) => Promise<{ data?: T; error?: unknown; response: Response }>;
+
+const capitalised = (text: string) => `${text[0]?.toUpperCase() ?? ''}${text.slice(1)}`;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-type TypedCall<T> = () => Promise<{ data?: T; error?: unknown; response: Response }>;
-
 /**
- * The one place where open-banking upstream answers become facade outcomes: reads (GET) are retried with
- * bounded backoff on connection failures and 5xx, writes never; failures become 502/504 problem+json
- * carrying the upstream status and code; 4xx answers are returned for the caller to interpret.
+ * The one seam every upstream call goes through: an overall deadline per facade request (retries
+ * inside it), retries for safe reads only, a circuit breaker per upstream and key, and the single
+ * mapping of failures to 502/503/504 problem+json. A 4xx is returned for the caller to interpret
+ * (with `refusal` to pass it on).
  */
-@Injectable()
 export class UpstreamCaller {
-  constructor(@Inject(LOGGER) private readonly logger: Logger) {}
+  private readonly breakers: CircuitBreakers;
 
-  async call<T>(
-    operation: string,
-    method: 'GET' | 'POST' | 'DELETE',
-    send: TypedCall<T>,
-  ): Promise<UpstreamAnswer<T>> {
+  constructor(
+    readonly profile: UpstreamProfile,
+    private readonly policy: UpstreamPolicy,
+    private readonly logger: Logger,
+    private readonly observer?: UpstreamObserver,
+  ) {
+    this.breakers = new CircuitBreakers(policy.breaker, (key, state) => {
+      this.logger.warn({ upstream: profile.name, key, state }, 'upstream circuit changed');
+      this.observer?.setBreakerState(profile.name, key, state);
+    });
+  }
+
+  async call<T>(call: UpstreamCall, send: SendCall<T>): Promise<UpstreamAnswer<T>> {
     const started = performance.now();
-    const attempts = method === 'GET' ? RETRY_DELAYS_MS.length + 1 : 1;
+    const deadline = this.deadline();
+    const key = call.breakerKey ?? '*';
+    const attempts = call.safe ? this.policy.retryDelaysMs.length + 1 : 1;
     for (let attempt = 1; ; attempt++) {
+      const remaining = deadline - Date.now();
+      const wait = this.breakers.admit(key);
+      if (wait > 0) throw this.unavailable(call, wait);
+      let outcome = 'ok';
       try {
-        const { data, error, response } = await send();
-        const latencyMs = Math.round(performance.now() - started);
-        if (response.status >= 500 && attempt < attempts) {
-          this.logger.warn(
-            { operation, status: response.status, attempt },
-            'upstream 5xx; retrying',
-          );
-          await sleep(RETRY_DELAYS_MS[attempt - 1]);
+        if (remaining <= 0)
+          throw new UpstreamError(this.profile.name, 'timeout', 'deadline passed');
+        const { data, error, response } = await send(AbortSignal.timeout(remaining));
+        const retry = response.status >= 500 && attempt < attempts;
+        outcome = response.status >= 500 ? `status:${response.status}` : 'ok';
+        if (response.status >= 500) this.breakers.failed(key);
+        else this.breakers.succeeded(key);
+        this.observe(call, outcome, started);
+        if (retry && (await this.pause(call, attempt, deadline, `status ${response.status}`)))
           continue;
-        }
-        if (response.status >= 500) {
-          throw new ProblemException({
-            status: 502,
-            type: UPSTREAM_PROBLEM_TYPES.badGateway,
-            title: 'Bad Gateway',
-            detail: `The bank answered ${response.status} to ${operation}`,
-            extensions: { upstream: { status: response.status } },
-          });
-        }
-        const messages = (
-          (error as { tppMessages?: TppMessage[] } | undefined)?.tppMessages ?? []
-        ).slice(0, 20);
-        return { status: response.status, data, messages, latencyMs };
-      } catch (error) {
-        if (error instanceof ProblemException) throw error;
-        const failure = error instanceof UpstreamError ? error : undefined;
-        if (failure && attempt < attempts && failure.kind !== 'bad-response') {
-          this.logger.warn(
-            { operation, kind: failure.kind, attempt },
-            'upstream call failed; retrying',
-          );
-          await sleep(RETRY_DELAYS_MS[attempt - 1]);
-          continue;
-        }
-        if (!failure) throw error;
-        const timeout = failure.kind === 'timeout';
-        this.logger.warn({ operation, kind: failure.kind, err: failure }, 'upstream call failed');
-        throw new ProblemException({
-          status: timeout ? 504 : 502,
-          type: timeout ? UPSTREAM_PROBLEM_TYPES.timeout : UPSTREAM_PROBLEM_TYPES.badGateway,
-          title: timeout ? 'Gateway Timeout' : 'Bad Gateway',
-          detail: timeout
-            ? `The bank did not answer ${operation} in time`
-            : `The bank could not be reached for ${operation} (${failure.kind})`,
-          extensions: { upstream: { failure: failure.kind } },
-        });
+        const messages = this.profile.parseErrorBody(error).slice(0, 20);
+        if (response.status >= 500) throw this.badGateway(call, response.status, messages);
+        return {
+          status: response.status,
+          data,
+          messages,
+          latencyMs: Math.round(performance.now() - started),
+        };
+      } catch (thrown) {
+        if (thrown instanceof ProblemException) throw thrown;
+        const failure = toUpstreamError(this.profile.name, thrown);
+        this.breakers.failed(key);
+        this.observe(call, failure.kind, started);
+        const retryable = call.safe && attempt < attempts && failure.kind !== 'bad-response';
+        if (retryable && (await this.pause(call, attempt, deadline, failure.kind))) continue;
+        throw this.failureProblem(call, failure);
       }
     }
   }
 
-  /** A 4xx the bank gave, passed on to the app with its status and Berlin Group code. */
+  /** A 4xx the provider gave, passed on to the app with its status and the provider's code. */
   refusal(operation: string, answer: UpstreamAnswer<unknown>): ProblemException {
     const [first] = answer.messages;
+    const { displayName } = this.profile;
     return new ProblemException({
       status: answer.status,
       type: UPSTREAM_PROBLEM_TYPES.refused,
-      title: 'Refused by the bank',
+      title: `Refused by ${displayName}`,
       detail: first
         ? `${operation}: ${first.code}${first.text ? `: ${first.text}` : ''}`
-        : `${operation}: the bank answered ${answer.status}`,
+        : `${operation}: ${displayName} answered ${answer.status}`,
       extensions: {
         upstream: {
           status: answer.status,
@@ -117,6 +143,79 @@ export class UpstreamCaller {
           path: first?.path,
         },
       },
+    });
+  }
+
+  /** The end of this facade request's time with the upstream: set by its first call. */
+  private deadline(): number {
+    const context = requestContext.getStore();
+    const fresh = Date.now() + this.policy.deadlineMs;
+    if (!context) return fresh;
+    context.upstreamDeadline ??= fresh;
+    return context.upstreamDeadline;
+  }
+
+  /** Waits before a retry when the deadline leaves room for it; false when it does not. */
+  private async pause(
+    call: UpstreamCall,
+    attempt: number,
+    deadline: number,
+    reason: string,
+  ): Promise<boolean> {
+    const delay = this.policy.retryDelaysMs[attempt - 1];
+    if (Date.now() + delay >= deadline) return false;
+    this.logger.warn(
+      { operation: call.operation, reason, attempt },
+      'upstream call failed; retrying',
+    );
+    await sleep(delay);
+    return true;
+  }
+
+  private observe(call: UpstreamCall, outcome: string, started: number): void {
+    const seconds = (performance.now() - started) / 1000;
+    this.observer?.recordUpstreamCall(this.profile.name, call.operation, outcome, seconds);
+  }
+
+  private badGateway(call: UpstreamCall, status: number, messages: UpstreamMessage[]) {
+    return new ProblemException({
+      status: 502,
+      type: UPSTREAM_PROBLEM_TYPES.badGateway,
+      title: 'Bad Gateway',
+      detail: `${capitalised(this.profile.displayName)} answered ${status} to ${call.operation}`,
+      extensions: { upstream: { status, code: messages[0]?.code } },
+    });
+  }
+
+  private unavailable(call: UpstreamCall, waitMs: number) {
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    return new ProblemException({
+      status: 503,
+      type: UPSTREAM_PROBLEM_TYPES.unavailable,
+      title: 'Service Unavailable',
+      detail: `${capitalised(this.profile.displayName)} is failing; ${call.operation} was not sent (circuit open)`,
+      headers: { 'Retry-After': String(seconds) },
+      extensions: { upstream: { failure: 'circuit-open' } },
+    });
+  }
+
+  private failureProblem(call: UpstreamCall, failure: UpstreamError): ProblemException {
+    const timeout = failure.kind === 'timeout';
+    const { displayName } = this.profile;
+    this.logger.warn(
+      { operation: call.operation, kind: failure.kind, err: failure },
+      'upstream call failed',
+    );
+    return new ProblemException({
+      status: timeout ? 504 : 502,
+      type: timeout ? UPSTREAM_PROBLEM_TYPES.timeout : UPSTREAM_PROBLEM_TYPES.badGateway,
+      title: timeout ? 'Gateway Timeout' : 'Bad Gateway',
+      detail: timeout
+        ? `${capitalised(displayName)} did not answer ${call.operation} in time`
+        : failure.kind === 'bad-response'
+          ? `${capitalised(displayName)} answered ${call.operation} with something unusable`
+          : `${capitalised(displayName)} could not be reached for ${call.operation} (${failure.kind})`,
+      extensions: { upstream: { failure: failure.kind } },
     });
   }
 }

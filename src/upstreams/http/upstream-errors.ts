@@ -1,5 +1,6 @@
 /** Why a call to the provider produced no usable answer. */
-export type UpstreamFailureKind = 'timeout' | 'refused' | 'tls' | 'connection' | 'bad-response';
+export type UpstreamFailureKind =
+  'timeout' | 'refused' | 'tls' | 'connection' | 'bad-response' | 'circuit-open';
 
 export class UpstreamError extends Error {
   constructor(
@@ -7,6 +8,8 @@ export class UpstreamError extends Error {
     readonly kind: UpstreamFailureKind,
     message: string,
     cause?: unknown,
+    /** True when the request certainly never reached the provider (refused, TLS, connect timeout). */
+    readonly notSent = kind === 'refused' || kind === 'tls' || kind === 'circuit-open',
   ) {
     super(`${upstream}: ${message}`, { cause });
     this.name = 'UpstreamError';
@@ -48,6 +51,8 @@ export function toUpstreamError(upstream: string, error: unknown): UpstreamError
   const codes = codesOf(error);
   const message = error instanceof Error ? error.message : String(error);
   const detail = codes.length ? `${codes.join(' <- ')}: ${message}` : message;
+  if (codes.includes('UND_ERR_CONNECT_TIMEOUT'))
+    return new UpstreamError(upstream, 'timeout', `connect timed out (${detail})`, error, true);
   if (codes.some((code) => TIMEOUT_CODES.has(code)))
     return new UpstreamError(upstream, 'timeout', `timed out (${detail})`, error);
   if (codes.some((code) => REFUSED_CODES.has(code)))

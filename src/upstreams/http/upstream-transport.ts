@@ -4,6 +4,11 @@ import { currentRequestId } from '../../platform/logging/request-context.js';
 import { encodeForm } from './form-encoding.js';
 import { toUpstreamError, UpstreamError } from './upstream-errors.js';
 
+/** The request's id for the provider (X-Request-ID): the facade request's own, or a new one. */
+export function requestIdHeader(): { 'X-Request-ID': string } {
+  return { 'X-Request-ID': currentRequestId() ?? randomUUID() };
+}
+
 export interface TlsSource {
   /** The TLS material to use for new connections; `version` changes when it was renewed. */
   current(): { cert?: Buffer; key?: Buffer; passphrase?: string; ca: Buffer; version: number };
@@ -75,7 +80,7 @@ export class UpstreamTransport {
   readonly fetch = async (input: Request): Promise<Response> => {
     const request = input as unknown as UndiciRequest;
     if (!request.headers.has('x-request-id'))
-      request.headers.set('x-request-id', currentRequestId() ?? randomUUID());
+      request.headers.set('x-request-id', requestIdHeader()['X-Request-ID']);
     if (this.authorization) request.headers.set('authorization', this.authorization);
     try {
       return (await undiciFetch(request, { dispatcher: this.dispatcher() })) as unknown as Response;
@@ -92,7 +97,7 @@ export class UpstreamTransport {
       if (value !== undefined) url.searchParams.set(key, String(value));
     const headers: Record<string, string> = {
       accept: 'application/json',
-      'x-request-id': currentRequestId() ?? randomUUID(),
+      'x-request-id': requestIdHeader()['X-Request-ID'],
     };
     if (this.authorization) headers.authorization = this.authorization;
     for (const [key, value] of Object.entries(request.headers ?? {}))

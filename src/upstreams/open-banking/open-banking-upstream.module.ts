@@ -1,20 +1,25 @@
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { ClientCredentials } from './qwac/client-credentials.js';
+import type { Logger } from 'pino';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { OpenBankingClient } from './open-banking.client.js';
+import { LOGGER } from '../../platform/logging/logging.module.js';
+import { UpstreamCaller } from '../http/upstream-caller.js';
 import { UpstreamTransport } from '../http/upstream-transport.js';
+import { parseTppMessages } from './berlin-group-errors.js';
+import { OpenBankingClient } from './open-banking.client.js';
+import { psd2Contract } from './psd2-schemas.js';
+import { ClientCredentials } from './qwac/client-credentials.js';
 
 export const OPEN_BANKING_TRANSPORT = Symbol('OPEN_BANKING_TRANSPORT');
 
-/** One client per upstream API, each over its own mTLS transport. */
+/** The open-banking upstream: its mTLS transport with the QWAC, its contract and its typed client. */
 @Module({
   providers: [
     {
       provide: OPEN_BANKING_TRANSPORT,
       inject: [APP_CONFIG, ClientCredentials],
       useFactory: (config: AppConfig, credentials: ClientCredentials) => {
-        const baseUrl = config.upstream.openBankingBaseUrl;
+        const { baseUrl, http } = config.upstreams.openBanking;
         if (!baseUrl)
           throw new Error(
             'the open-banking upstream address is not resolved (UPSTREAM_OB_BASE_URL, or the sandbox)',
@@ -23,23 +28,32 @@ export const OPEN_BANKING_TRANSPORT = Symbol('OPEN_BANKING_TRANSPORT');
           name: 'open-banking',
           baseUrl,
           tls: { current: () => credentials.current() },
-          connectTimeoutMs: config.upstream.connectTimeoutMs,
-          headersTimeoutMs: config.upstream.headersTimeoutMs,
-          bodyTimeoutMs: config.upstream.bodyTimeoutMs,
-          poolConnections: config.upstream.poolConnections,
-          keepAliveTimeoutMs: config.upstream.keepAliveTimeoutMs,
+          ...http,
         });
       },
     },
     {
       provide: OpenBankingClient,
-      inject: [OPEN_BANKING_TRANSPORT],
-      useFactory: (transport: UpstreamTransport) => new OpenBankingClient(transport),
+      inject: [OPEN_BANKING_TRANSPORT, APP_CONFIG, LOGGER],
+      useFactory: (transport: UpstreamTransport, config: AppConfig, logger: Logger) => {
+        const { http } = config.upstreams.openBanking;
+        const caller = new UpstreamCaller(
+          { name: 'open-banking', displayName: 'the bank', parseErrorBody: parseTppMessages },
+          { deadlineMs: http.deadlineMs, retryDelaysMs: http.retryDelaysMs, breaker: http.breaker },
+          logger,
+        );
+        return new OpenBankingClient(transport, psd2Contract, caller, (operation, problems) =>
+          logger.warn(
+            { upstream: 'open-banking', operation, problems },
+            'answer breaks the contract',
+          ),
+        );
+      },
     },
   ],
   exports: [OpenBankingClient, OPEN_BANKING_TRANSPORT],
 })
-export class UpstreamModule implements OnApplicationShutdown {
+export class OpenBankingUpstreamModule implements OnApplicationShutdown {
   constructor(@Inject(OPEN_BANKING_TRANSPORT) private readonly transport: UpstreamTransport) {}
 
   async onApplicationShutdown(): Promise<void> {

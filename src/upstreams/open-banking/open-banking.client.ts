@@ -1,18 +1,55 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from '../../generated/psd2.js';
+import type { Psd2Contract } from '../../shared/contracts/psd2-contract.js';
+import { contractCheck, type ContractMismatchListener } from '../http/contract-check.js';
+import type { UpstreamAnswer, UpstreamCaller } from '../http/upstream-caller.js';
 import type { UpstreamTransport } from '../http/upstream-transport.js';
 
 export type OpenBankingApi = Client<paths>;
 
-/** The provider's open-banking API, typed from openapi/psd2.yaml, over the mTLS transport. */
+type Send<T> = (api: OpenBankingApi) => Promise<{ data?: T; error?: unknown; response: Response }>;
+
+/**
+ * The provider's open-banking API, typed from openapi/upstream/psd2.yaml, over the mTLS transport:
+ * every answer is checked against the contract, and every call goes through the upstream seam
+ * (deadline, retries of reads, circuit per brand, 502/503/504 mapping).
+ */
 export class OpenBankingClient {
   readonly api: OpenBankingApi;
 
-  constructor(readonly transport: UpstreamTransport) {
+  constructor(
+    readonly transport: UpstreamTransport,
+    readonly contract: Psd2Contract,
+    readonly caller: UpstreamCaller,
+    onMismatch: ContractMismatchListener,
+  ) {
     this.api = createClient<paths>({
       baseUrl: transport.options.baseUrl,
       fetch: transport.fetch,
       Request: transport.Request,
     });
+    this.api.use(contractCheck('open-banking', contract, onMismatch));
+  }
+
+  /** Calls one operation of a brand; reads (GET) are retried within the deadline, writes never. */
+  call<T>(operation: string, brandId: string, send: Send<T>): Promise<UpstreamAnswer<T>> {
+    const safe = this.contract.operation(operation).method === 'GET';
+    return this.caller.call({ operation, safe, breakerKey: brandId }, (signal) =>
+      send(this.until(signal)),
+    );
+  }
+
+  /** The typed API with every call ending at the seam's deadline. */
+  private until(signal: AbortSignal): OpenBankingApi {
+    const api = this.api;
+    const bound = <M extends 'GET' | 'POST' | 'DELETE'>(method: M) =>
+      ((path: string, init: object) =>
+        (api[method] as (p: string, i: object) => unknown)(path, { ...init, signal })) as never;
+    return { ...api, GET: bound('GET'), POST: bound('POST'), DELETE: bound('DELETE') };
+  }
+
+  /** The provider's refusal (4xx), passed on to the app as problem+json. */
+  refusal(operation: string, answer: UpstreamAnswer<unknown>) {
+    return this.caller.refusal(operation, answer);
   }
 }

@@ -1,28 +1,17 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { Matches } from 'class-validator';
+import { PSD2 } from '../../../upstreams/open-banking/psd2-schemas.js';
 
-const RESOURCE_ID = '^[A-Za-z0-9._~-]{1,128}$';
-
+/** Path parameters the bank defines: their rules are the contract's (ResourceIdentifier). */
 export class AccountParams {
-  @ApiProperty({
+  @PSD2.field('ResourceIdentifier', {
     description: "The account's resourceId, from GET /v1/accounts or the consent's accounts",
-    pattern: RESOURCE_ID,
-    maxLength: 128,
-  })
-  @Matches(new RegExp(RESOURCE_ID), {
-    message: 'accountId must be a resourceId from GET /v1/accounts',
   })
   accountId: string;
 }
 
 export class TransactionParams extends AccountParams {
-  @ApiProperty({
+  @PSD2.field('ResourceIdentifier', {
     description: 'A transactionId from the transaction list',
-    pattern: RESOURCE_ID,
-    maxLength: 128,
-  })
-  @Matches(new RegExp(RESOURCE_ID), {
-    message: 'transactionId must be a transactionId from the transaction list',
+    example: 'trx-0001-2024-03-01',
   })
   transactionId: string;
 }

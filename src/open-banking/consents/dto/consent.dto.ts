@@ -2,7 +2,10 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Length, Matches } from 'class-validator';
 import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '../../../platform/common/text.js';
 import { AppRedirectUri } from '../../redirect-uri.decorator.js';
-import { psd2Ref, UpstreamSchema } from '../../../platform/openapi/upstream-schema.decorator.js';
+import type { components } from '../../../generated/psd2.js';
+import { PSD2 } from '../../../upstreams/open-banking/psd2-schemas.js';
+
+type Psd2Schemas = components['schemas'];
 import { CONSENT_STATUSES, type Consent, type ConsentStatus } from '../consent.entity.js';
 
 export const BRAND_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
@@ -51,7 +54,7 @@ export class ScaReturnFields {
 }
 
 export class CreateConsentRequest extends ScaReturnFields {
-  @UpstreamSchema('AccountAccess', {
+  @PSD2.field('AccountAccess', {
     description:
       'What the app may read. Name accounts by IBAN, or leave the lists empty for a bank-offered consent (the user chooses the accounts at the bank).',
     example: {
@@ -60,21 +63,21 @@ export class CreateConsentRequest extends ScaReturnFields {
       transactions: [{ iban: 'HU75118000170000001234567817' }],
     },
   })
-  access: Record<string, unknown>;
+  access: Psd2Schemas['AccountAccess'];
 
-  @UpstreamSchema('ConsentRequest/properties/recurringIndicator', {
+  @PSD2.field('ConsentRequest/properties/recurringIndicator', {
     description: 'true for recurring access, false for one-off',
     example: true,
   })
   recurringIndicator: boolean;
 
-  @UpstreamSchema('ConsentRequest/properties/validUntil', {
+  @PSD2.field('ConsentRequest/properties/validUntil', {
     description: 'Last day (inclusive, UTC) the consent is valid; not in the past',
     example: '2027-02-28',
   })
   validUntil: string;
 
-  @UpstreamSchema('ConsentRequest/properties/frequencyPerDay', {
+  @PSD2.field('ConsentRequest/properties/frequencyPerDay', {
     description: 'Unattended reads (without PSU-IP-Address) allowed per day; default 4',
     example: 4,
     required: false,
@@ -84,17 +87,17 @@ export class CreateConsentRequest extends ScaReturnFields {
 }
 
 export class CreateCofConsentRequest extends ScaReturnFields {
-  @UpstreamSchema('AccountReference', {
+  @PSD2.field('AccountReference', {
     description: 'The account whose funds may be checked',
     example: { iban: 'HU80118000170000001234567824' },
   })
-  account: Record<string, unknown>;
+  account: Psd2Schemas['AccountReference'];
 }
 
 /** ais consents carry an AccountAccess, cof consents one account. */
 const ACCESS_SHAPES = [
-  psd2Ref('AccountAccess'),
-  { type: 'object', required: ['account'], properties: { account: psd2Ref('AccountReference') } },
+  PSD2.ref('AccountAccess'),
+  { type: 'object', required: ['account'], properties: { account: PSD2.ref('AccountReference') } },
 ];
 
 export class ConsentLinks {

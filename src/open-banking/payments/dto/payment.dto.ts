@@ -1,16 +1,34 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsUUID } from 'class-validator';
 import { PRINTABLE_TEXT_SOURCE } from '../../../platform/common/text.js';
-import { psd2Ref, UpstreamSchema } from '../../../platform/openapi/upstream-schema.decorator.js';
-import { psd2 } from '../../../upstreams/open-banking/psd2.js';
+import type { components } from '../../../generated/psd2.js';
+import { PSD2, psd2Contract } from '../../../upstreams/open-banking/psd2-schemas.js';
+
+export type PaymentProduct = components['parameters']['PaymentProduct'];
 import { BRAND_ID_PATTERN, ScaReturnFields } from '../../consents/dto/consent.dto.js';
 import type { Payment } from '../payment.entity.js';
 
-/** Every spelling the contract accepts: the canonical product names and their aliases. */
-export const PAYMENT_PRODUCTS = Object.entries(psd2().productRules).flatMap(([name, rule]) => [
-  name,
-  ...rule.aliases,
-]);
+/**
+ * Every spelling the facade accepts: the contract's product names and aliases, and each name without
+ * its trailing s (`sepa-credit-transfer`); Portico always sends the bank the canonical name.
+ */
+export const PAYMENT_PRODUCTS = [
+  ...new Set(
+    Object.entries(psd2Contract.productRules).flatMap(([name, rule]) => [
+      name,
+      name.replace(/s$/, ''),
+      ...rule.aliases,
+    ]),
+  ),
+];
+
+/** The contract's name of a product the facade accepted (or stored). */
+export function canonicalPaymentProduct(product: string): PaymentProduct {
+  const canonical =
+    psd2Contract.canonicalProduct(product) ?? psd2Contract.canonicalProduct(`${product}s`);
+  if (!canonical) throw new Error(`not a payment product of the contract: ${product}`);
+  return canonical as PaymentProduct;
+}
 
 export class PaymentParams {
   @ApiProperty({ description: "Portico's payment id", format: 'uuid', maxLength: 36 })
@@ -29,7 +47,7 @@ export class CreatePaymentRequest extends ScaReturnFields {
   })
   paymentProduct: string;
 
-  @UpstreamSchema('PaymentDetails', {
+  @PSD2.field('PaymentDetails', {
     description:
       "The credit transfer, as the bank's PaymentDetails. Each product has its own rules (domestic: HUF or PLN; sepa: creditorAgent and creditorAddress with country; cross-border: creditorAgent and creditorAddress.country); they are checked here before the bank is called.",
     example: {
@@ -40,7 +58,7 @@ export class CreatePaymentRequest extends ScaReturnFields {
       remittanceInformationUnstructured: 'Rent November',
     },
   })
-  payment: Record<string, unknown>;
+  payment: components['schemas']['PaymentDetails'];
 }
 
 export class PaymentLinks {
@@ -66,7 +84,10 @@ export class PaymentView {
   @ApiProperty({ pattern: BRAND_ID_PATTERN, maxLength: 128, example: 'danube-bank' })
   brandId: string;
 
-  @ApiProperty({ enum: Object.keys(psd2().productRules), example: 'domestic-credit-transfers' })
+  @ApiProperty({
+    enum: Object.keys(psd2Contract.productRules),
+    example: 'domestic-credit-transfers',
+  })
   paymentProduct: string;
 
   @ApiProperty({
@@ -81,7 +102,7 @@ export class PaymentView {
   @ApiProperty({
     description:
       'The PaymentDetails sent to the bank (with the debtor account the user chose, once known)',
-    allOf: [psd2Ref('PaymentDetails')],
+    allOf: [PSD2.ref('PaymentDetails')],
   })
   payment: Record<string, unknown>;
 

@@ -20,14 +20,14 @@ export interface TlsFiles {
 export function upstreamTlsFiles(config: AppConfig): TlsFiles {
   const dev = (file: string) => join(config.sandbox.certsDir, file);
   const sandbox = config.mode === 'sandbox';
-  const caFile = config.upstream.caFile ?? (sandbox ? dev('ca.pem') : undefined);
-  const p12File = config.upstream.clientP12File;
+  const caFile = config.upstreams.openBanking.qwac.caFile ?? (sandbox ? dev('ca.pem') : undefined);
+  const p12File = config.upstreams.openBanking.qwac.p12File;
   const certFile = p12File
     ? undefined
-    : (config.upstream.clientCertFile ?? (sandbox ? dev('tpp.pem') : undefined));
+    : (config.upstreams.openBanking.qwac.certFile ?? (sandbox ? dev('tpp.pem') : undefined));
   const keyFile = p12File
     ? undefined
-    : (config.upstream.clientKeyFile ?? (sandbox ? dev('tpp.key') : undefined));
+    : (config.upstreams.openBanking.qwac.keyFile ?? (sandbox ? dev('tpp.key') : undefined));
   // loadConfig already refuses production mode without these.
   if (!caFile || !(p12File || (certFile && keyFile)))
     throw new Error('upstream TLS files are not configured');
@@ -35,9 +35,9 @@ export function upstreamTlsFiles(config: AppConfig): TlsFiles {
     certFile,
     keyFile,
     p12File,
-    keyPassphrase: config.upstream.clientKeyPassphrase,
+    keyPassphrase: config.upstreams.openBanking.qwac.keyPassphrase,
     caFile,
-    clientCaFile: config.upstream.clientCaFile ?? caFile,
+    clientCaFile: config.upstreams.openBanking.qwac.clientCaFile ?? caFile,
   };
 }
 

@@ -1,0 +1,55 @@
+import {
+  applyDecorators,
+  createParamDecorator,
+  SetMetadata,
+  UseGuards,
+  UseInterceptors,
+  type ExecutionContext,
+} from '@nestjs/common';
+import { ApiHeader } from '@nestjs/swagger';
+import {
+  CONSENT_ACCESS_RULE,
+  ConsentAccessGuard,
+  type ConsentAccessRequest,
+} from './consent-access.guard.js';
+import { ConsentAccessInterceptor } from './consent-access.interceptor.js';
+import type { ConsentAccessGrant, ConsentAccessRule } from './consent-access.service.js';
+
+/**
+ * A route called under a consent (header Consent-ID): the guard checks the local rules and takes the
+ * budget before the handler, the interceptor logs the access and sets the budget headers after it.
+ */
+export function ConsentAccess(rule: ConsentAccessRule): MethodDecorator {
+  const kind = rule.kind === 'ais' ? 'account-information' : 'confirmation-of-funds';
+  return applyDecorators(
+    SetMetadata(CONSENT_ACCESS_RULE, rule),
+    UseGuards(ConsentAccessGuard),
+    UseInterceptors(ConsentAccessInterceptor),
+    ApiHeader({
+      name: 'Consent-ID',
+      required: true,
+      description: `Portico's consentId of a valid ${kind} consent`,
+      schema: { type: 'string', format: 'uuid', maxLength: 36 },
+    }),
+    ...(rule.kind === 'ais'
+      ? [
+          ApiHeader({
+            name: 'PSU-IP-Address',
+            required: false,
+            description:
+              "The user's IP address when the user is present; without it the read counts against the consent's daily budget",
+            schema: { type: 'string', maxLength: 45, pattern: '^[0-9A-Fa-f:.]{2,45}$' },
+          }),
+        ]
+      : []),
+  );
+}
+
+/** The consent the call was admitted under (by @ConsentAccess), with the user's IP when present. */
+export const Granted = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): ConsentAccessGrant => {
+    const grant = context.switchToHttp().getRequest<ConsentAccessRequest>().consentAccess;
+    if (!grant) throw new Error('@Granted() used on a route without @ConsentAccess()');
+    return grant;
+  },
+);

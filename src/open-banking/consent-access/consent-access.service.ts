@@ -1,0 +1,240 @@
+import { Injectable } from '@nestjs/common';
+import { AccessLogService } from '../../audit/trail/access-log.service.js';
+import { ProblemException } from '../../platform/errors/problem.js';
+import type { Consent, ConsentKind } from '../consents/consent.entity.js';
+import { ConsentsService, consentProblem } from '../consents/consents.service.js';
+import { BudgetService, DEFAULT_FREQUENCY_PER_DAY, type Budget } from './budget.service.js';
+import type { ConsentHeaders } from './consent-headers.js';
+
+export const BUDGET_HEADERS = {
+  limit: 'X-Access-Budget-Limit',
+  remaining: 'X-Access-Budget-Remaining',
+  reset: 'X-Access-Budget-Reset',
+} as const;
+
+/** What a route needs of the consent it is called under (declared with @ConsentAccess). */
+export interface ConsentAccessRule {
+  /** The facade operation, for the access log. */
+  operation: string;
+  kind: ConsentKind;
+  /** The access the read needs on the account named by the `accountId` path parameter. */
+  need?: 'accounts' | 'balances' | 'transactions';
+}
+
+/** A call admitted under a consent: the consent, and the budget unit it took (unattended reads). */
+export interface ConsentAccessGrant {
+  rule: ConsentAccessRule;
+  tenantId: string;
+  consent: Consent;
+  attended: boolean;
+  /** The user's IP address when present, passed to the bank. */
+  psuIpAddress?: string;
+  accountId?: string;
+  budget?: Budget;
+  started: number;
+}
+
+/** The request as this capability sees it. */
+export interface ConsentCallRequest {
+  tenantId: string;
+  headers: ConsentHeaders;
+  accountId?: string;
+  /** An IBAN the call names directly (funds confirmation): it must be the consent's. */
+  iban?: string;
+}
+
+type Granted = Partial<Record<'accounts' | 'balances' | 'transactions', { iban: string }[]>>;
+
+/**
+ * The local rules of every call under a consent, checked before the bank is called (tenant, consent
+ * kind and status, validUntil, the account, the daily budget), and the access log of every such call
+ * whatever its outcome. Used by the consent-access guard (admit) and interceptor (complete).
+ */
+@Injectable()
+export class ConsentAccessService {
+  constructor(
+    private readonly consents: ConsentsService,
+    private readonly budgets: BudgetService,
+    private readonly accessLog: AccessLogService,
+  ) {}
+
+  async admit(rule: ConsentAccessRule, call: ConsentCallRequest): Promise<ConsentAccessGrant> {
+    const started = performance.now();
+    const attended = call.headers.psuIpAddress !== undefined;
+    const refuse = async (consentId: string | null, error: unknown) => {
+      const code = (error as ProblemException).init?.extensions?.code ?? 'INVALID';
+      await this.record(rule, call.tenantId, consentId, call.accountId, attended, started, {
+        upstreamStatus: null,
+        outcome: `refused:${String(code)}`,
+      });
+      return error;
+    };
+    let consent: Consent;
+    try {
+      consent = await this.consents.find(call.tenantId, call.headers.consentId);
+    } catch (error) {
+      throw await refuse(null, error);
+    }
+    try {
+      const budget = await this.check(rule, consent, call, attended);
+      return {
+        rule,
+        tenantId: call.tenantId,
+        consent,
+        attended,
+        psuIpAddress: call.headers.psuIpAddress,
+        accountId: call.accountId,
+        budget,
+        started,
+      };
+    } catch (error) {
+      throw await refuse(consent.id, error);
+    }
+  }
+
+  /** The call was answered: logged, and the budget headers it answers with. */
+  async completed(grant: ConsentAccessGrant): Promise<Budget | undefined> {
+    await this.log(grant, 200, 'ok');
+    if (grant.rule.kind !== 'ais') return undefined;
+    const limit = this.limitOf(grant.consent);
+    return grant.budget ?? (await this.budgets.current(grant.consent.id, limit));
+  }
+
+  /**
+   * The call failed: a refusal by the bank gives the budget unit back (the bank counts successful
+   * reads only) and brings the consent's status up to date when the bank says it is not usable; no
+   * answer (timeout, broken connection) keeps the unit, since the bank may have served the read.
+   */
+  async failed(grant: ConsentAccessGrant, error: unknown): Promise<void> {
+    const init = (error as ProblemException).init;
+    const upstream = init?.extensions?.upstream as
+      { status?: number; code?: string; failure?: string } | undefined;
+    const refusedByBank = upstream?.status !== undefined && init?.status === upstream.status;
+    const notSent = !upstream || upstream.failure === 'circuit-open';
+    if (grant.budget && (refusedByBank || notSent)) await this.budgets.giveBack(grant.consent.id);
+    if (refusedByBank) {
+      await this.log(
+        grant,
+        upstream.status ?? null,
+        `upstream:${upstream.code ?? upstream.status}`,
+      );
+      if (upstream.code?.startsWith('CONSENT_'))
+        await this.consents.refresh(grant.consent).catch(() => undefined);
+      return;
+    }
+    if (!upstream) {
+      const code = init?.extensions?.code ?? init?.type ?? 'error';
+      return this.log(grant, null, `refused:${String(code)}`);
+    }
+    await this.log(grant, null, `failed:${init?.status ?? 'error'}`);
+  }
+
+  private async check(
+    rule: ConsentAccessRule,
+    consent: Consent,
+    call: ConsentCallRequest,
+    attended: boolean,
+  ): Promise<Budget | undefined> {
+    if (consent.kind !== rule.kind) {
+      const expected = rule.kind === 'ais' ? 'an account-information' : 'a confirmation-of-funds';
+      throw consentProblem(401, 'CONSENT_INVALID', `This operation needs ${expected} consent`);
+    }
+    await this.consents.expireIfDue(consent);
+    if (consent.status === 'expired')
+      throw consentProblem(
+        401,
+        'CONSENT_EXPIRED',
+        `The consent expired after ${consent.validUntil}`,
+      );
+    if (consent.status !== 'valid')
+      throw consentProblem(401, 'CONSENT_INVALID', `The consent is ${consent.status}, not valid`);
+    this.checkAccount(rule, consent, call);
+    if (rule.kind !== 'ais' || attended) return undefined;
+    const limit = this.limitOf(consent);
+    const budget = await this.budgets.take(consent.id, limit);
+    if (budget) return budget;
+    const current = await this.budgets.current(consent.id, limit);
+    throw new ProblemException({
+      status: 429,
+      type: 'urn:portico:problem:consent:access-exceeded',
+      title: 'ACCESS_EXCEEDED',
+      detail: `The consent allows ${limit} reads a day without the user present; send PSU-IP-Address when the user is present`,
+      headers: { 'Retry-After': String(current.resetSeconds), ...budgetHeaders(current) },
+      extensions: { code: 'ACCESS_EXCEEDED' },
+    });
+  }
+
+  private checkAccount(rule: ConsentAccessRule, consent: Consent, call: ConsentCallRequest): void {
+    if (call.iban !== undefined) {
+      const account = (consent.grantedAccess?.account ?? consent.requestedAccess.account) as
+        { iban?: string } | undefined;
+      if (account?.iban !== call.iban)
+        throw consentProblem(
+          403,
+          'RESOURCE_UNKNOWN',
+          'The account is not the one this consent covers',
+        );
+    }
+    if (!rule.need || call.accountId === undefined) return;
+    const account = consent.accounts.find((a) => a.resourceId === call.accountId);
+    if (!account)
+      throw consentProblem(
+        403,
+        'RESOURCE_UNKNOWN',
+        `The consent does not cover account ${call.accountId}`,
+      );
+    if (rule.need === 'accounts') return;
+    const granted = (consent.grantedAccess ?? consent.requestedAccess) as Granted;
+    if (!(granted[rule.need] ?? []).some((entry) => entry.iban === account.iban)) {
+      throw consentProblem(
+        401,
+        'CONSENT_INVALID',
+        `The consent does not grant ${rule.need} of account ${call.accountId}`,
+      );
+    }
+  }
+
+  private limitOf(consent: Consent): number {
+    return consent.frequencyPerDay ?? DEFAULT_FREQUENCY_PER_DAY;
+  }
+
+  private log(grant: ConsentAccessGrant, upstreamStatus: number | null, outcome: string) {
+    return this.record(
+      grant.rule,
+      grant.tenantId,
+      grant.consent.id,
+      grant.accountId,
+      grant.attended,
+      grant.started,
+      { upstreamStatus, outcome },
+    );
+  }
+
+  private record(
+    rule: ConsentAccessRule,
+    tenantId: string,
+    consentId: string | null,
+    accountId: string | undefined,
+    psuPresent: boolean,
+    started: number,
+    result: { upstreamStatus: number | null; outcome: string },
+  ): Promise<void> {
+    return this.accessLog.record({
+      tenantId,
+      consentId,
+      operation: rule.operation,
+      accountId: accountId ?? null,
+      psuPresent,
+      ...result,
+      latencyMs: Math.round(performance.now() - started),
+    });
+  }
+}
+
+export function budgetHeaders(budget: Budget): Record<string, string> {
+  return {
+    [BUDGET_HEADERS.limit]: String(budget.limit),
+    [BUDGET_HEADERS.remaining]: String(budget.remaining),
+    [BUDGET_HEADERS.reset]: String(budget.resetSeconds),
+  };
+}

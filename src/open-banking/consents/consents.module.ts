@@ -1,0 +1,25 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditTrailModule } from '../../audit/trail/audit-trail.module.js';
+import { IdempotencyModule } from '../../platform/idempotency/idempotency.module.js';
+import { OpenBankingUpstreamModule } from '../../upstreams/open-banking/open-banking-upstream.module.js';
+import { ScaSessionsModule } from '../sca-sessions/sca-sessions.module.js';
+import { Consent } from './consent.entity.js';
+import { ConsentsController } from './consents.controller.js';
+import { ConsentsService } from './consents.service.js';
+import { FundsConsentsController } from './funds-consents.controller.js';
+
+/** The consent store: account-information and confirmation-of-funds consents, kept in step with the bank. */
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([Consent]),
+    AuditTrailModule,
+    ScaSessionsModule,
+    OpenBankingUpstreamModule,
+    IdempotencyModule,
+  ],
+  controllers: [ConsentsController, FundsConsentsController],
+  providers: [ConsentsService],
+  exports: [ConsentsService],
+})
+export class ConsentsModule {}

@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditTrailModule } from '../../audit/trail/audit-trail.module.js';
+import { IdempotencyModule } from '../../platform/idempotency/idempotency.module.js';
+import { OpenBankingUpstreamModule } from '../../upstreams/open-banking/open-banking-upstream.module.js';
+import { ScaSessionsModule } from '../sca-sessions/sca-sessions.module.js';
+import { Payment } from './payment.entity.js';
+import { PaymentsController } from './payments.controller.js';
+import { PaymentsService } from './payments.service.js';
+
+/** Payment initiation: stored before and after the bank, with status history and access log. */
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([Payment]),
+    AuditTrailModule,
+    ScaSessionsModule,
+    OpenBankingUpstreamModule,
+    IdempotencyModule,
+  ],
+  controllers: [PaymentsController],
+  providers: [PaymentsService],
+  exports: [PaymentsService],
+})
+export class PaymentsModule {}

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ScaSession } from './sca-session.entity.js';
+import { ScaSessionsService } from './sca-sessions.service.js';
+
+/** Single-use return addresses for the bank's SCA redirect, bound to a consent or payment. */
+@Module({
+  imports: [TypeOrmModule.forFeature([ScaSession])],
+  providers: [ScaSessionsService],
+  exports: [ScaSessionsService],
+})
+export class ScaSessionsModule {}

@@ -1,0 +1,227 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { parse } from 'yaml';
+
+export type Schema = Record<string, unknown>;
+
+interface ParameterObject {
+  name: string;
+  in: 'path' | 'query' | 'header' | 'cookie';
+  required?: boolean;
+  schema?: Schema;
+}
+
+export interface ContractOperation {
+  operationId: string;
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** OpenAPI path template, e.g. `/{brandId}/bg/v1/consents/{consentId}`. */
+  path: string;
+  parameters: ParameterObject[];
+  requestBodySchema?: Schema;
+  /** Response schemas by status code, for validating answers. */
+  responseSchemas: Record<string, Schema | undefined>;
+}
+
+export interface FieldProblem {
+  /** Where: `body.creditorAgent`, `header.Consent-ID`, `query.dateFrom`, `path.brandId`. */
+  path: string;
+  message: string;
+}
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+function problemsOf(errors: ErrorObject[] | null | undefined, prefix: string): FieldProblem[] {
+  return (errors ?? []).map((error) => {
+    const pointer = error.instancePath
+      .split('/')
+      .filter(Boolean)
+      .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part}`))
+      .join('');
+    const missing =
+      error.keyword === 'required'
+        ? `.${(error.params as { missingProperty: string }).missingProperty}`
+        : '';
+    const extra =
+      error.keyword === 'additionalProperties'
+        ? `.${(error.params as { additionalProperty: string }).additionalProperty}`
+        : '';
+    const field = `${prefix}${pointer}${missing}${extra}`;
+    const message =
+      error.keyword === 'additionalProperties' ? 'is not allowed' : (error.message ?? 'is invalid');
+    return { path: field, message };
+  });
+}
+
+/**
+ * An upstream OpenAPI contract, parsed once: its operations, and validators derived from its schemas
+ * for requests (the sandbox, the facade's bodies) and answers (the gateway checks what the provider says).
+ */
+export class OpenApiContract {
+  readonly document: Schema;
+  readonly operations: ContractOperation[];
+  private readonly ajv: Ajv;
+  private readonly validators = new Map<string, ValidateFunction>();
+
+  /** `name` registers the document with ajv, and prefixes refs in validation messages. */
+  constructor(
+    readonly name: string,
+    text: string,
+  ) {
+    this.document = parse(text) as Schema;
+    this.ajv = addFormats(new Ajv({ strict: false, allErrors: true, discriminator: true }));
+    this.ajv.addSchema(this.document, name);
+    this.operations = this.readOperations();
+  }
+
+  /** The component schemas of the document. */
+  get schemas(): Record<string, Schema> {
+    return (this.document.components as { schemas: Record<string, Schema> }).schemas;
+  }
+
+  operation(operationId: string): ContractOperation {
+    const found = this.operations.find((operation) => operation.operationId === operationId);
+    if (!found) throw new Error(`${this.name} has no operation ${operationId}`);
+    return found;
+  }
+
+  /** Validates a value against a schema of the contract (a `$ref`-able schema object). */
+  validate(schema: Schema, value: unknown, prefix: string): FieldProblem[] {
+    const key = JSON.stringify(schema);
+    let validator = this.validators.get(key);
+    if (!validator) {
+      validator = this.ajv.compile(this.resolveRefs(schema));
+      this.validators.set(key, validator);
+    }
+    return validator(value) ? [] : problemsOf(validator.errors, prefix);
+  }
+
+  /** Checks path, query and header parameters and the body of a request against its operation. */
+  validateRequest(
+    operation: ContractOperation,
+    request: {
+      params: Record<string, string>;
+      query: Record<string, unknown>;
+      headers: Record<string, string | undefined>;
+      body: unknown;
+    },
+  ): FieldProblem[] {
+    const problems: FieldProblem[] = [];
+    for (const parameter of operation.parameters) {
+      const source =
+        parameter.in === 'path'
+          ? request.params
+          : parameter.in === 'query'
+            ? request.query
+            : parameter.in === 'header'
+              ? request.headers
+              : {};
+      const value =
+        source[parameter.in === 'header' ? parameter.name.toLowerCase() : parameter.name];
+      const label =
+        parameter.in === 'header'
+          ? `header.${parameter.name}`
+          : `${parameter.in}.${parameter.name}`;
+      if (value === undefined || value === '') {
+        if (parameter.required) problems.push({ path: label, message: 'is required' });
+        continue;
+      }
+      if (parameter.schema) problems.push(...this.validate(parameter.schema, value, label));
+    }
+    if (operation.requestBodySchema) {
+      if (request.body === undefined || request.body === null)
+        problems.push({ path: 'body', message: 'is required' });
+      else problems.push(...this.validate(operation.requestBodySchema, request.body, 'body'));
+    }
+    return problems;
+  }
+
+  /** The operation at a method and OpenAPI path template (`/{brandId}/bg/v1/accounts`). */
+  operationAt(method: string, path: string): ContractOperation | undefined {
+    const upper = method.toUpperCase();
+    return this.operations.find((o) => o.method === upper && o.path === path);
+  }
+
+  /**
+   * Checks an answer against the operation's declared responses: an undeclared status (with no
+   * `default`) or a body that breaks the declared schema is a problem. Headers are not checked here.
+   */
+  validateResponse(operationId: string, status: number, body: unknown): FieldProblem[] {
+    const operation = this.operation(operationId);
+    const key = String(status);
+    const declared =
+      key in operation.responseSchemas
+        ? key
+        : `${key[0]}XX` in operation.responseSchemas
+          ? `${key[0]}XX`
+          : 'default' in operation.responseSchemas
+            ? 'default'
+            : undefined;
+    if (!declared) return [{ path: 'status', message: `${status} is not a declared answer` }];
+    const schema = operation.responseSchemas[declared];
+    if (!schema) return [];
+    if (body === undefined) return [{ path: 'body', message: 'is required' }];
+    return this.validate(schema, body, 'body');
+  }
+
+  /** Turns local `#/components/...` refs into refs into the registered document. */
+  private resolveRefs(schema: Schema): Schema {
+    return JSON.parse(
+      JSON.stringify(schema).replace(/"\$ref":"#\//g, `"$ref":"${this.name}#/`),
+    ) as Schema;
+  }
+
+  private deref<T>(value: T | { $ref: string }): T {
+    if (value && typeof value === 'object' && '$ref' in value) {
+      const path = value.$ref.replace(/^#\//, '').split('/');
+      return this.deref(
+        path.reduce<unknown>(
+          (node, key) =>
+            (node as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')],
+          this.document,
+        ) as T,
+      );
+    }
+    return value as T;
+  }
+
+  private readOperations(): ContractOperation[] {
+    const operations: ContractOperation[] = [];
+    const paths = this.document.paths as Record<string, Record<string, unknown>>;
+    for (const [path, item] of Object.entries(paths)) {
+      const shared = ((item.parameters as unknown[]) ?? []).map((p) =>
+        this.deref(p as ParameterObject),
+      );
+      for (const method of ['get', 'post', 'put', 'delete'] as const) {
+        const operation = item[method] as Record<string, unknown> | undefined;
+        if (!operation) continue;
+        const own = ((operation.parameters as unknown[]) ?? []).map((p) =>
+          this.deref(p as ParameterObject),
+        );
+        const requestBody = operation.requestBody
+          ? this.deref(operation.requestBody as Schema)
+          : undefined;
+        const responses = operation.responses as Record<string, unknown>;
+        operations.push({
+          operationId: operation.operationId as string,
+          method: method.toUpperCase() as ContractOperation['method'],
+          path,
+          parameters: [
+            ...shared.filter((p) => !own.some((o) => o.name === p.name && o.in === p.in)),
+            ...own,
+          ],
+          requestBodySchema: (
+            requestBody as { content?: Record<string, { schema?: Schema }> } | undefined
+          )?.content?.['application/json']?.schema,
+          responseSchemas: Object.fromEntries(
+            Object.entries(responses).map(([status, response]) => [
+              status,
+              (this.deref(response as Schema) as { content?: Record<string, { schema?: Schema }> })
+                .content?.['application/json']?.schema,
+            ]),
+          ),
+        });
+      }
+    }
+    return operations;
+  }
+}
