@@ -2,9 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 
-/** Berlin Group's default when the consent names no frequencyPerDay. */
-export const DEFAULT_FREQUENCY_PER_DAY = 4;
-
 export interface Budget {
   limit: number;
   remaining: number;

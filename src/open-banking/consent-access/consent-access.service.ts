@@ -1,9 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { AccessLogService } from '../../audit/trail/access-log.service.js';
 import { ProblemException } from '../../platform/errors/problem.js';
-import type { Consent, ConsentKind } from '../consents/consent.entity.js';
+import {
+  appliedFrequencyPerDay,
+  type Consent,
+  type ConsentKind,
+} from '../consents/consent.entity.js';
 import { ConsentsService, consentProblem } from '../consents/consents.service.js';
-import { BudgetService, DEFAULT_FREQUENCY_PER_DAY, type Budget } from './budget.service.js';
+import { BudgetService, type Budget } from './budget.service.js';
 import type { ConsentHeaders } from './consent-headers.js';
 
 export const BUDGET_HEADERS = {
@@ -195,7 +199,7 @@ export class ConsentAccessService {
   }
 
   private limitOf(consent: Consent): number {
-    return consent.frequencyPerDay ?? DEFAULT_FREQUENCY_PER_DAY;
+    return appliedFrequencyPerDay(consent) ?? 0;
   }
 
   private log(grant: ConsentAccessGrant, upstreamStatus: number | null, outcome: string) {

@@ -69,3 +69,11 @@ export class Consent extends ScaSubjectColumns {
   @Column({ type: 'varchar', length: 24 })
   status: ConsentStatus;
 }
+
+/** Berlin Group's default when the consent names no frequencyPerDay. */
+export const DEFAULT_FREQUENCY_PER_DAY = 4;
+
+/** The unattended reads a day an account-information consent allows (null for other kinds). */
+export function appliedFrequencyPerDay(consent: Pick<Consent, 'kind' | 'frequencyPerDay'>) {
+  return consent.kind === 'ais' ? (consent.frequencyPerDay ?? DEFAULT_FREQUENCY_PER_DAY) : null;
+}

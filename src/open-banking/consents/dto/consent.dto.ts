@@ -6,7 +6,12 @@ import type { components } from '../../../generated/psd2.js';
 import { PSD2 } from '../../../upstreams/open-banking/psd2-schemas.js';
 
 type Psd2Schemas = components['schemas'];
-import { CONSENT_STATUSES, type Consent, type ConsentStatus } from '../consent.entity.js';
+import {
+  appliedFrequencyPerDay,
+  CONSENT_STATUSES,
+  type Consent,
+  type ConsentStatus,
+} from '../consent.entity.js';
 
 export const BRAND_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
 
@@ -201,6 +206,8 @@ export class ConsentView {
   validUntil: string | null;
 
   @ApiPropertyOptional({
+    description:
+      'Reads without the user a day this consent allows: the value asked for, or 4 when none was (account information only)',
     format: 'int32',
     minimum: 1,
     maximum: 100,
@@ -263,7 +270,7 @@ export class ConsentView {
       accounts: consent.accounts,
       recurringIndicator: consent.recurringIndicator,
       validUntil: consent.validUntil,
-      frequencyPerDay: consent.frequencyPerDay,
+      frequencyPerDay: appliedFrequencyPerDay(consent),
       psuReference: consent.psuReference,
       redirectUri: consent.redirectUri,
       nokRedirectUri: consent.nokRedirectUri,
