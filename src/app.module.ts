@@ -8,6 +8,7 @@ import { AuditModule } from './audit/audit.module.js';
 import { HealthModule } from './platform/health/health.module.js';
 import { OpenBankingModule } from './open-banking/open-banking.module.js';
 import { LoggingModule } from './platform/logging/logging.module.js';
+import { MetricsModule } from './platform/metrics/metrics.module.js';
 import { TenantsModule } from './access/tenants/tenants.module.js';
 
 /** The gateway: one module per capability, configured by one typed config object. */
@@ -19,6 +20,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),
+        MetricsModule,
         DatabaseModule,
         CertificatesModule,
         TenantsModule,

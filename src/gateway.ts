@@ -8,6 +8,9 @@ import type { AppConfig } from './platform/config/app-config.js';
 import { ProblemFilter } from './platform/errors/problem.filter.js';
 import { createValidationPipe } from './platform/errors/validation.pipe.js';
 import { PinoNestLogger } from './platform/logging/nest-logger.js';
+import { recordHttpMetrics } from './platform/metrics/http-metrics.js';
+import { MetricsListener } from './platform/metrics/metrics-listener.js';
+import { Metrics } from './platform/metrics/metrics.service.js';
 import { requestContext, type RequestContext } from './platform/logging/request-context.js';
 import { buildOpenApiDocument, DOCS_PATH, SPEC_PATH } from './platform/openapi/openapi-document.js';
 import { PSD2 } from './upstreams/open-banking/psd2-schemas.js';
@@ -94,6 +97,7 @@ export async function createGateway(
     );
     done();
   });
+  if (!options.preview) recordHttpMetrics(fastify, app.get(Metrics));
 
   app.useGlobalFilters(new ProblemFilter(logger));
   app.useGlobalPipes(createValidationPipe());
@@ -113,4 +117,13 @@ export async function createGateway(
   }
   await app.init();
   return app;
+}
+
+/** Listens on HOST:PORT, then starts the separate `/metrics` listener; app.close() stops both. */
+export async function listenGateway(
+  app: NestFastifyApplication,
+  config: AppConfig,
+): Promise<{ metricsUrl?: string }> {
+  await app.listen({ host: config.http.host, port: config.http.port });
+  return { metricsUrl: await app.get(MetricsListener).start() };
 }

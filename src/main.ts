@@ -4,7 +4,7 @@ import { CertificateStartupError } from './upstreams/open-banking/qwac/certifica
 import { resolveDatabase } from './platform/database/database-url.js';
 import { ensureDevCertificates } from './sandbox/dev-certificates.js';
 import { startSandbox, type RunningSandbox } from './sandbox/sandbox.js';
-import { createGateway } from './gateway.js';
+import { createGateway, listenGateway } from './gateway.js';
 import { createLogger } from './platform/logging/logger.js';
 import { DOCS_PATH } from './platform/openapi/openapi-document.js';
 import { issueDemoKey } from './access/tenants/demo-tenant.js';
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   }
 
   const app = await createGateway(config, logger);
-  await app.listen({ host: config.http.host, port: config.http.port });
+  const { metricsUrl } = await listenGateway(app, config);
   const startedInMs = Math.round(performance.now());
 
   let stopping = false;
@@ -79,6 +79,7 @@ async function main(): Promise<void> {
     `Portico is ready (${config.mode} mode) in ${startedInMs} ms`,
     `  Swagger UI:   ${base}/${DOCS_PATH}`,
     `  OpenAPI spec: ${base}/${DOCS_PATH}/openapi.json`,
+    `  Metrics:      ${metricsUrl ?? 'off (METRICS_PORT=off)'}`,
   ];
   if (config.mode === 'sandbox') {
     const demoKey = await issueDemoKey(app.get(TenantsService));
@@ -91,7 +92,7 @@ async function main(): Promise<void> {
         `  Sandbox:      open banking ${sandbox.openBankingUrl} (mTLS), SCA pages ${sandbox.scaUrl}`,
       );
   }
-  logger.info({ startedInMs, mode: config.mode, url: base }, 'ready');
+  logger.info({ startedInMs, mode: config.mode, url: base, metricsUrl }, 'ready');
   // The banner is for the person at the terminal, not a log line: it is the one place a key is shown.
   process.stdout.write(`\n${lines.join('\n')}\n\n`);
 }

@@ -71,6 +71,18 @@ describe('configuration', () => {
     ]);
   });
 
+  it('serves metrics on 127.0.0.1:9464 unless told otherwise, never on the API port', () => {
+    expect(loadConfig({}).metrics).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(loadConfig({ METRICS_PORT: '0' }).metrics.port).toBe(0);
+    expect(loadConfig({ METRICS_PORT: 'off' }).metrics.port).toBeUndefined();
+    expect(problemsOf({ METRICS_PORT: 'no' })).toEqual([
+      'METRICS_PORT: must be a port from 0 to 65535, or off (got "no")',
+    ]);
+    expect(problemsOf({ PORT: '9000', METRICS_PORT: '9000' })).toEqual([
+      'METRICS_PORT: must differ from PORT (9000); metrics are not served on the API port',
+    ]);
+  });
+
   it('never repeats a password from a bad URL in its message', () => {
     const [problem] = problemsOf({ DATABASE_URL: 'mysql://app:hunter2@db/x' });
     expect(problem).not.toContain('hunter2');

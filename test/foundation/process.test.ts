@@ -52,6 +52,14 @@ describe('the gateway process', () => {
       expect(anonymous.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       const docs = await fetch(`http://127.0.0.1:${port}/docs`);
       expect(docs.status).toBe(200);
+      // Metrics on their own listener (a free port here), printed in the banner; /v1/me was counted.
+      const [, metricsUrl] = await gateway.waitFor(
+        /Metrics: +(http:\/\/127\.0\.0\.1:\d+\/metrics)/,
+      );
+      const metrics = await (await fetch(metricsUrl)).text();
+      expect(metrics).toMatch(
+        /^portico_http_requests_total\{method="GET",route="\/v1\/me",status="200"\} 1$/m,
+      );
       // The key was shown on the terminal banner only; no JSON log line carries it.
       const logLines = gateway
         .stdout()

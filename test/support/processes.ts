@@ -30,7 +30,8 @@ export function startProcess(
   env: Record<string, string>,
 ): RunningProcess {
   const child = spawn(process.execPath, [script, ...args], {
-    env: { ...baseEnv(), ...env },
+    // Metrics on a free port unless a test says otherwise: 9464 may be taken by a parallel run.
+    env: { ...baseEnv(), METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import type { DataSource } from 'typeorm';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { loadConfig, type AppConfig } from '../../src/platform/config/app-config.js';
-import { createGateway } from '../../src/gateway.js';
+import { createGateway, listenGateway } from '../../src/gateway.js';
 import { createLogger } from '../../src/platform/logging/logger.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
 import type { ApiKeyRole } from '../../src/access/tenants/api-key.entity.js';
@@ -25,6 +25,8 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     LOG_LEVEL: 'debug',
     DATABASE_POOL_SIZE: '4',
     RECONCILE_ON_START: 'false',
+    // A listening test gateway takes a free metrics port, never the fixed default.
+    METRICS_PORT: '0',
     ...overrides,
   };
 }
@@ -33,6 +35,8 @@ export interface TestGateway {
   app: NestFastifyApplication;
   /** http://127.0.0.1:<port> when started with listen; the configured public address otherwise. */
   baseUrl: string;
+  /** http://127.0.0.1:<port>/metrics when started with listen (and METRICS_PORT is not off). */
+  metricsUrl?: string;
   /** The sandbox this gateway talks to (its own, on free ports). */
   sandbox: RunningSandbox;
   config: AppConfig;
@@ -84,12 +88,14 @@ export async function startTestGateway(
   const app = await createGateway(config, createLogger(config.log.level, sink), {
     imports: imports as never[],
   });
-  if (options.listen) await app.listen({ host: '127.0.0.1', port });
+  let metricsUrl: string | undefined;
+  if (options.listen) ({ metricsUrl } = await listenGateway(app, config));
   else await app.getHttpAdapter().getInstance().ready();
   const tenants = app.get(TenantsService);
   return {
     app,
     baseUrl: config.http.publicBaseUrl,
+    metricsUrl,
     sandbox,
     config,
     logs,

@@ -14,6 +14,12 @@ export interface AppConfig {
     rateLimitPerMinute: number;
   };
   log: { level: LogLevel };
+  /** The Prometheus `/metrics` listener, apart from the API port; no port means none is started. */
+  metrics: {
+    host: string;
+    /** 0 = a free port chosen at start. */
+    port?: number;
+  };
   database: {
     /** PostgreSQL server; undefined means the embedded engine. */
     url?: string;
@@ -117,6 +123,14 @@ export const VARIABLES = {
     default: '600',
   },
   LOG_LEVEL: { doc: `One of ${LOG_LEVELS.join(', ')}`, default: 'info' },
+  METRICS_HOST: {
+    doc: 'Interface the Prometheus /metrics listener binds (apart from the API port)',
+    default: '127.0.0.1',
+  },
+  METRICS_PORT: {
+    doc: 'Port of the /metrics listener; 0 = any free port, off = no listener',
+    default: '9464',
+  },
   DATABASE_URL: {
     doc: 'PostgreSQL connection URL; unset = embedded engine (PGlite) under EMBEDDED_DB_DIR',
     secret: true,
@@ -266,6 +280,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
       );
     return [...new Set(values)] as T[];
   };
+  const portOrOff = (name: VariableName): number | undefined => {
+    const value = raw(name) as string;
+    if (value === 'off') return undefined;
+    if (/^\d+$/.test(value) && Number(value) <= 65535) return Number(value);
+    problems.push(`${name}: must be a port from 0 to 65535, or off (got "${value}")`);
+    return undefined;
+  };
   const url = (name: VariableName, protocols: string[]): string | undefined => {
     const value = raw(name);
     if (value === undefined) return undefined;
@@ -295,6 +316,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
       rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 1, 1_000_000),
     },
     log: { level: oneOf('LOG_LEVEL', LOG_LEVELS) },
+    metrics: {
+      host: raw('METRICS_HOST') as string,
+      port: portOrOff('METRICS_PORT'),
+    },
     database: {
       url: url('DATABASE_URL', ['postgres:', 'postgresql:']),
       poolSize: integer('DATABASE_POOL_SIZE', 1, 200),
@@ -336,6 +361,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
       scaPublicUrl: url('SANDBOX_SCA_PUBLIC_URL', ['http:', 'https:']),
     },
   };
+  if (config.metrics.port && config.metrics.port === port)
+    problems.push(
+      `METRICS_PORT: must differ from PORT (${port}); metrics are not served on the API port`,
+    );
   if (mode === 'production') {
     for (const [name, spec] of Object.entries(VARIABLES) as [VariableName, VariableSpec][]) {
       if (spec.production && raw(name) === undefined)
