@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
+import { Metrics } from '../../src/platform/metrics/metrics.service.js';
 import { facade } from '../support/facade.js';
 import { freePort } from '../support/processes.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
@@ -135,6 +136,53 @@ describe('upstream failures become 502 and 504 problems', () => {
       const mismatch = gateway.logs.find((line) => line.includes('answer breaks the contract'));
       expect(mismatch).toContain('"operation":"listBrands"');
       expect(mismatch).toContain('body.brands');
+      const metrics = await gateway.app.get(Metrics).registry.metrics();
+      expect(metrics).toMatch(
+        /portico_upstream_contract_mismatches_total\{upstream="open-banking",operation="listBrands"\} 1/,
+      );
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('opens the circuit after consecutive failures: the next call is refused with 503 without reaching the provider', async () => {
+    const gateway = await startTestGateway({
+      UPSTREAM_OB_BASE_URL: `https://localhost:${(failing.address() as { port: number }).port}`,
+      UPSTREAM_RETRY_DELAYS_MS: 'none',
+      UPSTREAM_BREAKER_FAILURES: '2',
+      UPSTREAM_BREAKER_OPEN_MS: '60000',
+    });
+    try {
+      const { key } = await gateway.newTenantWithKey('app');
+      const brands = () => facade(gateway, key).get('/v1/brands?refresh=true');
+      const before = failingHits;
+      expect((await brands()).status).toBe(502);
+      expect((await brands()).status).toBe(502);
+      const refused = await brands();
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ upstream: { failure: 'circuit-open' } });
+      expect(refused.headers['retry-after']).toBeDefined();
+      expect(failingHits - before).toBe(2);
+      const metrics = await gateway.app.get(Metrics).registry.metrics();
+      expect(metrics).toMatch(
+        /portico_upstream_breaker_state\{upstream="open-banking",key="\*"\} 2/,
+      );
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('answers 504 within the deadline however many retries are left', async () => {
+    const gateway = await startTestGateway({
+      UPSTREAM_OB_BASE_URL: `https://localhost:${(silent.address() as { port: number }).port}`,
+      UPSTREAM_HEADERS_TIMEOUT_MS: '10000',
+      UPSTREAM_DEADLINE_MS: '700',
+    });
+    try {
+      const response = await brandsVia(gateway);
+      expect(response.status).toBe(504);
+      const line = gateway.logs.find((l) => l.includes('"path":"/v1/brands"'));
+      expect(JSON.parse(line as string).durationMs).toBeLessThan(5000);
     } finally {
       await gateway.close();
     }

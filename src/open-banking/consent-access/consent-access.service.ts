@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AccessLogService } from '../../audit/trail/access-log.service.js';
 import { ProblemException } from '../../platform/errors/problem.js';
+import { Metrics } from '../../platform/metrics/metrics.service.js';
 import {
   appliedFrequencyPerDay,
   type Consent,
@@ -60,6 +61,7 @@ export class ConsentAccessService {
     private readonly consents: ConsentsService,
     private readonly budgets: BudgetService,
     private readonly accessLog: AccessLogService,
+    private readonly metrics: Metrics,
   ) {}
 
   async admit(rule: ConsentAccessRule, call: ConsentCallRequest): Promise<ConsentAccessGrant> {
@@ -158,6 +160,7 @@ export class ConsentAccessService {
     const budget = await this.budgets.take(consent.id, limit);
     if (budget) return budget;
     const current = await this.budgets.current(consent.id, limit);
+    this.metrics.recordBudgetRefusal();
     throw new ProblemException({
       status: 429,
       type: 'urn:portico:problem:consent:access-exceeded',

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
+import { Metrics } from '../../platform/metrics/metrics.service.js';
 import { UpstreamCaller } from '../http/upstream-caller.js';
 import { UpstreamTransport } from '../http/upstream-transport.js';
 import { parseTppMessages } from './berlin-group-errors.js';
@@ -34,20 +35,27 @@ export const OPEN_BANKING_TRANSPORT = Symbol('OPEN_BANKING_TRANSPORT');
     },
     {
       provide: OpenBankingClient,
-      inject: [OPEN_BANKING_TRANSPORT, APP_CONFIG, LOGGER],
-      useFactory: (transport: UpstreamTransport, config: AppConfig, logger: Logger) => {
+      inject: [OPEN_BANKING_TRANSPORT, APP_CONFIG, LOGGER, Metrics],
+      useFactory: (
+        transport: UpstreamTransport,
+        config: AppConfig,
+        logger: Logger,
+        metrics: Metrics,
+      ) => {
         const { http } = config.upstreams.openBanking;
         const caller = new UpstreamCaller(
           { name: 'open-banking', displayName: 'the bank', parseErrorBody: parseTppMessages },
           { deadlineMs: http.deadlineMs, retryDelaysMs: http.retryDelaysMs, breaker: http.breaker },
           logger,
+          metrics,
         );
-        return new OpenBankingClient(transport, psd2Contract, caller, (operation, problems) =>
+        return new OpenBankingClient(transport, psd2Contract, caller, (operation, problems) => {
+          metrics.recordContractMismatch('open-banking', operation);
           logger.warn(
             { upstream: 'open-banking', operation, problems },
             'answer breaks the contract',
-          ),
-        );
+          );
+        });
       },
     },
   ],
