@@ -55,4 +55,36 @@ export default tseslint.config(
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
   },
+  {
+    // The sandbox is the provider, separable into its own package: it may use src/shared/ and nothing else of Portico.
+    files: ['src/sandbox/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex:
+                '^\\.\\./(\\.\\./)*(access|audit|cli|open-banking|platform|scripts|upstreams|generated)/',
+              message: 'The sandbox imports only src/shared/ (it stands for the provider).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Code shared by the gateway and the sandbox depends on neither.
+    files: ['src/shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^\\.\\./\\.\\./', message: 'src/shared/ imports nothing outside itself.' },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -1,13 +1,14 @@
 // `npm run sandbox`: the provider's sandbox alone, on the addresses configured by SANDBOX_*.
-import { ConfigError, loadConfig } from '../platform/config/app-config.js';
+import { sandboxOptionsFromEnv } from './sandbox-env.js';
 import { startSandbox } from './sandbox.js';
 
 async function main(): Promise<void> {
-  const config = loadConfig();
-  const sandbox = await startSandbox({ ...config.sandbox });
+  // eslint-disable-next-line no-restricted-properties -- the sandbox is its own program, with its own settings
+  const options = sandboxOptionsFromEnv(process.env);
+  const sandbox = await startSandbox(options);
   process.stdout.write(
     `Portico sandbox is running\n` +
-      `  open-banking API (mutual TLS): ${sandbox.openBankingUrl}   client certificates: ${config.sandbox.certsDir}/tpp.pem (CA ${config.sandbox.certsDir}/ca.pem)\n` +
+      `  open-banking API (mutual TLS): ${sandbox.openBankingUrl}   client certificates: ${options.certsDir}/tpp.pem (CA ${options.certsDir}/ca.pem)\n` +
       `  SCA pages and controls:        ${sandbox.scaUrl}\n` +
       `  test users: see README.md ("Sandbox test users")\n`,
   );
@@ -18,7 +19,7 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   process.stderr.write(
-    `portico sandbox: ${error instanceof ConfigError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    `portico sandbox: ${error instanceof Error && error.message.includes(': must be') ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );
   process.exit(1);
 });
