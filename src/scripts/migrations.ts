@@ -4,6 +4,7 @@ import 'reflect-metadata';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runMigrationsLocked } from '../platform/database/migrate.js';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../platform/config/app-config.js';
 import { dataSourceOptions } from '../platform/database/data-source-options.js';
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
   const dataSource = new DataSource(dataSourceOptions(config.database.url as string, 1));
   await dataSource.initialize();
   try {
-    await dataSource.runMigrations();
+    await runMigrationsLocked(dataSource);
     const { up, down } = await findSchemaDrift(dataSource);
     if (command === 'check') {
       if (up.length === 0) {

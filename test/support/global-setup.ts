@@ -18,6 +18,9 @@ export default async function globalSetup(): Promise<void> {
   const { dataSourceOptions } = (await import(
     '../../dist/platform/database/data-source-options.js' as string
   )) as typeof import('../../src/platform/database/data-source-options.js');
+  const { runMigrationsLocked } = (await import(
+    '../../dist/platform/database/migrate.js' as string
+  )) as typeof import('../../src/platform/database/migrate.js');
   const { startEmbeddedPostgres } = (await import(
     '../../dist/platform/database/embedded/embedded-postgres.js' as string
   )) as typeof import('../../src/platform/database/embedded/embedded-postgres.js');
@@ -30,7 +33,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.PORTICO_TEST_DATABASE_URL = url;
   const dataSource = new DataSource(dataSourceOptions(url, 1));
   await dataSource.initialize();
-  await dataSource.runMigrations();
+  await runMigrationsLocked(dataSource);
   await dataSource.destroy();
   process.stdout.write(
     `\ntests use ${process.env.DATABASE_URL ? 'PostgreSQL at DATABASE_URL' : 'the embedded engine (PGlite, in memory)'}\n`,

@@ -28,18 +28,36 @@ export class StatusHistoryService {
     });
   }
 
-  /** Moves a consent or payment to a new status and records the change, in one transaction. */
+  /**
+   * Moves a consent or payment to a new status and records the change, in one transaction, as a
+   * compare-and-set on the status the caller saw: when another request or replica changed it first,
+   * nothing is written, `subject.status` becomes the stored one, and the answer is false.
+   */
   async transition<T extends { id: string; tenantId: string; status: string }>(
     entity: EntityTarget<T>,
     kind: SubjectKind,
     subject: T,
     to: string,
     cause: string,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const from = subject.status;
-    if (from === to) return;
-    await this.changes.manager.transaction(async (manager) => {
-      await manager.update(entity, { id: subject.id } as never, { status: to } as never);
+    if (from === to) return true;
+    const current = await this.changes.manager.transaction(async (manager) => {
+      const result = await manager
+        .createQueryBuilder()
+        .update(entity)
+        .set({ status: to } as never)
+        .where('id = :id AND status = :from', { id: subject.id, from })
+        .execute();
+      if (!result.affected) {
+        const row = await manager
+          .createQueryBuilder()
+          .select('s.status', 'status')
+          .from(entity, 's')
+          .where('s.id = :id', { id: subject.id })
+          .getRawOne<{ status: string }>();
+        return row?.status ?? from;
+      }
       await this.append(
         { kind, id: subject.id, tenantId: subject.tenantId },
         from,
@@ -47,8 +65,10 @@ export class StatusHistoryService {
         cause,
         manager,
       );
+      return to;
     });
-    subject.status = to;
+    subject.status = current;
+    return current === to;
   }
 
   of(kind: SubjectKind, id: string): Promise<StatusChange[]> {

@@ -232,7 +232,7 @@ export class ConsentsService {
     return true;
   }
 
-  transition(consent: Consent, to: ConsentStatus, cause: string): Promise<void> {
+  transition(consent: Consent, to: ConsentStatus, cause: string): Promise<boolean> {
     return this.history.transition(Consent, 'consent', consent, to, cause);
   }
 

@@ -190,7 +190,7 @@ export class PaymentsService {
     return { kind: 'payment' as const, id: payment.id, tenantId: payment.tenantId };
   }
 
-  private transition(payment: Payment, to: string, cause: string): Promise<void> {
+  private transition(payment: Payment, to: string, cause: string): Promise<boolean> {
     return this.history.transition(Payment, 'payment', payment, to, cause);
   }
 

@@ -2,9 +2,11 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import { dataSourceOptions } from './data-source-options.js';
+import { runMigrationsLocked } from './migrate.js';
 
-/** PostgreSQL through TypeORM; pending migrations run at start, the schema is never synchronised. */
+/** PostgreSQL through TypeORM; pending migrations run at start under an advisory lock, the schema is never synchronised. */
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
@@ -12,10 +14,12 @@ import { dataSourceOptions } from './data-source-options.js';
       useFactory: (config: AppConfig) => {
         if (!config.database.url)
           throw new Error('database.url must be resolved before the app starts');
-        return {
-          ...dataSourceOptions(config.database.url, config.database.poolSize),
-          migrationsRun: true,
-        };
+        return dataSourceOptions(config.database.url, config.database.poolSize);
+      },
+      dataSourceFactory: async (options) => {
+        const dataSource = await new DataSource(options as DataSourceOptions).initialize();
+        await runMigrationsLocked(dataSource);
+        return dataSource;
       },
     }),
   ],
