@@ -5,6 +5,9 @@ import { SandboxBank } from './open-banking/bank/sandbox-bank.js';
 import { createOpenBankingServer } from './open-banking/open-banking-server.js';
 import { createScaServer } from './open-banking/sca-server.js';
 import { ensureDevCertificates } from './dev-certificates.js';
+import type { Chaos } from './chaos/chaos.js';
+import { registerChaosControls } from './chaos/chaos-routes.js';
+import { createOpenBankingChaos, installOpenBankingChaos } from './chaos/open-banking-chaos.js';
 
 export interface SandboxOptions {
   certsDir: string;
@@ -22,6 +25,8 @@ export interface RunningSandbox {
   /** The SCA pages and sandbox controls (plain HTTP). */
   scaUrl: string;
   bank: SandboxBank;
+  /** Fault injection on the open-banking API; also at /sandbox/chaos on the SCA listener. */
+  chaos: Chaos;
   /** TLS handshakes completed on the open-banking listener. */
   tlsHandshakes(): number;
   close(): Promise<void>;
@@ -32,6 +37,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   ensureDevCertificates(options.certsDir);
   const read = (file: string) => readFileSync(join(options.certsDir, file));
   const contract = new Psd2Contract();
+  const chaos = createOpenBankingChaos(contract);
 
   // The SCA listener must be up before the bank exists: the bank's links point at its address.
   const holder: { bank?: SandboxBank } = {};
@@ -39,6 +45,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     if (!holder.bank) throw new Error('sandbox bank not ready');
     return holder.bank;
   });
+  registerChaosControls(sca, chaos);
   await sca.listen({ host: options.host, port: options.scaPort });
   const scaPort = (sca.server.address() as { port: number }).port;
   const scaUrl = options.scaPublicUrl ?? `http://localhost:${scaPort}`;
@@ -54,6 +61,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     contract,
     tls: { key: read('sandbox.key'), cert: read('sandbox.pem'), ca: read('ca.pem') },
   });
+  installOpenBankingChaos(openBanking.server, chaos, contract);
   await openBanking.server.listen({ host: options.host, port: options.openBankingPort });
   const obPort = (openBanking.server.server.address() as { port: number }).port;
 
@@ -61,6 +69,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     openBankingUrl: `https://localhost:${obPort}`,
     scaUrl,
     bank,
+    chaos,
     tlsHandshakes: openBanking.handshakes,
     async close() {
       await Promise.all([openBanking.server.close(), sca.close()]);
