@@ -55,24 +55,29 @@ export default tseslint.config(
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
   },
-  {
-    // The sandbox is the provider, separable into its own package: it may use src/shared/ and nothing else of Portico.
-    files: ['src/sandbox/**/*.ts'],
+  // The sandbox is the provider, separable into its own package: it may use src/shared/ and nothing
+  // else of Portico. One rule per folder depth, since `../` means something else at each.
+  ...[
+    'src/sandbox/*.ts',
+    'src/sandbox/*/*.ts',
+    'src/sandbox/*/*/*.ts',
+    'src/sandbox/*/*/*/*.ts',
+  ].map((files, depth) => ({
+    files: [files],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
             {
-              regex:
-                '^\\.\\./(\\.\\./)*(access|audit|cli|open-banking|platform|scripts|upstreams|generated)/',
+              regex: `^(\\.\\./){${depth + 1}}(?!shared/)`,
               message: 'The sandbox imports only src/shared/ (it stands for the provider).',
             },
           ],
         },
       ],
     },
-  },
+  })),
   {
     // Code shared by the gateway and the sandbox depends on neither.
     files: ['src/shared/**/*.ts'],
