@@ -6,7 +6,7 @@ import { validateSync } from 'class-validator';
 import { readFileSync } from 'node:fs';
 import { readCertificateChain } from '../shared/qwac/qwac-reader.js';
 import { plainToInstance } from 'class-transformer';
-import type { ParsedArgs } from './main.js';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 export interface CommandContext {
   args: ParsedArgs;
@@ -14,14 +14,72 @@ export interface CommandContext {
   out: (line: string) => void;
 }
 
+export interface ParsedArgs {
+  positional: string[];
+  options: ReturnType<typeof parseArgs>['values'];
+}
+
 interface Command {
   summary: string;
   synopsis: string;
+  /** How many positional arguments the synopsis names. */
+  positionals: number;
+  /** The command's --options; every other option is refused. */
+  options?: NonNullable<ParseArgsConfig['options']>;
   needsDatabase: boolean;
   run(context: CommandContext): Promise<number>;
 }
 
+/** A command was given arguments it cannot work with (exit 1). */
 class UsageError extends Error {}
+
+/** The command line does not fit the command's synopsis: an unknown option, a missing value (exit 2). */
+export class ArgumentError extends Error {
+  constructor(
+    message: string,
+    readonly synopsis: string,
+  ) {
+    super(message);
+  }
+}
+
+const HELP = { help: { type: 'boolean', short: 'h' } } as const;
+
+/** The arguments after the command's name, checked against what the command takes. */
+export function parseCommandArgs(name: string, command: Command, argv: string[]): ParsedArgs {
+  const fail = (message: string): never => {
+    throw new ArgumentError(`${name}: ${message}`, command.synopsis);
+  };
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: { ...command.options, ...HELP },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    const { code, message } = error as Error & { code?: string };
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      const option = /'([^']+)'/.exec(message)?.[1] ?? message;
+      const known = Object.keys(command.options ?? {}).map((key) => `--${key}`);
+      return fail(
+        `unknown option ${option} (${known.length ? `it takes ${known.join(', ')}` : 'it takes no options'})`,
+      );
+    }
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      const option = /'(-[^' ]+)/.exec(message)?.[1] ?? message;
+      return fail(`option ${option} needs a value (write ${option}=-x for one that starts with -)`);
+    }
+    if (code?.startsWith('ERR_PARSE_ARGS_')) return fail(message);
+    throw error;
+  }
+  if (!parsed.values.help && parsed.positionals.length > command.positionals)
+    fail(
+      `unexpected argument ${JSON.stringify(parsed.positionals[command.positionals])} (quote a value that has spaces)`,
+    );
+  return { positional: parsed.positionals, options: parsed.values };
+}
 
 function required(args: ParsedArgs, index: number, what: string): string {
   const value = args.positional[index];
@@ -49,6 +107,8 @@ export const COMMANDS: Record<string, Command> = {
   'tenant:create': {
     summary: 'Create a tenant (one fintech app)',
     synopsis: 'tenant:create <slug> [--name "Display name"]',
+    positionals: 1,
+    options: { name: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
       const slug = required(context.args, 0, '<slug>');
@@ -64,6 +124,7 @@ export const COMMANDS: Record<string, Command> = {
   'tenant:list': {
     summary: 'List tenants',
     synopsis: 'tenant:list',
+    positionals: 0,
     needsDatabase: true,
     async run(context) {
       const tenants = await tenantsOf(context).listTenants();
@@ -81,6 +142,8 @@ export const COMMANDS: Record<string, Command> = {
   'key:issue': {
     summary: 'Issue an API key for a tenant; the key is printed once and stored only as a hash',
     synopsis: `key:issue <tenant slug or id> --role ${API_KEY_ROLES.join('|')} [--label "what it is for"]`,
+    positionals: 1,
+    options: { role: { type: 'string' }, label: { type: 'string' } },
     needsDatabase: true,
     async run(context) {
       const tenant = required(context.args, 0, '<tenant>');
@@ -98,6 +161,7 @@ export const COMMANDS: Record<string, Command> = {
   'key:list': {
     summary: "List a tenant's API keys (never the keys themselves)",
     synopsis: 'key:list <tenant slug or id>',
+    positionals: 1,
     needsDatabase: true,
     async run(context) {
       const keys = await tenantsOf(context).listKeys(required(context.args, 0, '<tenant>'));
@@ -118,6 +182,7 @@ export const COMMANDS: Record<string, Command> = {
   'key:revoke': {
     summary: 'Revoke an API key; it stops working on the next request, on every replica',
     synopsis: 'key:revoke <key id>',
+    positionals: 1,
     needsDatabase: true,
     async run(context) {
       const key = await tenantsOf(context).revokeKey(required(context.args, 0, '<key id>'));
@@ -131,6 +196,7 @@ COMMANDS['cert:inspect'] = {
   summary:
     'Show what a certificate says: subject, organizationIdentifier, PSD2 roles, authority, validity, fingerprint',
   synopsis: 'cert:inspect <file.pem>',
+  positionals: 1,
   needsDatabase: false,
   async run(context) {
     const file = required(context.args, 0, '<file.pem>');

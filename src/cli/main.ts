@@ -7,16 +7,27 @@ import { ProblemException } from '../platform/errors/problem.js';
 import { createLogger } from '../platform/logging/logger.js';
 import { PinoNestLogger } from '../platform/logging/nest-logger.js';
 import { CliModule } from './cli.module.js';
-import { COMMANDS, usage, UsageError, type CommandContext } from './commands.js';
+import {
+  ArgumentError,
+  COMMANDS,
+  parseCommandArgs,
+  usage,
+  UsageError,
+  type CommandContext,
+} from './commands.js';
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   const command = name ? COMMANDS[name] : undefined;
   if (!command) {
     process.stderr.write(usage());
-    return name && name !== 'help' && name !== '--help' ? 2 : 0;
+    return name && !['help', '--help', '-h'].includes(name) ? 2 : 0;
   }
-  const args = parseArgs(rest);
+  const args = parseCommandArgs(name, command, rest);
+  if (args.options.help) {
+    process.stdout.write(`usage: npm run cli -- ${command.synopsis}\n      ${command.summary}\n`);
+    return 0;
+  }
   if (!command.needsDatabase)
     return command.run({
       args,
@@ -38,31 +49,13 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-export interface ParsedArgs {
-  positional: string[];
-  options: Record<string, string | true>;
-}
-
-function parseArgs(argv: string[]): ParsedArgs {
-  const parsed: ParsedArgs = { positional: [], options: {} };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (!arg.startsWith('--')) {
-      parsed.positional.push(arg);
-      continue;
-    }
-    const [key, inline] = arg.slice(2).split(/=(.*)/s, 2);
-    if (inline !== undefined) parsed.options[key] = inline;
-    else if (argv[i + 1] !== undefined && !argv[i + 1].startsWith('--'))
-      parsed.options[key] = argv[++i];
-    else parsed.options[key] = true;
-  }
-  return parsed;
-}
-
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
+    if (error instanceof ArgumentError) {
+      process.stderr.write(`portico: ${error.message}\nusage: npm run cli -- ${error.synopsis}\n`);
+      process.exit(2);
+    }
     if (error instanceof UsageError)
       process.stderr.write(`portico: ${error.message}\n\n${usage()}`);
     else if (error instanceof ConfigError) process.stderr.write(`portico: ${error.message}\n`);

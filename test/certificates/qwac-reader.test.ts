@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
@@ -66,6 +66,20 @@ describe('readCertificate', () => {
     expect(info.validTo).toEqual(new Date('2024-01-01T00:00:00Z'));
     expect(info.daysToExpiry).toBeLessThan(0);
     expect(info.roles).toEqual(['PSP_AI', 'PSP_PI', 'PSP_IC']);
+  });
+
+  it('reads every certificate the dev script makes, the rogue one and the CA included', () => {
+    const files = readdirSync(dir).filter((file) => file.endsWith('.pem'));
+    expect(files).toHaveLength(7);
+    const byFile = Object.fromEntries(
+      files.map((file) => [file, readCertificate(readIn(dir, file))]),
+    );
+    expect(byFile['tpp-rogue.pem']).toMatchObject({
+      issuer: expect.stringContaining('Rogue'),
+      organizationIdentifier: 'PSDGR-BOG-123456',
+      roles: ['PSP_AI', 'PSP_PI', 'PSP_IC'],
+    });
+    expect(byFile['ca.pem']).toMatchObject({ commonName: 'Portico Sandbox CA', roles: [] });
   });
 
   it('reports no QWAC fields for a certificate without qcStatements', () => {
@@ -150,7 +164,7 @@ describe('readCertificate', () => {
       expect(() => new X509Certificate(pem)).not.toThrow();
       expect(() => readCertificate(pem)).toThrow(CertificateError);
       expect(() => readCertificate(pem)).toThrow(
-        /qcStatements extension \(1\.3\.6\.1\.5\.5\.7\.1\.3\) is malformed: .*runs past the end/,
+        /qcStatements extension \(1\.3\.6\.1\.5\.5\.7\.1\.3\) is malformed: QCStatements: /,
       );
     });
 
@@ -168,7 +182,7 @@ describe('readCertificate', () => {
         ].join('\n'),
       });
       expect(() => readCertificate(readIn(dir, 'bad-psd2.pem'))).toThrow(
-        /PSD2QcType: expected tag 0x30, got 0x0c/,
+        /qcStatements extension \(1\.3\.6\.1\.5\.5\.7\.1\.3\) is malformed: PSD2QcType: /,
       );
     });
   });

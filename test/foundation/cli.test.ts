@@ -54,6 +54,39 @@ describe('npm run cli', () => {
     expect(unknown.stderr).toContain('usage: npm run cli -- <command>');
   });
 
+  it('refuses an unknown option, an option without its value and a stray argument, naming the command, with exit code 2', async () => {
+    const unknown = await cli('key:issue', 'demo', '--role', 'app', '--frob');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain(
+      'portico: key:issue: unknown option --frob (it takes --role, --label)',
+    );
+    expect(unknown.stderr).toContain('usage: npm run cli -- key:issue <tenant slug or id> --role');
+    const none = await cli('tenant:list', '--verbose');
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('tenant:list: unknown option --verbose (it takes no options)');
+
+    const noValue = await cli('tenant:create', 'acme', '--name');
+    expect(noValue.code).toBe(2);
+    expect(noValue.stderr).toContain('tenant:create: option --name needs a value');
+
+    const stray = await cli('tenant:create', 'acme', 'Acme', 'Budget');
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toContain('tenant:create: unexpected argument "Acme"');
+  });
+
+  it("takes --option=value as well as --option value, and shows one command's usage for --help", async () => {
+    const slug = uniqueSlug('cli-inline');
+    const created = await cli('tenant:create', slug, '--name=Inline name');
+    expect(created).toMatchObject({ code: 0 });
+    expect((await cli('tenant:list')).stdout).toMatch(new RegExp(`${slug}\\s+Inline name`));
+
+    const help = await cli('key:revoke', '--help');
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toBe(
+      'usage: npm run cli -- key:revoke <key id>\n      Revoke an API key; it stops working on the next request, on every replica\n',
+    );
+  });
+
   it('refuses an invalid tenant slug with the reason', async () => {
     const result = await cli('tenant:create', 'Bad Slug');
     expect(result.code).toBe(1);

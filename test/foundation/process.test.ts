@@ -3,7 +3,16 @@ import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, runProcess, startProcess } from '../support/processes.js';
+import {
+  freePort,
+  killProcessGroup,
+  portIsFree,
+  processGroupAlive,
+  runProcess,
+  startNpmScript,
+  startProcess,
+  type RunningProcess,
+} from '../support/processes.js';
 import { testDatabaseUrl } from '../support/test-gateway.js';
 
 const MAIN = 'dist/main.js';
@@ -110,5 +119,48 @@ describe('the gateway process', () => {
     const { code } = await gateway.exited;
     expect(code).toBe(0);
     expect(gateway.stdout()).toContain('shutdown complete');
+  });
+});
+
+describe('npm start', () => {
+  /** `npm start` on free ports, ready to answer; builds first only when a source changed since the last build. */
+  async function startGateway(): Promise<{ npm: RunningProcess; port: number }> {
+    const port = await freePort();
+    const npm = startNpmScript('start', {
+      PORT: String(port),
+      DATABASE_URL: testDatabaseUrl(),
+      PORTICO_MODE: 'sandbox',
+      ...FREE_SANDBOX_PORTS,
+    });
+    await npm.waitFor(/Portico is ready/, 120_000);
+    return { npm, port };
+  }
+
+  it('stops the gateway on SIGTERM to the npm process: the port is released and no process of it is left', async () => {
+    const { npm, port } = await startGateway();
+    try {
+      npm.child.kill('SIGTERM');
+      expect(await npm.exited).toEqual({ code: 0, signal: null });
+      expect(npm.stdout()).toContain('shutdown complete');
+      expect(processGroupAlive(npm.child.pid!)).toBe(false);
+      expect(await portIsFree(port)).toBe(true);
+    } finally {
+      killProcessGroup(npm.child.pid);
+    }
+  });
+
+  it('shuts down gracefully once when the whole group gets SIGINT, as from Ctrl-C in a terminal', async () => {
+    const { npm, port } = await startGateway();
+    try {
+      // The gateway gets the signal twice: directly, and forwarded by npm.
+      process.kill(-npm.child.pid!, 'SIGINT');
+      expect(await npm.exited).toEqual({ code: 0, signal: null });
+      expect(npm.stdout().match(/shutting down/g)).toHaveLength(1);
+      expect(npm.stdout()).toContain('shutdown complete');
+      expect(processGroupAlive(npm.child.pid!)).toBe(false);
+      expect(await portIsFree(port)).toBe(true);
+    } finally {
+      killProcessGroup(npm.child.pid);
+    }
   });
 });

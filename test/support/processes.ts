@@ -29,11 +29,60 @@ export function startProcess(
   args: string[],
   env: Record<string, string>,
 ): RunningProcess {
-  const child = spawn(process.execPath, [script, ...args], {
-    // Metrics on a free port unless a test says otherwise: 9464 may be taken by a parallel run.
-    env: { ...baseEnv(), METRICS_PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return watch(
+    spawn(process.execPath, [script, ...args], {
+      // Metrics on a free port unless a test says otherwise: 9464 may be taken by a parallel run.
+      env: { ...baseEnv(), METRICS_PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+}
+
+/**
+ * Runs an npm script (`npm start`) as a person would, as the leader of its own process group, so that
+ * a test can signal the whole group as a terminal does and see whether any process of it is left.
+ */
+export function startNpmScript(script: string, env: Record<string, string>): RunningProcess {
+  return watch(
+    spawn('npm', [script], {
+      env: { ...baseEnv(), METRICS_PORT: '0', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    }),
+  );
+}
+
+/** Whether any process is left in the group (of a child started by startNpmScript). */
+export function processGroupAlive(groupId: number): boolean {
+  try {
+    process.kill(-groupId, 0);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw error;
+  }
+}
+
+/** SIGKILL to every process of the group that is left; for `finally` blocks. */
+export function killProcessGroup(groupId: number | undefined): void {
+  if (groupId === undefined) return;
+  try {
+    process.kill(-groupId, 'SIGKILL');
+  } catch {
+    // nothing left
+  }
+}
+
+/** Whether a listener can be opened on the port, i.e. no process holds it. */
+export function portIsFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
   });
+}
+
+function watch(child: ChildProcess): RunningProcess {
   let out = '';
   let err = '';
   const waiters: { pattern: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];

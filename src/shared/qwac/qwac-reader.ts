@@ -1,19 +1,14 @@
 import { X509Certificate } from 'node:crypto';
+import { AsnParser } from '@peculiar/asn1-schema';
+import { Certificate, type Name } from '@peculiar/asn1-x509';
+import { id_pe_qcStatements, QCStatements } from '@peculiar/asn1-x509-qualified';
 import {
-  children,
-  DerError,
-  type DerNode,
-  DerTag,
-  contextTag,
-  expectTag,
-  parseDer,
-  readBoolean,
-  readOctetString,
-  readOid,
-  readString,
-  readTime,
-  required,
-} from './der.js';
+  id_etsi_psd2_qcStatement,
+  id_etsi_qcs_QcCompliance,
+  id_etsi_qcs_QcType,
+  Psd2QcType,
+  QcType,
+} from './etsi-qc-statements.js';
 
 /** PSD2 roles of a payment service provider (ETSI TS 119 495). */
 export type Psd2Role = 'PSP_AS' | 'PSP_PI' | 'PSP_AI' | 'PSP_IC';
@@ -49,10 +44,6 @@ export class CertificateError extends Error {
 const OID = {
   organizationIdentifier: '2.5.4.97',
   commonName: '2.5.4.3',
-  qcStatements: '1.3.6.1.5.5.7.1.3',
-  qcCompliance: '0.4.0.1862.1.1',
-  qcType: '0.4.0.1862.1.6',
-  psd2Statement: '0.4.0.19495.2',
 } as const;
 
 const ROLE_BY_OID: Record<string, Psd2Role> = {
@@ -69,6 +60,8 @@ const QC_TYPE_BY_OID: Record<string, string> = {
 };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** The identifier octet a DER certificate starts with. */
+const DER_SEQUENCE = 0x30;
 
 /** The first certificate of a PEM (or DER) input. */
 export function readCertificate(pem: string | Buffer, now: Date = new Date()): CertificateInfo {
@@ -88,7 +81,7 @@ export function parseCertificates(input: string | Buffer): X509Certificate[] {
   const text = typeof input === 'string' ? input : input.toString('latin1');
   const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g);
   if (!blocks) {
-    if (Buffer.isBuffer(input) && input[0] === DerTag.SEQUENCE)
+    if (Buffer.isBuffer(input) && input[0] === DER_SEQUENCE)
       return [toX509(input, 'the DER input')];
     const label = /-----BEGIN ([A-Z0-9 ]+)-----/.exec(text)?.[1];
     throw new CertificateError(
@@ -146,64 +139,40 @@ interface TbsParts {
   validFrom: Date;
   validTo: Date;
   /** The contents of the qcStatements extension's OCTET STRING, when present. */
-  qcStatements?: Buffer;
+  qcStatements?: ArrayBuffer;
 }
 
-/** Walks tbsCertificate (RFC 5280 §4.1) for what node does not expose. */
+/** What node does not expose of tbsCertificate (RFC 5280 §4.1): the subject's attributes, the extensions. */
 function readTbs(der: Buffer): TbsParts {
+  let tbs: Certificate['tbsCertificate'];
   try {
-    const [tbs] = children(expectTag(parseDer(der), DerTag.SEQUENCE, 'Certificate'));
-    const fields = children(expectTag(tbs, DerTag.SEQUENCE, 'tbsCertificate'));
-    const hasVersion = fields[0]?.tag === contextTag(0, true);
-    const [, , , validity, subject] = fields.slice(hasVersion ? 1 : 0);
-    const [notBefore, notAfter] = children(expectTag(validity, DerTag.SEQUENCE, 'validity'));
-    const extensions = fields.find((field) => field.tag === contextTag(3, true));
-    return {
-      subject: readNameAttributes(expectTag(subject, DerTag.SEQUENCE, 'subject')),
-      validFrom: readTime(required(notBefore, 'notBefore')),
-      validTo: readTime(required(notAfter, 'notAfter')),
-      qcStatements: extensions ? findExtension(extensions, OID.qcStatements) : undefined,
-    };
+    tbs = AsnParser.parse(der, Certificate).tbsCertificate;
   } catch (error) {
-    if (error instanceof DerError)
-      throw new CertificateError(`the certificate's DER is malformed: ${error.message}`);
-    throw error;
+    throw new CertificateError(`the certificate's DER is malformed: ${messageOf(error)}`);
   }
+  return {
+    subject: nameAttributes(tbs.subject),
+    validFrom: tbs.validity.notBefore.getTime(),
+    validTo: tbs.validity.notAfter.getTime(),
+    qcStatements: tbs.extensions?.find((extension) => extension.extnID === id_pe_qcStatements)
+      ?.extnValue.buffer,
+  };
 }
 
-/** The first value of each attribute type in a Name. */
-function readNameAttributes(name: DerNode): Map<string, string> {
+/** The first textual value of each attribute type in a Name. */
+function nameAttributes(name: Name): Map<string, string> {
   const attributes = new Map<string, string>();
-  for (const rdn of children(name)) {
-    for (const pair of children(expectTag(rdn, DerTag.SET, 'relative distinguished name'))) {
-      const [type, value] = children(expectTag(pair, DerTag.SEQUENCE, 'attribute'));
-      const oid = readOid(type);
-      if (!attributes.has(oid) && value && TEXT_TAGS.has(value.tag))
-        attributes.set(oid, readString(value));
-    }
+  for (const { type, value } of name.flat()) {
+    const text =
+      value.utf8String ??
+      value.printableString ??
+      value.ia5String ??
+      value.teletexString ??
+      value.bmpString ??
+      value.universalString;
+    if (text !== undefined && !attributes.has(type)) attributes.set(type, text);
   }
   return attributes;
-}
-
-const TEXT_TAGS = new Set<number>([
-  DerTag.UTF8String,
-  DerTag.PrintableString,
-  DerTag.IA5String,
-  DerTag.TeletexString,
-  DerTag.VisibleString,
-  DerTag.BMPString,
-]);
-
-function findExtension(explicitExtensions: DerNode, oid: string): Buffer | undefined {
-  const [list] = children(explicitExtensions);
-  for (const extension of children(expectTag(list, DerTag.SEQUENCE, 'extensions'))) {
-    const parts = children(expectTag(extension, DerTag.SEQUENCE, 'extension'));
-    if (readOid(required(parts[0], 'extnID')) !== oid) continue;
-    // critical BOOLEAN DEFAULT FALSE sits between the OID and the value when present.
-    if (parts.length === 3) readBoolean(parts[1]);
-    return readOctetString(parts[parts.length - 1]);
-  }
-  return undefined;
 }
 
 interface QcStatements {
@@ -214,53 +183,48 @@ interface QcStatements {
 }
 
 /** QCStatements (RFC 3739, ETSI EN 319 412-5) with the PSD2 statement of ETSI TS 119 495. */
-function readQcStatements(der: Buffer): QcStatements {
-  try {
-    const result: QcStatements = { qcCompliance: false, qcTypes: [], roles: [] };
-    for (const statement of children(expectTag(parseDer(der), DerTag.SEQUENCE, 'QCStatements'))) {
-      const [id, info, ...extra] = children(expectTag(statement, DerTag.SEQUENCE, 'QCStatement'));
-      if (extra.length > 0) throw new DerError('a QCStatement has more than two fields');
-      switch (readOid(expectTag(id, DerTag.OID, 'statementId'))) {
-        case OID.qcCompliance:
-          result.qcCompliance = true;
-          break;
-        case OID.qcType:
-          result.qcTypes = children(expectTag(info, DerTag.SEQUENCE, 'QcType')).map((type) => {
-            const oid = readOid(type);
-            return QC_TYPE_BY_OID[oid] ?? oid;
-          });
-          break;
-        case OID.psd2Statement:
-          Object.assign(result, readPsd2Statement(expectTag(info, DerTag.SEQUENCE, 'PSD2QcType')));
-          break;
-      }
+function readQcStatements(der: ArrayBuffer): QcStatements {
+  const result: QcStatements = { qcCompliance: false, qcTypes: [], roles: [] };
+  for (const { statementId, statementInfo } of parseQc(der, QCStatements, 'QCStatements')) {
+    switch (statementId) {
+      case id_etsi_qcs_QcCompliance:
+        result.qcCompliance = true;
+        break;
+      case id_etsi_qcs_QcType:
+        result.qcTypes = parseQc(statementInfo, QcType, 'QcType').map(
+          (oid) => QC_TYPE_BY_OID[oid] ?? oid,
+        );
+        break;
+      case id_etsi_psd2_qcStatement:
+        Object.assign(result, psd2Statement(parseQc(statementInfo, Psd2QcType, 'PSD2QcType')));
+        break;
     }
-    return result;
+  }
+  return result;
+}
+
+function psd2Statement(statement: Psd2QcType): Pick<QcStatements, 'roles' | 'competentAuthority'> {
+  const roles: Psd2Role[] = [];
+  for (const { roleOfPspOid, roleOfPspName } of statement.rolesOfPsp) {
+    // The OID is authoritative; the name is the fallback for an OID not known here.
+    const role = ROLE_BY_OID[roleOfPspOid] ?? PSD2_ROLES.find((known) => known === roleOfPspName);
+    if (role && !roles.includes(role)) roles.push(role);
+  }
+  return { roles, competentAuthority: { name: statement.nCAName, id: statement.nCAId } };
+}
+
+/** Parses one part of the qcStatements extension; `what` names it when it is malformed. */
+function parseQc<T>(der: ArrayBuffer | undefined, type: new () => T, what: string): T {
+  try {
+    if (!der) throw new Error('missing');
+    return AsnParser.parse(der, type);
   } catch (error) {
-    if (error instanceof DerError)
-      throw new CertificateError(
-        `the qcStatements extension (${OID.qcStatements}) is malformed: ${error.message}`,
-      );
-    throw error;
+    throw new CertificateError(
+      `the qcStatements extension (${id_pe_qcStatements}) is malformed: ${what}: ${messageOf(error)}`,
+    );
   }
 }
 
-function readPsd2Statement(statement: DerNode): Pick<QcStatements, 'roles' | 'competentAuthority'> {
-  const [rolesOfPsp, ncaName, ncaId, ...extra] = children(statement);
-  if (extra.length > 0) throw new DerError('PSD2QcType has more than three fields');
-  const roles: Psd2Role[] = [];
-  for (const roleOfPsp of children(expectTag(rolesOfPsp, DerTag.SEQUENCE, 'rolesOfPSP'))) {
-    const [oid, name] = children(expectTag(roleOfPsp, DerTag.SEQUENCE, 'RoleOfPSP'));
-    const roleName = readString(expectTag(name, DerTag.UTF8String, 'roleOfPspName'));
-    // The OID is authoritative; the name is the fallback for an OID not known here.
-    const role = ROLE_BY_OID[readOid(oid)] ?? PSD2_ROLES.find((known) => known === roleName);
-    if (role && !roles.includes(role)) roles.push(role);
-  }
-  return {
-    roles,
-    competentAuthority: {
-      name: readString(expectTag(ncaName, DerTag.UTF8String, 'nCAName')),
-      id: readString(expectTag(ncaId, DerTag.UTF8String, 'nCAId')),
-    },
-  };
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

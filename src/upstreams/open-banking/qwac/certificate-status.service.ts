@@ -61,7 +61,7 @@ export class CertificateStatusService implements OnModuleInit {
 
   check(now = new Date()): ClientCertificateCheck {
     const material = this.credentials.current(now.getTime());
-    return checkClientCertificate({
+    const result = checkClientCertificate({
       certPem: material.cert,
       keyPem: material.key,
       keyPassphrase: material.passphrase,
@@ -69,5 +69,8 @@ export class CertificateStatusService implements OnModuleInit {
       requiredRoles: this.config.openBankingServices.map((service) => ROLE_OF_SERVICE[service]),
       now,
     });
+    const reloadProblem = this.credentials.reloadProblem();
+    if (reloadProblem) result.warnings.push(reloadProblem);
+    return result;
   }
 }

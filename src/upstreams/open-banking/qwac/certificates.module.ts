@@ -1,6 +1,8 @@
 import { Global, Module } from '@nestjs/common';
+import type { Logger } from 'pino';
 import type { AppConfig } from '../../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../../platform/config/config.module.js';
+import { LOGGER } from '../../../platform/logging/logging.module.js';
 import { CertificateStatusService } from './certificate-status.service.js';
 import { ClientCredentials, upstreamTlsFiles } from './client-credentials.js';
 
@@ -10,8 +12,9 @@ import { ClientCredentials, upstreamTlsFiles } from './client-credentials.js';
   providers: [
     {
       provide: ClientCredentials,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => new ClientCredentials(upstreamTlsFiles(config)),
+      inject: [APP_CONFIG, LOGGER],
+      useFactory: (config: AppConfig, logger: Logger) =>
+        new ClientCredentials(upstreamTlsFiles(config), logger),
     },
     CertificateStatusService,
   ],

@@ -54,16 +54,30 @@ export interface TlsMaterial {
 
 const RECHECK_INTERVAL_MS = 1000;
 
+/** Where reloads are reported (the app's pino logger). */
+export interface CredentialsLogger {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
 /**
  * The client certificate, its key and the CA bundles, read from disk and read again when a file
  * changes (checked at most once a second), so that a renewed certificate needs no restart.
+ * Files that changed but cannot be used (half written, wrong passphrase, corrupt) are reported once
+ * and not read again until they change once more; the previous material stays in use meanwhile.
  */
 export class ClientCredentials {
   private material: TlsMaterial;
   private fingerprint: string;
+  private failedFingerprint?: string;
   private lastCheck = 0;
+  /** Why the files on disk were not taken, while the previous material stays in use. */
+  private problem?: string;
 
-  constructor(readonly files: TlsFiles) {
+  constructor(
+    readonly files: TlsFiles,
+    private readonly logger?: CredentialsLogger,
+  ) {
     this.fingerprint = this.statFingerprint();
     this.material = this.load(1);
   }
@@ -77,17 +91,32 @@ export class ClientCredentials {
     return this.material;
   }
 
-  /** Reloads when a file changed; returns whether it did. A half-written file keeps the old material. */
+  /** Set while the files on disk changed into something that cannot be used; cleared by the next good read. */
+  reloadProblem(): string | undefined {
+    return this.problem;
+  }
+
+  /** Reloads when a file changed; returns whether it did. Unusable files keep the old material. */
   reloadIfChanged(): boolean {
     const fingerprint = this.statFingerprint();
-    if (fingerprint === this.fingerprint) return false;
+    if (fingerprint === this.fingerprint || fingerprint === this.failedFingerprint) return false;
     try {
       this.material = this.load(this.material.version + 1);
-      this.fingerprint = fingerprint;
-      return true;
-    } catch {
+    } catch (error) {
+      this.failedFingerprint = fingerprint;
+      this.problem = `the client certificate files changed but cannot be used (${(error as Error).message}); the previous certificate stays in use`;
+      this.logger?.warn({ problem: this.problem }, 'client certificate not reloaded');
       return false;
     }
+    this.fingerprint = fingerprint;
+    this.failedFingerprint = undefined;
+    this.problem = undefined;
+    const { info, version } = this.material;
+    this.logger?.info(
+      { subject: info.subject, daysToExpiry: info.daysToExpiry, version },
+      'client certificate reloaded',
+    );
+    return true;
   }
 
   private statFingerprint(): string {

@@ -1,64 +1,71 @@
-import { execFileSync } from 'node:child_process';
-import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import forge from 'node-forge';
 import { CertificateError } from '../../../shared/qwac/qwac-reader.js';
 
-const CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g;
-const PRIVATE_KEY =
-  /-----BEGIN (?:RSA |EC |ENCRYPTED )?PRIVATE KEY-----[\s\S]+?-----END (?:RSA |EC |ENCRYPTED )?PRIVATE KEY-----\n?/;
-
-function exportPem(file: string, passphrase: string, legacy: boolean): string {
-  return execFileSync(
-    'openssl',
-    [
-      'pkcs12',
-      '-in',
-      file,
-      '-nodes',
-      '-passin',
-      'env:PORTICO_P12_PASSPHRASE',
-      ...(legacy ? ['-legacy'] : []),
-    ],
-    {
-      // The passphrase goes to openssl through its environment, never its command line; PATH lets it be found.
-      // eslint-disable-next-line no-restricted-properties -- only PATH is passed on
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PORTICO_P12_PASSPHRASE: passphrase },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      encoding: 'utf8',
-    },
-  );
-}
+/** forge's messages when the MAC or a decryption fails: the passphrase is wrong. */
+const WRONG_PASSPHRASE = /MAC could not be verified|wrong password|failed to decrypt/i;
 
 /**
  * A PKCS#12 file (.p12/.pfx) as PEM: the client certificate first, then its chain, and the private key.
- * Node cannot read PKCS#12 contents, so openssl does it (with its legacy provider for older files).
+ * Read in-process with node-forge, which handles both current files (PBES2 with AES, SHA-256 MAC)
+ * and legacy ones (3DES, RC2-40, SHA-1 MAC).
  */
 export function readPkcs12(file: string, passphrase = ''): { cert: Buffer; key: Buffer } {
-  let pem: string;
+  let der: Buffer;
   try {
-    pem = exportPem(file, passphrase, false);
-  } catch {
-    try {
-      pem = exportPem(file, passphrase, true);
-    } catch (error) {
-      const stderr = String((error as { stderr?: unknown }).stderr ?? '');
-      const reason = /mac verify|invalid password|bad decrypt/i.test(stderr)
-        ? 'wrong passphrase'
-        : stderr.split('\n')[0] || 'unreadable';
-      throw new CertificateError(`cannot read the PKCS#12 file ${file}: ${reason}`);
-    }
+    der = readFileSync(file);
+  } catch (error) {
+    throw new CertificateError(
+      `cannot read the PKCS#12 file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
-  const key = PRIVATE_KEY.exec(pem)?.[0];
-  const certificates = pem.match(CERTIFICATE) ?? [];
-  if (!key || certificates.length === 0)
+  let pfx: forge.pkcs12.Pkcs12Pfx;
+  try {
+    pfx = forge.pkcs12.pkcs12FromAsn1(forge.asn1.fromDer(der.toString('binary')), true, passphrase);
+  } catch (error) {
+    const message = (error as Error).message;
+    const reason = WRONG_PASSPHRASE.test(message)
+      ? 'wrong passphrase'
+      : `not a readable PKCS#12 file (${message})`;
+    throw new CertificateError(`cannot read the PKCS#12 file ${file}: ${reason}`);
+  }
+
+  const keys = bagsOf(pfx, forge.pki.oids.pkcs8ShroudedKeyBag, forge.pki.oids.keyBag).map(keyOf);
+  const certificates = bagsOf(pfx, forge.pki.oids.certBag).map(certificateOf);
+  if (keys.length === 0 || certificates.length === 0)
     throw new CertificateError(
       `the PKCS#12 file ${file} must hold a certificate and its private key`,
     );
-  const privateKey = createPrivateKey(key);
+  const [key] = keys;
   // The leaf is the certificate of the private key; the others are its chain.
   const ordered = [...certificates].sort(
-    (a, b) =>
-      Number(new X509Certificate(b).checkPrivateKey(privateKey)) -
-      Number(new X509Certificate(a).checkPrivateKey(privateKey)),
+    (a, b) => Number(b.checkPrivateKey(key)) - Number(a.checkPrivateKey(key)),
   );
-  return { cert: Buffer.from(ordered.join('')), key: Buffer.from(key) };
+  return {
+    cert: Buffer.from(ordered.map((certificate) => certificate.toString()).join('')),
+    key: Buffer.from(key.export({ type: 'pkcs8', format: 'pem' })),
+  };
+}
+
+function bagsOf(pfx: forge.pkcs12.Pkcs12Pfx, ...types: string[]): forge.pkcs12.Bag[] {
+  return types.flatMap((bagType) => pfx.getBags({ bagType })[bagType] ?? []);
+}
+
+/** forge decodes only RSA keys itself; any other kind is left as its PrivateKeyInfo. */
+function keyOf(bag: forge.pkcs12.Bag): KeyObject {
+  const info = bag.key
+    ? forge.pki.wrapRsaPrivateKey(forge.pki.privateKeyToAsn1(bag.key))
+    : (bag.asn1 as forge.asn1.Asn1);
+  return createPrivateKey({ key: derOf(info), format: 'der', type: 'pkcs8' });
+}
+
+/** Likewise forge decodes only RSA certificates; the others come as their ASN.1. */
+function certificateOf(bag: forge.pkcs12.Bag): X509Certificate {
+  const asn1 = bag.cert ? forge.pki.certificateToAsn1(bag.cert) : (bag.asn1 as forge.asn1.Asn1);
+  return new X509Certificate(derOf(asn1));
+}
+
+function derOf(asn1: forge.asn1.Asn1): Buffer {
+  return Buffer.from(forge.asn1.toDer(asn1).getBytes(), 'binary');
 }

@@ -1,0 +1,78 @@
+// `npm start` / `npm run sandbox`: build when a source is newer than the last build, then run the entry
+// point in this very process. npm runs a script through `sh -c` and passes SIGTERM and SIGINT to that
+// shell only, which does not pass them on; so the scripts say `exec node scripts/start.js …`, the shell
+// becomes this process, and the signal npm forwards reaches the running gateway.
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const entry = resolve(process.argv[2] ?? 'dist/main.js');
+const BUILD_INFO = 'dist/.tsbuildinfo';
+const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
+
+/** The newest modification time under a file or folder. */
+function newest(path) {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (!stat) return 0;
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return readdirSync(path).reduce((max, name) => Math.max(max, newest(join(path, name))), 0);
+}
+
+function needsBuild() {
+  if (!existsSync(entry) || !existsSync(BUILD_INFO)) return true;
+  // tsc rewrites its build info whenever it emits; a build that found nothing to do leaves it as it was.
+  return Math.max(...INPUTS.map(newest)) > statSync(BUILD_INFO).mtimeMs;
+}
+
+/** Runs tsc as `npm run build` does; a signal meanwhile stops it and this process. */
+function build() {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const child = spawn(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  const stop = (signal) => child.kill(signal);
+  process.on('SIGTERM', stop).on('SIGINT', stop);
+  return new Promise((done, fail) => {
+    child.once('error', fail);
+    child.once('exit', (code, signal) => {
+      process.off('SIGTERM', stop).off('SIGINT', stop);
+      if (code === 0) done();
+      else
+        fail(
+          new Error(
+            signal ? `the build was stopped (${signal})` : `the build failed (tsc exited ${code})`,
+          ),
+        );
+    });
+  });
+}
+
+try {
+  if (needsBuild()) await build();
+} catch (error) {
+  process.stderr.write(`portico: ${error.message}\n`);
+  process.exit(1);
+}
+
+/**
+ * A signal sent to the whole process group (Ctrl-C in a terminal, systemd, docker) reaches this process
+ * twice: directly, and again as npm forwards it. The entry point stops on the first, by its own `once`
+ * handler; the copy that follows must not kill it halfway through. A signal while the entry point has no
+ * handler yet, or one that comes later (Ctrl-C pressed again), does what it would do without this guard.
+ */
+const ECHO_MS = 1000;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  let handledAt = -Infinity;
+  const guard = () => {
+    if (process.listenerCount(signal) > 1) {
+      handledAt = Date.now();
+      return;
+    }
+    if (Date.now() - handledAt < ECHO_MS) return;
+    process.removeListener(signal, guard);
+    process.kill(process.pid, signal);
+  };
+  process.on(signal, guard);
+}
+
+await import(pathToFileURL(entry).href);
