@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
-import { facade } from '../support/facade.js';
+import { porticoClient } from '../support/inject-fetch.js';
 import { freePort } from '../support/processes.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
@@ -37,11 +37,7 @@ describe('upstream failures become 502 and 504 problems', () => {
     startTestGateway({ UPSTREAM_OB_BASE_URL: url, UPSTREAM_HEADERS_TIMEOUT_MS: '300' });
   const brandsVia = async (gateway: TestGateway) => {
     const { key } = await gateway.newTenantWithKey('app');
-    return facade(gateway, key).get<{
-      status: number;
-      type: string;
-      upstream: Record<string, unknown>;
-    }>('/v1/brands?refresh=true');
+    return porticoClient(gateway, key).GET('/v1/brands', { params: { query: { refresh: true } } });
   };
 
   it('retries a read on 5xx a bounded number of times, then answers 502 with the upstream status', async () => {
@@ -50,9 +46,9 @@ describe('upstream failures become 502 and 504 problems', () => {
     );
     try {
       const before = failingHits;
-      const response = await brandsVia(gateway);
+      const { response, error } = await brandsVia(gateway);
       expect(response.status).toBe(502);
-      expect(response.body).toMatchObject({
+      expect(error).toMatchObject({
         type: 'urn:portico:problem:upstream-failed',
         upstream: { status: 503 },
       });
@@ -67,9 +63,9 @@ describe('upstream failures become 502 and 504 problems', () => {
       `https://localhost:${(silent.address() as { port: number }).port}`,
     );
     try {
-      const response = await brandsVia(gateway);
+      const { response, error } = await brandsVia(gateway);
       expect(response.status).toBe(504);
-      expect(response.body).toMatchObject({
+      expect(error).toMatchObject({
         type: 'urn:portico:problem:upstream-timeout',
         upstream: { failure: 'timeout' },
       });
@@ -81,9 +77,9 @@ describe('upstream failures become 502 and 504 problems', () => {
   it('answers 502 when the provider cannot be reached', async () => {
     const gateway = await gatewayTo(`https://localhost:${await freePort()}`);
     try {
-      const response = await brandsVia(gateway);
+      const { response, error } = await brandsVia(gateway);
       expect(response.status).toBe(502);
-      expect(response.body).toMatchObject({ upstream: { failure: 'refused' } });
+      expect(error).toMatchObject({ upstream: { failure: 'refused' } });
     } finally {
       await gateway.close();
     }
@@ -96,12 +92,14 @@ describe('upstream failures become 502 and 504 problems', () => {
     try {
       const { key, tenantId } = await gateway.newTenantWithKey('app');
       const before = failingHits;
-      const response = await facade(gateway, key).post('/v1/consents', {
-        brandId: 'danube-bank',
-        access: { accounts: [] },
-        recurringIndicator: false,
-        validUntil: '2030-01-01',
-        redirectUri: 'https://app.example/r',
+      const { response } = await porticoClient(gateway, key).POST('/v1/consents', {
+        body: {
+          brandId: 'danube-bank',
+          access: { accounts: [] },
+          recurringIndicator: false,
+          validUntil: '2030-01-01',
+          redirectUri: 'https://app.example/r',
+        },
       });
       expect(response.status).toBe(502);
       expect(failingHits - before).toBe(1);
