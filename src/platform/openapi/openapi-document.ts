@@ -3,6 +3,7 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import { API_KEY_SCHEME } from '../../access/auth/auth.decorator.js';
 import { RATE_LIMIT_HEADERS } from '../../access/auth/rate-limit.service.js';
 import { Problem } from '../errors/problem.js';
+import { documentProblemExamples } from './problem-examples.js';
 import { usedPsd2Schemas } from './upstream-schema.decorator.js';
 
 export const DOCS_PATH = 'docs';
@@ -115,6 +116,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     ...document.components,
     schemas: { ...document.components?.schemas, ...(usedPsd2Schemas() as Record<string, never>) },
   };
+  documentProblemExamples(document);
   // Relative: Swagger UI and clients use the address they loaded the spec from.
   const server = {
     url: '/',
