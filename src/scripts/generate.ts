@@ -1,13 +1,22 @@
-// `npm run generate`: TypeScript types for every upstream contract in openapi/ (openapi-typescript),
-// written to src/generated/. `npm run generate:check` fails when a committed file is stale.
+// `npm run generate`: TypeScript types (openapi-typescript) for every spec in openapi/, written to src/generated/:
+// the upstream contracts the gateway calls, and the facade's own spec for the typed client (src/client/).
+// `npm run generate:check` fails when a committed file is stale.
+//
+// Order: openapi/gateway.json is itself generated from the code (`npm run openapi`), so `npm run generate`
+// writes it first and then the types; `generate:check` checks both links of that chain (code → gateway.json,
+// spec → types), each against the committed files.
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-/** Upstream contracts (the provider's APIs); the facade's own spec, gateway.json, is generated from code instead. */
-const UPSTREAM_SPECS = [{ spec: 'openapi/upstream/psd2.yaml', output: 'src/generated/psd2.ts' }];
+const SPECS = [
+  /** The provider's open-banking API, as the gateway's upstream client sees it. */
+  { spec: 'openapi/upstream/psd2.yaml', output: 'src/generated/psd2.ts' },
+  /** Portico's facade, for apps (and the tests) through src/client/portico-client.ts. */
+  { spec: 'openapi/gateway.json', output: 'src/generated/gateway.ts' },
+];
 
 async function render(spec: string): Promise<string> {
   const ast = await openapiTS(pathToFileURL(join(ROOT, spec)), {
@@ -20,7 +29,7 @@ async function render(spec: string): Promise<string> {
 async function main(): Promise<void> {
   const check = process.argv.includes('--check');
   let stale = 0;
-  for (const { spec, output } of UPSTREAM_SPECS) {
+  for (const { spec, output } of SPECS) {
     const generated = await render(spec);
     const file = join(ROOT, output);
     if (check) {

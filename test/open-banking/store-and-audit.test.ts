@@ -2,18 +2,20 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { approvedConsent } from '../support/consent-flow.js';
 import { callOperation } from '../support/sandbox-api.js';
-import { consentRequest, domesticPayment, facade } from '../support/facade.js';
+import type { PorticoClient } from '../../src/client/portico-client.js';
+import { consentRequest, domesticPayment } from '../support/fixtures.js';
+import { porticoClient } from '../support/inject-fetch.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';
 
 describe('the consent store, idempotency, reconciliation and the audit trail', () => {
   let gateway: TestGateway;
   let tenant: { key: string; tenantId: string };
-  let api: ReturnType<typeof facade>;
+  let api: PorticoClient;
   beforeAll(async () => {
     gateway = await startTestGateway();
     tenant = await gateway.newTenantWithKey('app');
-    api = facade(gateway, tenant.key);
+    api = porticoClient(gateway, tenant.key);
   });
   afterAll(() => gateway.close());
 
@@ -27,67 +29,62 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
         )
       )[0].count as number;
     const before = await countRows();
-    const first = await api.post<{ consentId: string }>('/v1/consents', consentRequest(), {
-      'idempotency-key': key,
-    });
-    const again = await api.post<{ consentId: string }>('/v1/consents', consentRequest(), {
-      'idempotency-key': key,
-    });
-    expect(first.status).toBe(201);
-    expect(again.status).toBe(201);
-    expect(again.body.consentId).toBe(first.body.consentId);
-    expect(again.headers['idempotent-replayed']).toBe('true');
+    const withKey = { header: { 'Idempotency-Key': key } };
+    const first = await api.POST('/v1/consents', { params: withKey, body: consentRequest() });
+    const again = await api.POST('/v1/consents', { params: withKey, body: consentRequest() });
+    expect(first.response.status).toBe(201);
+    expect(again.response.status).toBe(201);
+    expect(again.data!.consentId).toBe(first.data!.consentId);
+    expect(again.response.headers.get('idempotent-replayed')).toBe('true');
     expect(await countRows()).toBe(before + 1);
-    const other = await api.post('/v1/consents', consentRequest({ psuReference: 'someone-else' }), {
-      'idempotency-key': key,
+    const other = await api.POST('/v1/consents', {
+      params: withKey,
+      body: consentRequest({ psuReference: 'someone-else' }),
     });
-    expect(other.status).toBe(422);
+    expect(other.response.status).toBe(422);
   });
 
   it('answers 409 while the first request with a key is still running', async () => {
     const key = randomUUID();
-    const [a, b] = await Promise.all([
-      api.post('/v1/payments', domesticPayment(), { 'idempotency-key': key }),
-      api.post('/v1/payments', domesticPayment(), { 'idempotency-key': key }),
-    ]);
-    expect([a.status, b.status].sort((x, y) => x - y)).toEqual([201, 409]);
+    const pay = () =>
+      api.POST('/v1/payments', {
+        params: { header: { 'Idempotency-Key': key } },
+        body: domesticPayment(),
+      });
+    const [a, b] = await Promise.all([pay(), pay()]);
+    expect([a.response.status, b.response.status].sort((x, y) => x - y)).toEqual([201, 409]);
   });
 
   it('keeps the status history of a consent, and the audit view shows it with every access', async () => {
     const { consentId, accountId } = await approvedConsent(gateway, tenant.key);
-    await api.get('/v1/accounts', { 'consent-id': consentId, 'psu-ip-address': '192.0.2.1' });
-    await api.get(`/v1/accounts/${accountId}/balances`, { 'consent-id': consentId });
-    await api.get('/v1/accounts/not-covered/balances', { 'consent-id': consentId });
-    expect((await api.delete(`/v1/consents/${consentId}`)).status).toBe(204);
+    const header = { 'Consent-ID': consentId };
+    await api.GET('/v1/accounts', {
+      params: { header: { ...header, 'PSU-IP-Address': '192.0.2.1' } },
+    });
+    await api.GET('/v1/accounts/{accountId}/balances', { params: { header, path: { accountId } } });
+    await api.GET('/v1/accounts/{accountId}/balances', {
+      params: { header, path: { accountId: 'not-covered' } },
+    });
+    const path = { params: { path: { consentId } } };
+    expect((await api.DELETE('/v1/consents/{consentId}', path)).response.status).toBe(204);
 
-    const app = await api.get(`/v1/audit/consents/${consentId}`);
-    expect(app.status).toBe(403);
-    const auditor = facade(gateway, (await gateway.newTenantWithKey('auditor')).key);
-    const detail = await auditor.get<{
-      tenantId: string;
-      status: string;
-      psuReference: string;
-      history: { from: string | null; to: string; cause: string }[];
-      accessLog: {
-        operation: string;
-        psuPresent: boolean;
-        upstreamStatus: number | null;
-        outcome: string;
-      }[];
-    }>(`/v1/audit/consents/${consentId}`);
-    expect(detail.status).toBe(200);
-    expect(detail.body).toMatchObject({
+    const app = await api.GET('/v1/audit/consents/{consentId}', path);
+    expect(app.response.status).toBe(403);
+    const auditor = porticoClient(gateway, (await gateway.newTenantWithKey('auditor')).key);
+    const detail = await auditor.GET('/v1/audit/consents/{consentId}', path);
+    expect(detail.response.status).toBe(200);
+    expect(detail.data).toMatchObject({
       tenantId: tenant.tenantId,
       status: 'terminatedByTpp',
       psuReference: 'customer-4711',
     });
-    expect(detail.body.history.map((h) => `${h.from}->${h.to}:${h.cause}`)).toEqual([
+    expect(detail.data!.history.map((h) => `${h.from}->${h.to}:${h.cause}`)).toEqual([
       'null->creating:created',
       'creating->received:upstream-created',
       'received->valid:sca-callback',
       'valid->terminatedByTpp:deleted-by-app',
     ]);
-    const accesses = [...detail.body.accessLog].reverse();
+    const accesses = [...detail.data!.accessLog].reverse();
     expect(accesses.map((a) => [a.operation, a.psuPresent, a.upstreamStatus, a.outcome])).toEqual(
       expect.arrayContaining([
         ['listAccounts', true, 200, 'ok'],
@@ -96,14 +93,14 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
       ]),
     );
 
-    const page = await auditor.get<{ items: { consentId: string }[]; total: number }>(
-      `/v1/audit/consents?tenantId=${tenant.tenantId}&status=terminatedByTpp&pageSize=5`,
-    );
-    expect(page.body.items.map((i) => i.consentId)).toContain(consentId);
-    const none = await auditor.get<{ total: number }>(
-      `/v1/audit/consents?tenantId=${tenant.tenantId}&brandId=vistula-bank`,
-    );
-    expect(none.body.total).toBe(0);
+    const page = await auditor.GET('/v1/audit/consents', {
+      params: { query: { tenantId: tenant.tenantId, status: 'terminatedByTpp', pageSize: 5 } },
+    });
+    expect(page.data!.items.map((i) => i.consentId)).toContain(consentId);
+    const none = await auditor.GET('/v1/audit/consents', {
+      params: { query: { tenantId: tenant.tenantId, brandId: 'vistula-bank' } },
+    });
+    expect(none.data!.total).toBe(0);
   });
 
   it('refuses to change or delete the history: it is append-only in the database', async () => {

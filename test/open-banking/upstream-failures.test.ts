@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { Metrics } from '../../src/platform/metrics/metrics.service.js';
-import { facade } from '../support/facade.js';
+import { porticoClient } from '../support/inject-fetch.js';
 import { freePort } from '../support/processes.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
@@ -44,11 +44,7 @@ describe('upstream failures become 502 and 504 problems', () => {
     startTestGateway({ UPSTREAM_OB_BASE_URL: url, UPSTREAM_HEADERS_TIMEOUT_MS: '300' });
   const brandsVia = async (gateway: TestGateway) => {
     const { key } = await gateway.newTenantWithKey('app');
-    return facade(gateway, key).get<{
-      status: number;
-      type: string;
-      upstream: Record<string, unknown>;
-    }>('/v1/brands?refresh=true');
+    return porticoClient(gateway, key).GET('/v1/brands', { params: { query: { refresh: true } } });
   };
 
   it('retries a read on 5xx a bounded number of times, then answers 502 with the upstream status', async () => {
@@ -57,9 +53,9 @@ describe('upstream failures become 502 and 504 problems', () => {
     );
     try {
       const before = failingHits;
-      const response = await brandsVia(gateway);
+      const { response, error } = await brandsVia(gateway);
       expect(response.status).toBe(502);
-      expect(response.body).toMatchObject({
+      expect(error).toMatchObject({
         type: 'urn:portico:problem:upstream-failed',
         upstream: { status: 503 },
       });
@@ -74,9 +70,9 @@ describe('upstream failures become 502 and 504 problems', () => {
       `https://localhost:${(silent.address() as { port: number }).port}`,
     );
     try {
-      const response = await brandsVia(gateway);
+      const { response, error } = await brandsVia(gateway);
       expect(response.status).toBe(504);
-      expect(response.body).toMatchObject({
+      expect(error).toMatchObject({
         type: 'urn:portico:problem:upstream-timeout',
         upstream: { failure: 'timeout' },
       });
@@ -88,27 +84,29 @@ describe('upstream failures become 502 and 504 problems', () => {
   it('answers 502 when the provider cannot be reached', async () => {
     const gateway = await gatewayTo(`https://localhost:${await freePort()}`);
     try {
-      const response = await brandsVia(gateway);
+      const { response, error } = await brandsVia(gateway);
       expect(response.status).toBe(502);
-      expect(response.body).toMatchObject({ upstream: { failure: 'refused' } });
+      expect(error).toMatchObject({ upstream: { failure: 'refused' } });
     } finally {
       await gateway.close();
     }
   });
 
-  it('never retries a write: a consent creation the provider fails is tried once and marked failed', async () => {
+  it('never retries a write: a consent creation the provider fails is tried once and kept in doubt', async () => {
     const gateway = await gatewayTo(
       `https://localhost:${(failing.address() as { port: number }).port}`,
     );
     try {
       const { key, tenantId } = await gateway.newTenantWithKey('app');
       const before = failingHits;
-      const response = await facade(gateway, key).post('/v1/consents', {
-        brandId: 'danube-bank',
-        access: { accounts: [] },
-        recurringIndicator: false,
-        validUntil: '2030-01-01',
-        redirectUri: 'https://app.example/r',
+      const { response } = await porticoClient(gateway, key).POST('/v1/consents', {
+        body: {
+          brandId: 'danube-bank',
+          access: { accounts: [] },
+          recurringIndicator: false,
+          validUntil: '2030-01-01',
+          redirectUri: 'https://app.example/r',
+        },
       });
       expect(response.status).toBe(502);
       expect(failingHits - before).toBe(1);
@@ -116,20 +114,20 @@ describe('upstream failures become 502 and 504 problems', () => {
         `SELECT status FROM consents WHERE tenant_id = $1`,
         [tenantId],
       );
-      expect(row.status).toBe('failed');
+      // A 5xx to a write says nothing about whether the bank acted: in doubt, never failed.
+      expect(row.status).toBe('unknown');
     } finally {
       await gateway.close();
     }
   });
-
   it('answers 502 and logs the mismatch when the provider answers something that breaks its contract', async () => {
     const gateway = await gatewayTo(
       `https://localhost:${(lying.address() as { port: number }).port}`,
     );
     try {
-      const response = await brandsVia(gateway);
+      const { response, error } = await brandsVia(gateway);
       expect(response.status).toBe(502);
-      expect(response.body).toMatchObject({
+      expect(error).toMatchObject({
         type: 'urn:portico:problem:upstream-failed',
         upstream: { failure: 'bad-response' },
       });
@@ -154,14 +152,15 @@ describe('upstream failures become 502 and 504 problems', () => {
     });
     try {
       const { key } = await gateway.newTenantWithKey('app');
-      const brands = () => facade(gateway, key).get('/v1/brands?refresh=true');
+      const brands = () =>
+        porticoClient(gateway, key).GET('/v1/brands', { params: { query: { refresh: true } } });
       const before = failingHits;
-      expect((await brands()).status).toBe(502);
-      expect((await brands()).status).toBe(502);
+      expect((await brands()).response.status).toBe(502);
+      expect((await brands()).response.status).toBe(502);
       const refused = await brands();
-      expect(refused.status).toBe(503);
-      expect(refused.body).toMatchObject({ upstream: { failure: 'circuit-open' } });
-      expect(refused.headers['retry-after']).toBeDefined();
+      expect(refused.response.status).toBe(503);
+      expect(refused.error).toMatchObject({ upstream: { failure: 'circuit-open' } });
+      expect(refused.response.headers.get('retry-after')).not.toBeNull();
       expect(failingHits - before).toBe(2);
       const metrics = await gateway.app.get(Metrics).registry.metrics();
       expect(metrics).toMatch(
@@ -179,7 +178,7 @@ describe('upstream failures become 502 and 504 problems', () => {
       UPSTREAM_DEADLINE_MS: '700',
     });
     try {
-      const response = await brandsVia(gateway);
+      const { response } = await brandsVia(gateway);
       expect(response.status).toBe(504);
       const line = gateway.logs.find((l) => l.includes('"path":"/v1/brands"'));
       expect(JSON.parse(line as string).durationMs).toBeLessThan(5000);

@@ -1,5 +1,7 @@
+import type { components } from '../../src/client/portico-client.js';
 import { completeSca } from './sca.js';
-import { ALICE, consentRequest, facade } from './facade.js';
+import { ALICE, consentRequest } from './fixtures.js';
+import { porticoClient } from './inject-fetch.js';
 import type { TestGateway } from './test-gateway.js';
 
 /**
@@ -9,16 +11,16 @@ import type { TestGateway } from './test-gateway.js';
 export async function approvedConsent(
   gateway: TestGateway,
   key: string,
-  overrides: Record<string, unknown> = {},
+  overrides: Partial<components['schemas']['CreateConsentRequest']> = {},
 ): Promise<{ consentId: string; accountId: string }> {
-  const api = facade(gateway, key);
-  const created = await api.post<{ consentId: string; _links: { scaRedirect: string } }>(
-    '/v1/consents',
-    consentRequest(overrides),
-  );
-  if (created.status !== 201)
-    throw new Error(`consent creation answered ${created.status}: ${JSON.stringify(created.body)}`);
-  const callback = await completeSca(created.body._links.scaRedirect, {
+  const api = porticoClient(gateway, key);
+  const created = await api.POST('/v1/consents', { body: consentRequest(overrides) });
+  if (!created.data)
+    throw new Error(
+      `consent creation answered ${created.response.status}: ${JSON.stringify(created.error)}`,
+    );
+  const { consentId } = created.data;
+  const callback = await completeSca(created.data._links.scaRedirect!, {
     ...ALICE,
     decision: 'approve',
   });
@@ -26,8 +28,6 @@ export async function approvedConsent(
   const back = await gateway.app.inject({ method: 'GET', url: `${url.pathname}${url.search}` });
   if (back.statusCode !== 303)
     throw new Error(`callback answered ${back.statusCode}: ${back.body}`);
-  const consent = await api.get<{ accounts: { resourceId: string }[] }>(
-    `/v1/consents/${created.body.consentId}`,
-  );
-  return { consentId: created.body.consentId, accountId: consent.body.accounts[0]?.resourceId };
+  const consent = await api.GET('/v1/consents/{consentId}', { params: { path: { consentId } } });
+  return { consentId, accountId: consent.data!.accounts[0]?.resourceId };
 }

@@ -6,7 +6,11 @@ const problemContent = {
   [PROBLEM_CONTENT_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } },
 };
 
-/** Documents problem+json answers with the given statuses. */
+/**
+ * Documents problem+json answers with the given statuses. Describe the cause: the spec builder writes each
+ * response's example from its status and this description (src/platform/openapi/problem-examples.ts), so
+ * name the Berlin Group code (CONSENT_UNKNOWN) when the answer carries one.
+ */
 export function ApiProblems(responses: Record<number, string>): MethodDecorator & ClassDecorator {
   return applyDecorators(
     ApiExtraModels(Problem),

@@ -3,6 +3,7 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import { API_KEY_SCHEME } from '../../access/auth/auth.decorator.js';
 import { RATE_LIMIT_HEADERS } from '../../access/auth/rate-limit.service.js';
 import { Problem } from '../errors/problem.js';
+import { documentProblemExamples } from './problem-examples.js';
 import type { UpstreamSchemas } from './upstream-schema.decorator.js';
 
 export const DOCS_PATH = 'docs';
@@ -119,6 +120,7 @@ export function buildOpenApiDocument(
     ...document.components,
     schemas: { ...document.components?.schemas, ...(upstreamSchemas as Record<string, never>) },
   };
+  documentProblemExamples(document);
   // Relative: Swagger UI and clients use the address they loaded the spec from.
   const server = {
     url: '/',
