@@ -5,9 +5,14 @@ import { ScaSubjectColumns } from '../sca-sessions/sca-subject.columns.js';
 export const CONSENT_KINDS = ['ais', 'cof'] as const;
 export type ConsentKind = (typeof CONSENT_KINDS)[number];
 
-/** Portico's own states before the bank has one: `creating` (row written, upstream call not confirmed) and `failed`. */
+/**
+ * Portico's own states before the bank has one: `creating` (row written, bank not yet answered),
+ * `unknown` (the creation may have reached the bank but its answer was lost: settled by the resolver)
+ * and `failed` (the bank certainly has no such consent).
+ */
 export const CONSENT_STATUSES = [
   'creating',
+  'unknown',
   'failed',
   'received',
   'rejected',

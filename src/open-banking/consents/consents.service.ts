@@ -21,6 +21,8 @@ import {
 import type { CreateCofConsentRequest, CreateConsentRequest } from './dto/consent.dto.js';
 import { StatusHistoryService } from '../../audit/trail/status-history.service.js';
 import { isUuid } from '../../shared/uuid.js';
+import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
+import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
 
 const FINAL: readonly ConsentStatus[] = [
   'failed',
@@ -30,6 +32,12 @@ const FINAL: readonly ConsentStatus[] = [
   'terminatedByTpp',
 ];
 const todayUtc = () => new Date().toISOString().slice(0, 10);
+
+/** Where the app reads a consent. */
+export const consentPath = (consent: Pick<Consent, 'id' | 'kind'>) =>
+  consent.kind === 'ais'
+    ? `/v1/consents/${consent.id}`
+    : `/v1/funds-confirmation-consents/${consent.id}`;
 
 export const consentProblem = (status: number, code: string, detail: string) =>
   new ProblemException({
@@ -299,6 +307,7 @@ export class ConsentsService {
         manager,
       );
     });
+    await bindIdempotentResource(consentPath(consent));
     return this.consents.findOneOrFail({ where: { id: consent.id } });
   }
 
@@ -322,9 +331,18 @@ export class ConsentsService {
       }
       return answer;
     } catch (error) {
-      if (consent.status === 'creating')
-        await this.transition(consent, 'failed', 'upstream-unconfirmed');
-      throw error;
+      if (consent.status !== 'creating') throw error;
+      if (!outcomeUnknown(error)) {
+        await this.transition(consent, 'failed', 'upstream-not-sent');
+        throw error;
+      }
+      // It may exist at the bank: in doubt until the resolver settles it, never failed.
+      await this.transition(consent, 'unknown', 'upstream-outcome-unknown');
+      throw inDoubtProblem(error as ProblemException, {
+        consentId: consent.id,
+        consentStatus: consent.status,
+        resource: consentPath(consent),
+      });
     }
   }
 

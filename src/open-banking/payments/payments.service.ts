@@ -12,7 +12,12 @@ import { StatusHistoryService } from '../../audit/trail/status-history.service.j
 import { psd2Contract } from '../../upstreams/open-banking/psd2-schemas.js';
 import { ScaSessionsService } from '../sca-sessions/sca-sessions.service.js';
 import { newScaSubject } from '../sca-sessions/sca-subject.columns.js';
-import type { UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
+import {
+  inDoubtProblem,
+  outcomeUnknown,
+  type UpstreamAnswer,
+} from '../../upstreams/http/upstream-caller.js';
+import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
 import { canonicalPaymentProduct, type CreatePaymentRequest } from './dto/payment.dto.js';
 import { Payment } from './payment.entity.js';
 
@@ -59,6 +64,7 @@ export class PaymentsService {
       await manager.insert(Payment, payment as never);
       await this.history.append(this.subject(payment), null, 'creating', 'created', manager);
     });
+    await bindIdempotentResource(`/v1/payments/${payment.id}`);
     const callback = await this.sca.open(this.subject(payment));
     const started = performance.now();
     let answer: UpstreamAnswer<unknown>;
@@ -77,15 +83,25 @@ export class PaymentsService {
         }),
       );
     } catch (error) {
-      await this.transition(payment, 'failed', 'upstream-unconfirmed');
+      const unknown = outcomeUnknown(error);
       await this.log(
         payment,
         'initiatePayment',
         null,
-        `failed:${(error as ProblemException).init?.status ?? 'error'}`,
+        `${unknown ? 'unknown' : 'failed'}:${(error as ProblemException).init?.status ?? 'error'}`,
         started,
       );
-      throw error;
+      if (!unknown) {
+        await this.transition(payment, 'failed', 'upstream-not-sent');
+        throw error;
+      }
+      // It may exist at the bank: in doubt until the resolver settles it, never failed.
+      await this.transition(payment, 'unknown', 'upstream-outcome-unknown');
+      throw inDoubtProblem(error as ProblemException, {
+        paymentId: payment.id,
+        paymentStatus: payment.status,
+        resource: `/v1/payments/${payment.id}`,
+      });
     }
     await this.log(
       payment,

@@ -12,6 +12,7 @@ export const IDEMPOTENCY_PROBLEM_TYPES = {
   inProgress: 'urn:portico:problem:idempotency-in-progress',
   keyReused: 'urn:portico:problem:idempotency-key-reused',
   unavailable: 'urn:portico:problem:idempotency-unavailable',
+  outcomeUnknown: 'urn:portico:problem:outcome-unknown',
 } as const;
 
 /** The key, undefined when the header is absent; a malformed key is refused rather than ignored. */
@@ -59,4 +60,14 @@ export const storeUnavailableProblem = (): ProblemException =>
     title: 'Service Unavailable',
     detail: `The ${IDEMPOTENCY_KEY_HEADER} store cannot be reached, so the request was not processed; retry with the same key`,
     headers: { 'Retry-After': '1' },
+  });
+
+/** A repeat of a request that wrote its resource and then ended without an answer (a crash). */
+export const boundProblem = (resource: string): ProblemException =>
+  new ProblemException({
+    status: 409,
+    type: IDEMPOTENCY_PROBLEM_TYPES.outcomeUnknown,
+    title: 'Outcome unknown',
+    detail: `The first request with this ${IDEMPOTENCY_KEY_HEADER} created ${resource} and ended before its outcome was known; it is not run again. GET ${resource} for its status, which Portico settles with the provider.`,
+    extensions: { outcome: 'unknown', resource },
   });

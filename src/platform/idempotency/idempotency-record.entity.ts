@@ -36,6 +36,13 @@ export class IdempotencyRecord {
   @Column({ name: 'response_headers', type: 'jsonb', nullable: true })
   responseHeaders: Record<string, string> | null;
 
+  /**
+   * The resource the request wrote before calling the provider (`/v1/payments/{id}`): once set, the key
+   * is bound to it and is never run again, even after a crash; repeats learn where to look instead.
+   */
+  @Column({ type: 'varchar', length: 200, nullable: true })
+  resource: string | null;
+
   /** When the current attempt claimed the key: also its lease (an old `in_progress` is abandoned). */
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

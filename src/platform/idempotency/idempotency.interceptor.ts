@@ -12,11 +12,13 @@ import type { AuthenticatedRequest } from '../../access/auth/api-key.guard.js';
 import { ProblemException, type ProblemInit } from '../errors/problem.js';
 import { toProblem } from '../errors/to-problem.js';
 import { LOGGER } from '../logging/logging.module.js';
+import { requestContext } from '../logging/request-context.js';
 import { requestFingerprint } from './fingerprint.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_REPLAYED_HEADER,
   inProgressProblem,
+  boundProblem,
   keyReusedProblem,
   readIdempotencyKey,
   storeUnavailableProblem,
@@ -86,7 +88,9 @@ function replayedProblem(response: StoredResponse): ProblemException {
 /**
  * Makes a POST safe to retry with `Idempotency-Key` (apply it with @Idempotent()). The first request with a
  * key claims it and runs; its answer (success or a 4xx problem) is stored and replayed to repeats of the same
- * request for 24 hours. A 5xx or unexpected failure forgets the key, so the client may retry it. If the store
+ * request for 24 hours. Once the request has written its resource (bindIdempotentResource) the key is bound
+ * to it: a 5xx is stored and replayed too, and a crash leaves the key pointing at the resource. A 5xx before
+ * that forgets the key, so the client may retry it. If the store
  * cannot be reached the handler does not run (503): running it unprotected could do the operation twice.
  */
 @Injectable()
@@ -134,6 +138,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
     if (claim.outcome === 'mismatch') throw keyReusedProblem(claim.route, route);
     if (claim.outcome === 'in-progress') throw inProgressProblem();
+    if (claim.outcome === 'bound') throw boundProblem(claim.resource);
     if (claim.outcome === 'completed') {
       if (claim.response.status >= 400) throw replayedProblem(claim.response);
       reply
@@ -143,14 +148,27 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
 
     const { lease } = claim;
+    let bound = false;
+    const context = requestContext.getStore();
+    if (context)
+      context.idempotency = {
+        bind: async (resource) => {
+          await this.store.bind(tenantId, key, lease, resource);
+          bound = true;
+        },
+      };
     let result: unknown;
     try {
       result = await lastValueFrom(next.handle(), { defaultValue: undefined });
     } catch (error) {
       const problem = toProblem(error);
-      // A client error is the operation's answer, replayed like a success (as Stripe does); a server
-      // error says nothing about the operation, so the key is freed for a retry.
-      if (problem && problem.status < 500)
+      // A client error is the operation's answer, replayed like a success (as Stripe does). A server
+      // error after the request wrote its resource may have reached the provider: the key stays
+      // bound and the answer (outcome unknown) is replayed, never run again. A server error before
+      // that, or one that certainly sent nothing, frees the key for a retry.
+      const notSent =
+        (problem?.extensions?.upstream as { sent?: boolean } | undefined)?.sent === false;
+      if (problem && (problem.status < 500 || (bound && !notSent)))
         await this.finish(tenantId, key, lease, storedProblem(problem));
       else await this.forget(tenantId, key, lease);
       throw error;

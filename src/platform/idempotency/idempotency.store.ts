@@ -29,7 +29,9 @@ export type ClaimOutcome =
   | { outcome: 'claimed'; lease: string }
   | { outcome: 'in-progress' }
   | { outcome: 'mismatch'; route: string }
-  | { outcome: 'completed'; response: StoredResponse };
+  | { outcome: 'completed'; response: StoredResponse }
+  /** Abandoned (a crash) after it wrote its resource: not run again. */
+  | { outcome: 'bound'; resource: string };
 
 interface RecordRow {
   route: string;
@@ -38,6 +40,7 @@ interface RecordRow {
   response_status: number | null;
   response_body: unknown;
   response_headers: Record<string, string> | null;
+  resource: string | null;
   claimable: boolean;
 }
 
@@ -69,10 +72,10 @@ export class IdempotencyStore {
          VALUES ($1, $2, $3, $4, 'in_progress', now(), now() + interval '${IDEMPOTENCY_RETENTION}')
          ON CONFLICT (tenant_id, key) DO UPDATE
             SET route = EXCLUDED.route, fingerprint = EXCLUDED.fingerprint, state = 'in_progress',
-                response_status = NULL, response_body = NULL, response_headers = NULL,
+                response_status = NULL, response_body = NULL, response_headers = NULL, resource = NULL,
                 created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
           WHERE r.expires_at <= now()
-             OR (r.state = 'in_progress' AND r.created_at < now() - interval '${IDEMPOTENCY_LOCK_TIMEOUT}' AND r.fingerprint = EXCLUDED.fingerprint)
+             OR (r.state = 'in_progress' AND r.resource IS NULL AND r.created_at < now() - interval '${IDEMPOTENCY_LOCK_TIMEOUT}' AND r.fingerprint = EXCLUDED.fingerprint)
          RETURNING r.created_at::text AS lease`,
         [tenantId, key, route, fingerprint],
       );
@@ -81,9 +84,9 @@ export class IdempotencyStore {
         return { outcome: 'claimed', lease: claimed[0].lease };
       }
       const rows: RecordRow[] = await this.dataSource.query(
-        `SELECT route, fingerprint, state, response_status, response_body, response_headers,
+        `SELECT route, fingerprint, state, response_status, response_body, response_headers, resource,
                 expires_at <= now()
-                  OR (state = 'in_progress' AND created_at < now() - interval '${IDEMPOTENCY_LOCK_TIMEOUT}' AND fingerprint = $3) AS claimable
+                  OR (state = 'in_progress' AND resource IS NULL AND created_at < now() - interval '${IDEMPOTENCY_LOCK_TIMEOUT}' AND fingerprint = $3) AS claimable
            FROM idempotency_records WHERE tenant_id = $1 AND key = $2`,
         [tenantId, key, fingerprint],
       );
@@ -91,6 +94,14 @@ export class IdempotencyStore {
       // Released (a 5xx), expired or abandoned since the INSERT looked: claim again.
       if (!row || row.claimable) continue;
       if (row.fingerprint !== fingerprint) return { outcome: 'mismatch', route: row.route };
+      if (row.state === 'in_progress' && row.resource !== null) {
+        const abandoned: { abandoned: boolean }[] = await this.dataSource.query(
+          `SELECT created_at < now() - interval '${IDEMPOTENCY_LOCK_TIMEOUT}' AS abandoned
+             FROM idempotency_records WHERE tenant_id = $1 AND key = $2`,
+          [tenantId, key],
+        );
+        if (abandoned[0]?.abandoned) return { outcome: 'bound', resource: row.resource };
+      }
       if (row.state === 'in_progress') return { outcome: 'in-progress' };
       return {
         outcome: 'completed',
@@ -122,10 +133,21 @@ export class IdempotencyStore {
   }
 
   /** Forgets the attempt holding `lease`, so that the client may retry with the same key. */
+  /** Frees the key for a retry (the operation certainly did not happen). */
   async release(tenantId: string, key: string, lease: string): Promise<void> {
     await this.dataSource.query(
-      `DELETE FROM idempotency_records WHERE tenant_id = $1 AND key = $2 AND state = 'in_progress' AND created_at = $3::timestamptz`,
+      `DELETE FROM idempotency_records
+        WHERE tenant_id = $1 AND key = $2 AND state = 'in_progress' AND created_at = $3::timestamptz`,
       [tenantId, key, lease],
+    );
+  }
+
+  /** Binds the key to the resource the request wrote, before the provider is called. */
+  async bind(tenantId: string, key: string, lease: string, resource: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE idempotency_records SET resource = $4
+        WHERE tenant_id = $1 AND key = $2 AND state = 'in_progress' AND created_at = $3::timestamptz`,
+      [tenantId, key, lease, resource],
     );
   }
 

@@ -5,6 +5,8 @@ export interface RequestContext {
   tenantId?: string;
   /** When this request's time with the upstream ends (epoch ms), set by its first upstream call. */
   upstreamDeadline?: number;
+  /** The request's Idempotency-Key claim, to bind it to the resource the request writes. */
+  idempotency?: { bind(resource: string): Promise<void> };
 }
 
 /** Carries the request id (and, once authenticated, the tenant) into every log line of a request. */

@@ -53,6 +53,31 @@ export interface UpstreamCall {
   breakerKey?: string;
 }
 
+/**
+ * Whether a failed write may have reached the provider, so that its outcome is unknown: a 5xx from the
+ * seam other than one that certainly sent nothing (refused, TLS, connect timeout, open circuit).
+ */
+export function outcomeUnknown(error: unknown): boolean {
+  if (!(error instanceof ProblemException) || error.init.status < 500) return false;
+  const upstream = error.init.extensions?.upstream as { sent?: boolean } | undefined;
+  return upstream !== undefined && upstream.sent !== false;
+}
+
+/**
+ * The seam's failure, restated for a write whose outcome is unknown: same status (502/504), with
+ * `outcome: "unknown"` and where the app can follow the resource while Portico settles it.
+ */
+export function inDoubtProblem(
+  error: ProblemException,
+  resource: Record<string, string>,
+): ProblemException {
+  return new ProblemException({
+    ...error.init,
+    detail: `${error.init.detail ?? ''}. The request may have reached the provider: its outcome is unknown. Portico settles it with the provider; follow ${resource.resource} and do not send it again (a retry with the same Idempotency-Key answers this).`,
+    extensions: { ...error.init.extensions, outcome: 'unknown', ...resource },
+  });
+}
+
 /** A typed-client call (openapi-fetch) given the signal that ends it at the deadline. */
 export type SendCall<T> = (
   signal: AbortSignal,
@@ -195,7 +220,7 @@ export class UpstreamCaller {
       title: 'Service Unavailable',
       detail: `${capitalised(this.profile.displayName)} is failing; ${call.operation} was not sent (circuit open)`,
       headers: { 'Retry-After': String(seconds) },
-      extensions: { upstream: { failure: 'circuit-open' } },
+      extensions: { upstream: { failure: 'circuit-open', sent: false } },
     });
   }
 
@@ -215,7 +240,9 @@ export class UpstreamCaller {
         : failure.kind === 'bad-response'
           ? `${capitalised(displayName)} answered ${call.operation} with something unusable`
           : `${capitalised(displayName)} could not be reached for ${call.operation} (${failure.kind})`,
-      extensions: { upstream: { failure: failure.kind } },
+      extensions: {
+        upstream: { failure: failure.kind, ...(failure.notSent ? { sent: false } : {}) },
+      },
     });
   }
 }

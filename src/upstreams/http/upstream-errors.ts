@@ -37,8 +37,17 @@ function codesOf(error: unknown): string[] {
   const codes: string[] = [];
   let current: unknown = error;
   for (let depth = 0; current && depth < 5; depth++) {
-    const { code, cause, name } = current as { code?: unknown; cause?: unknown; name?: unknown };
+    const { code, cause, name, errors } = current as {
+      code?: unknown;
+      cause?: unknown;
+      name?: unknown;
+      errors?: unknown;
+    };
     if (typeof code === 'string') codes.push(code);
+    // Happy eyeballs (localhost as ::1 and 127.0.0.1) fails with an AggregateError of each attempt.
+    if (Array.isArray(errors))
+      for (const inner of errors as { code?: unknown }[])
+        if (typeof inner?.code === 'string') codes.push(inner.code);
     if (name === 'TimeoutError' || name === 'AbortError') codes.push('ABORT_ERR');
     current = cause;
   }
