@@ -660,7 +660,7 @@ export interface components {
              * @example received
              * @enum {string}
              */
-            status: "creating" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
+            status: "creating" | "unknown" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
             /** Format: uuid */
             tenantId: string;
             /** @description The bank's own id of the consent */
@@ -752,7 +752,7 @@ export interface components {
              * @example received
              * @enum {string}
              */
-            status: "creating" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
+            status: "creating" | "unknown" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
             /** Format: uuid */
             tenantId: string;
             /** @description The bank's own id of the consent */
@@ -825,7 +825,7 @@ export interface components {
              * @example valid
              * @enum {string}
              */
-            status: "creating" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
+            status: "creating" | "unknown" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
         };
         ConsentView: {
             _links: components["schemas"]["ConsentLinks"];
@@ -898,7 +898,7 @@ export interface components {
              * @example received
              * @enum {string}
              */
-            status: "creating" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
+            status: "creating" | "unknown" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
             /**
              * Format: date
              * @description As the bank returned it (inclusive)
@@ -1460,7 +1460,7 @@ export interface components {
             /** @description created, upstream-created, sca-callback, deleted-by-app, valid-until-passed, upstream-status, reconciled-at-start, … */
             cause: string;
             /** @enum {string|null} */
-            from: "creating" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp" | null;
+            from: "creating" | "unknown" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp" | null;
             /** Format: uuid */
             requestId?: string | null;
             to: string;
@@ -2403,7 +2403,7 @@ export interface operations {
                 page?: number;
                 /** @description Items a page */
                 pageSize?: number;
-                status?: "creating" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
+                status?: "creating" | "unknown" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
                 /** @description Only this tenant */
                 tenantId?: string;
             };

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { consentRequest, domesticPayment, facade } from '../support/facade.js';
+import { consentRequest, domesticPayment } from '../support/fixtures.js';
+import { porticoClient } from '../support/inject-fetch.js';
 import { freePort } from '../support/processes.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
+
+type InDoubt = { outcome?: string; paymentId?: string; consentId?: string; resource?: string };
 
 // A write whose answer is lost (the bank answers after the deadline, or acts and then fails) may exist
 // at the bank: Portico keeps it in doubt and never sends it twice for one Idempotency-Key.
@@ -23,49 +26,42 @@ describe('writes whose outcome is unknown', () => {
       times: 1,
     });
     const before = calls('initiatePayment');
-    const headers = { 'idempotency-key': `pay-${Date.now()}` };
-    const first = await facade(gateway, key).post<{
-      status: number;
-      outcome: string;
-      paymentId: string;
-      resource: string;
-    }>('/v1/payments', domesticPayment(), headers);
-    expect(first.status).toBe(504);
-    expect(first.body).toMatchObject({ outcome: 'unknown', status: 504 });
-    expect(first.body.resource).toBe(`/v1/payments/${first.body.paymentId}`);
+    const header = { 'Idempotency-Key': `pay-${Date.now()}` };
+    const api = porticoClient(gateway, key);
+    const first = await api.POST('/v1/payments', { body: domesticPayment(), params: { header } });
+    const problem = first.error as InDoubt;
+    expect(first.response.status).toBe(504);
+    expect(problem).toMatchObject({ outcome: 'unknown', status: 504 });
+    expect(problem.resource).toBe(`/v1/payments/${problem.paymentId}`);
     await new Promise((resolve) => setTimeout(resolve, 1200)); // the bank has now acted
     expect(calls('initiatePayment') - before).toBe(1);
 
-    const again = await facade(gateway, key).post<{ paymentId: string }>(
-      '/v1/payments',
-      domesticPayment(),
-      headers,
-    );
-    expect(again.status).toBe(504);
-    expect(again.headers['idempotent-replayed']).toBe('true');
-    expect(again.body.paymentId).toBe(first.body.paymentId);
+    const again = await api.POST('/v1/payments', { body: domesticPayment(), params: { header } });
+    expect(again.response.status).toBe(504);
+    expect(again.response.headers.get('idempotent-replayed')).toBe('true');
+    expect((again.error as InDoubt).paymentId).toBe(problem.paymentId);
     expect(calls('initiatePayment') - before).toBe(1);
 
-    const stored = await facade(gateway, key).get<{ status: string }>(first.body.resource);
-    expect(stored.body.status).toBe('unknown');
+    const stored = await api.GET('/v1/payments/{paymentId}', {
+      params: { path: { paymentId: problem.paymentId as string } },
+    });
+    expect(stored.data?.status).toBe('unknown');
   });
 
   it('a consent the bank created but whose answer failed is in doubt, not failed, and not created twice', async () => {
     gateway.sandbox.chaos.add({ operation: 'createConsent', fault: 'act-then-fail', times: 1 });
     const before = calls('createConsent');
-    const headers = { 'idempotency-key': `consent-${Date.now()}` };
-    const first = await facade(gateway, key).post<{ consentId: string; outcome: string }>(
-      '/v1/consents',
-      consentRequest(),
-      headers,
-    );
-    expect(first.status).toBe(502);
-    expect(first.body.outcome).toBe('unknown');
-    const again = await facade(gateway, key).post('/v1/consents', consentRequest(), headers);
-    expect(again.status).toBe(502);
+    const header = { 'Idempotency-Key': `consent-${Date.now()}` };
+    const api = porticoClient(gateway, key);
+    const first = await api.POST('/v1/consents', { body: consentRequest(), params: { header } });
+    expect(first.response.status).toBe(502);
+    const problem = first.error as InDoubt;
+    expect(problem.outcome).toBe('unknown');
+    const again = await api.POST('/v1/consents', { body: consentRequest(), params: { header } });
+    expect(again.response.status).toBe(502);
     expect(calls('createConsent') - before).toBe(1);
     const [row] = await gateway.dataSource.query(`SELECT status FROM consents WHERE id = $1`, [
-      first.body.consentId,
+      problem.consentId,
     ]);
     expect(row.status).toBe('unknown');
   });
@@ -78,8 +74,10 @@ describe('writes whose outcome is unknown', () => {
       status: 400,
       times: 1,
     });
-    const refused = await facade(gateway, own).post('/v1/payments', domesticPayment());
-    expect(refused.status).toBe(400);
+    const refused = await porticoClient(gateway, own).POST('/v1/payments', {
+      body: domesticPayment(),
+    });
+    expect(refused.response.status).toBe(400);
     const rows = await gateway.dataSource.query(
       `SELECT status FROM payments WHERE tenant_id = $1`,
       [tenantId],
@@ -93,11 +91,15 @@ describe('writes whose outcome is unknown', () => {
     });
     try {
       const { tenantId, key: own } = await down.newTenantWithKey('app');
-      const headers = { 'idempotency-key': `down-${Date.now()}` };
-      const first = await facade(down, own).post('/v1/payments', domesticPayment(), headers);
-      expect(first.status).toBe(502);
-      const second = await facade(down, own).post('/v1/payments', domesticPayment(), headers);
-      expect(second.headers['idempotent-replayed']).toBeUndefined();
+      const header = { 'Idempotency-Key': `down-${Date.now()}` };
+      const api = porticoClient(down, own);
+      const first = await api.POST('/v1/payments', { body: domesticPayment(), params: { header } });
+      expect(first.response.status).toBe(502);
+      const second = await api.POST('/v1/payments', {
+        body: domesticPayment(),
+        params: { header },
+      });
+      expect(second.response.headers.get('idempotent-replayed')).toBeNull();
       const rows = await down.dataSource.query(`SELECT status FROM payments WHERE tenant_id = $1`, [
         tenantId,
       ]);
