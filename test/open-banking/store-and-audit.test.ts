@@ -5,6 +5,7 @@ import { callOperation } from '../support/sandbox-api.js';
 import type { PorticoClient } from '../../src/client/portico-client.js';
 import { consentRequest, domesticPayment } from '../support/fixtures.js';
 import { porticoClient } from '../support/inject-fetch.js';
+import { InDoubtResolver } from '../../src/open-banking/in-doubt-resolver.service.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';
 
@@ -116,7 +117,7 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
     ).rejects.toThrow(/append-only/);
   });
 
-  it('reconciles half-written consents at start: one the bank has is brought up to date, one it never confirmed fails', async () => {
+  it('resolves half-written consents at start: one the bank has is brought up to date, one it never confirmed fails once its lifetime has passed', async () => {
     // A consent the bank created, whose row a crash left at `creating` (upstream id written, status not).
     const tpp = transportTo(gateway.sandbox.openBankingUrl, devTlsFiles('certs/dev', 'tpp'));
     const upstream = await callOperation(tpp, 'createConsent', {
@@ -144,7 +145,9 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
     const restarted = await startTestGateway({
       UPSTREAM_OB_BASE_URL: gateway.sandbox.openBankingUrl,
       RECONCILE_ON_START: 'true',
+      RESOLVER_GIVE_UP_AFTER_MS: '30000',
     });
+    await restarted.app.get(InDoubtResolver).onApplicationShutdown(); // the pass at start has finished
     try {
       const statuses = await gateway.dataSource.query(
         `SELECT id, status FROM consents WHERE id = ANY($1)`,
@@ -156,10 +159,14 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
         ),
       ).toEqual({ [known]: 'received', [unknown]: 'failed' });
       const causes = await gateway.dataSource.query(
-        `SELECT DISTINCT cause FROM status_changes WHERE subject_id = ANY($1)`,
+        `SELECT subject_id, cause FROM status_changes WHERE subject_id = ANY($1)`,
         [[known, unknown]],
       );
-      expect(causes).toEqual([{ cause: 'reconciled-at-start' }]);
+      expect(
+        Object.fromEntries(
+          causes.map((row: { subject_id: string; cause: string }) => [row.subject_id, row.cause]),
+        ),
+      ).toEqual({ [known]: 'resolver', [unknown]: 'resolver:lifetime-passed' });
     } finally {
       await restarted.close();
     }

@@ -35,6 +35,10 @@ export interface ConsentAccount {
 @Entity({ name: 'consents' })
 @Index(['tenantId', 'createdAt'])
 export class Consent extends ScaSubjectColumns {
+  /** Until when a resolver replica works this row (writes in doubt only). */
+  @Column({ name: 'resolver_lease_until', type: 'timestamptz', nullable: true })
+  resolverLeaseUntil: Date | null;
+
   @PrimaryGeneratedColumn('uuid')
   id: string;
 

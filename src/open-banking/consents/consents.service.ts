@@ -21,6 +21,7 @@ import {
 import type { CreateCofConsentRequest, CreateConsentRequest } from './dto/consent.dto.js';
 import { StatusHistoryService } from '../../audit/trail/status-history.service.js';
 import { isUuid } from '../../shared/uuid.js';
+import { leaseInDoubt } from '../in-doubt-lease.js';
 import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
 import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
 
@@ -244,29 +245,33 @@ export class ConsentsService {
     return this.history.transition(Consent, 'consent', consent, to, cause);
   }
 
-  /** Start-up reconciliation: rows a crash left half-written are resolved against the bank. */
-  async reconcile(): Promise<{ failed: number; refreshed: number }> {
-    let failed = 0;
-    let refreshed = 0;
-    const stale = await this.consents
-      .createQueryBuilder('c')
-      .where('c.status = :creating', { creating: 'creating' })
-      .andWhere("c.created_at < now() - interval '5 seconds'")
-      .getMany();
-    for (const consent of stale) {
-      if (consent.upstreamConsentId) {
-        const status = await this.upstreamStatus(consent).catch(() => undefined);
-        if (status) {
-          await this.transition(consent, status, 'reconciled-at-start');
-          refreshed++;
-          continue;
-        }
-      }
-      // The bank's answer never reached the row: no id to look the consent up by, so it cannot be used.
-      await this.transition(consent, 'failed', 'reconciled-at-start');
-      failed++;
+  /**
+   * Settles consents in doubt with the bank, under a lease per row: one whose bank id is known takes
+   * the bank's status; one whose creation may have reached the bank but whose id never arrived stays
+   * `unknown` (Berlin Group offers no other lookup) until its lifetime at the bank has passed.
+   */
+  async resolveInDoubt(olderThanMs: number, giveUpAfterMs: number): Promise<number> {
+    let worked = 0;
+    // Batch after batch: a leased row is not leased again in this pass, so the loop ends.
+    for (;;) {
+      const ids = await leaseInDoubt(this.consents.manager, 'consents', olderThanMs);
+      if (ids.length === 0) return worked;
+      worked += ids.length;
+      for (const id of ids) await this.resolveOneConsent(id, giveUpAfterMs);
     }
-    return { failed, refreshed };
+  }
+
+  private async resolveOneConsent(id: string, giveUpAfterMs: number): Promise<void> {
+    const consent = await this.consents.findOneByOrFail({ id });
+    if (consent.upstreamConsentId) {
+      const status = await this.upstreamStatus(consent).catch(() => undefined);
+      if (status) await this.transition(consent, status, 'resolver');
+      return;
+    }
+    if (Date.now() - consent.createdAt.getTime() > giveUpAfterMs)
+      await this.transition(consent, 'failed', 'resolver:lifetime-passed');
+    else if (consent.status === 'creating')
+      await this.transition(consent, 'unknown', 'resolver:answer-never-recorded');
   }
 
   /** Partial update (TypeORM's partial-entity type cannot be computed for jsonb fields typed as objects). */

@@ -9,6 +9,10 @@ export type PaymentStatus = string;
 @Index(['tenantId', 'createdAt'])
 /** A payment initiated by a tenant's app, with the bank's id once known. */
 export class Payment extends ScaSubjectColumns {
+  /** Until when a resolver replica works this row (writes in doubt only). */
+  @Column({ name: 'resolver_lease_until', type: 'timestamptz', nullable: true })
+  resolverLeaseUntil: Date | null;
+
   @PrimaryGeneratedColumn('uuid')
   id: string;
 

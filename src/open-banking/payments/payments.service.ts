@@ -20,6 +20,7 @@ import {
 import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
 import { canonicalPaymentProduct, type CreatePaymentRequest } from './dto/payment.dto.js';
 import { Payment } from './payment.entity.js';
+import { leaseInDoubt } from '../in-doubt-lease.js';
 
 /** Statuses after which the bank will not change its mind. */
 const FINAL = ['ACCC', 'ACSC', 'ACWP', 'RJCT', 'CANC', 'failed'];
@@ -187,19 +188,28 @@ export class PaymentsService {
     return this.refresh(payment, 'scaCallback', 'sca-callback');
   }
 
-  async reconcile(): Promise<number> {
-    const stale = await this.payments
-      .createQueryBuilder('p')
-      .where("p.status = 'creating'")
-      .andWhere("p.created_at < now() - interval '5 seconds'")
-      .getMany();
-    for (const payment of stale) {
-      if (payment.upstreamPaymentId)
-        await this.refresh(payment, 'reconcile', 'reconciled-at-start').catch(() => undefined);
-      if (payment.status === 'creating')
-        await this.transition(payment, 'failed', 'reconciled-at-start');
+  /** Settles payments in doubt with the bank, under a lease per row (see ConsentsService). */
+  async resolveInDoubt(olderThanMs: number, giveUpAfterMs: number): Promise<number> {
+    let worked = 0;
+    // Batch after batch: a leased row is not leased again in this pass, so the loop ends.
+    for (;;) {
+      const ids = await leaseInDoubt(this.payments.manager, 'payments', olderThanMs);
+      if (ids.length === 0) return worked;
+      worked += ids.length;
+      for (const id of ids) await this.resolveOnePayment(id, giveUpAfterMs);
     }
-    return stale.length;
+  }
+
+  private async resolveOnePayment(id: string, giveUpAfterMs: number): Promise<void> {
+    const payment = await this.payments.findOneByOrFail({ id });
+    if (payment.upstreamPaymentId) {
+      await this.refresh(payment, 'resolver', 'resolver').catch(() => undefined);
+      return;
+    }
+    if (Date.now() - payment.createdAt.getTime() > giveUpAfterMs)
+      await this.transition(payment, 'failed', 'resolver:lifetime-passed');
+    else if (payment.status === 'creating')
+      await this.transition(payment, 'unknown', 'resolver:answer-never-recorded');
   }
 
   private subject(payment: Payment) {

@@ -50,6 +50,8 @@ export interface AppConfig {
   openBankingServices: OpenBankingService[];
   /** Resolve half-written consents and payments against the bank at start. */
   reconcileOnStart: boolean;
+  /** The resolver of writes in doubt: how often it runs, and when a write no lookup can settle is given up. */
+  resolver: { intervalMs: number; giveUpAfterMs: number };
   sandbox: {
     /** Where the development certificates live (made by npm run certs). */
     certsDir: string;
@@ -196,6 +198,14 @@ export const VARIABLES = {
   UPSTREAM_BREAKER_OPEN_MS: {
     doc: 'How long an open circuit refuses calls (503) before one trial call',
     default: '10000',
+  },
+  RESOLVER_INTERVAL_MS: {
+    doc: 'How often the resolver settles consents and payments in doubt with the provider (0: never, but at start)',
+    default: '15000',
+  },
+  RESOLVER_GIVE_UP_AFTER_MS: {
+    doc: 'Age after which a write in doubt that the provider offers no lookup for is marked failed (its lifetime there)',
+    default: '86400000',
   },
   RECONCILE_ON_START: {
     doc: 'true: resolve consents and payments a crash left half-written against the bank at start',
@@ -353,6 +363,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     openBankingServices: list('OPEN_BANKING_SERVICES', OPEN_BANKING_SERVICES),
     reconcileOnStart: oneOf('RECONCILE_ON_START', ['true', 'false'] as const) === 'true',
+    resolver: {
+      intervalMs: integer('RESOLVER_INTERVAL_MS', 0, 86_400_000),
+      giveUpAfterMs: integer('RESOLVER_GIVE_UP_AFTER_MS', 1000, 31 * 86_400_000),
+    },
     sandbox: {
       certsDir: raw('SANDBOX_CERTS_DIR') as string,
       host: raw('SANDBOX_HOST') as string,

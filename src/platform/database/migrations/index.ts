@@ -3,10 +3,12 @@ import { Initial1795216535010 } from './1795216535010-Initial.js';
 import { Idempotency1795218343178 } from './1795218343178-Idempotency.js';
 import { OpenBanking1795218578967 } from './1795218578967-OpenBanking.js';
 import { IdempotencyResource1795422672120 } from './1795422672120-IdempotencyResource.js';
+import { InDoubtResolverLease1795423876184 } from './1795423876184-InDoubtResolverLease.js';
 
 export const MIGRATIONS = [
   Initial1795216535010,
   Idempotency1795218343178,
   OpenBanking1795218578967,
   IdempotencyResource1795422672120,
+  InDoubtResolverLease1795423876184,
 ];

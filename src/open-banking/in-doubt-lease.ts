@@ -1,0 +1,27 @@
+import type { EntityManager } from 'typeorm';
+
+/**
+ * Takes up to `limit` rows of `table` that are in doubt (`creating` past the deadline, or `unknown`)
+ * under a lease, so that of N replicas exactly one works each row; a crashed worker's lease lapses.
+ */
+export async function leaseInDoubt(
+  manager: EntityManager,
+  table: 'consents' | 'payments',
+  olderThanMs: number,
+  limit = 20,
+): Promise<string[]> {
+  // TypeORM answers an UPDATE … RETURNING with [rows, affected].
+  const [rows]: [{ id: string }[], number] = await manager.query(
+    `UPDATE ${table} SET resolver_lease_until = now() + interval '60 seconds'
+      WHERE id IN (
+        SELECT id FROM ${table}
+         WHERE status IN ('creating', 'unknown')
+           AND created_at < now() - make_interval(secs => $1::double precision / 1000)
+           AND (resolver_lease_until IS NULL OR resolver_lease_until < now())
+         ORDER BY created_at LIMIT $2
+         FOR UPDATE SKIP LOCKED)
+      RETURNING id`,
+    [olderThanMs, limit],
+  );
+  return rows.map((row) => row.id);
+}

@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { InDoubtResolver } from '../../src/open-banking/in-doubt-resolver.service.js';
+import { callOperation } from '../support/sandbox-api.js';
+import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
+import { devTlsFiles, transportTo } from '../support/upstream.js';
+
+// Two replicas on one database settle the same rows in doubt: each row is worked exactly once.
+describe('the resolver of writes in doubt', () => {
+  let first: TestGateway;
+  let second: TestGateway;
+  beforeAll(async () => {
+    first = await startTestGateway({ RESOLVER_INTERVAL_MS: '0' });
+    second = await startTestGateway({
+      UPSTREAM_OB_BASE_URL: first.sandbox.openBankingUrl,
+      RESOLVER_INTERVAL_MS: '0',
+    });
+  });
+  afterAll(async () => {
+    await second.close();
+    await first.close();
+  });
+
+  it('settles each in-doubt consent once when two gateway processes resolve at the same time', async () => {
+    const { tenantId } = await first.newTenantWithKey('app');
+    // Rows other tests left in doubt in the shared database are leased (60 s) by this pass, not the next.
+    await first.app.get(InDoubtResolver).resolveOnce();
+    const tpp = transportTo(first.sandbox.openBankingUrl, devTlsFiles('certs/dev', 'tpp'));
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const created = await callOperation(tpp, 'createConsent', {
+        params: { brandId: 'danube-bank' },
+        headers: { 'tpp-redirect-uri': 'https://x.example/cb' },
+        body: {
+          access: { accounts: [{ iban: 'HU75118000170000001234567817' }] },
+          recurringIndicator: true,
+          validUntil: '2030-01-01',
+        },
+      });
+      const id = randomUUID();
+      ids.push(id);
+      await first.dataSource.query(
+        `INSERT INTO consents (id, tenant_id, kind, brand_id, upstream_consent_id, requested_access, status, redirect_uri, created_at)
+         VALUES ($1, $2, 'ais', 'danube-bank', $3, '{}', 'unknown', 'https://app.example/r', now() - interval '1 minute')`,
+        [id, tenantId, created.body?.consentId],
+      );
+    }
+    await tpp.close();
+    const before = first.sandbox.bank.control.calls().getConsentStatus ?? 0;
+
+    await Promise.all([
+      first.app.get(InDoubtResolver).resolveOnce(),
+      second.app.get(InDoubtResolver).resolveOnce(),
+    ]);
+
+    const statuses = await first.dataSource.query(
+      `SELECT status, count(*)::int AS n FROM consents WHERE id = ANY($1) GROUP BY status`,
+      [ids],
+    );
+    expect(statuses).toEqual([{ status: 'received', n: 12 }]);
+    const changes = await first.dataSource.query(
+      `SELECT subject_id, count(*)::int AS n FROM status_changes WHERE subject_id = ANY($1) GROUP BY subject_id`,
+      [ids],
+    );
+    expect(changes).toHaveLength(12);
+    expect(changes.every((row: { n: number }) => row.n === 1)).toBe(true);
+    // Each row read from the bank once: the lease kept the other replica off it.
+    expect((first.sandbox.bank.control.calls().getConsentStatus ?? 0) - before).toBe(12);
+  });
+});
