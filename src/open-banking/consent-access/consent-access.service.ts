@@ -116,7 +116,11 @@ export class ConsentAccessService {
     const upstream = init?.extensions?.upstream as
       { status?: number; code?: string; failure?: string } | undefined;
     const refusedByBank = upstream?.status !== undefined && init?.status === upstream.status;
-    const notSent = !upstream || upstream.failure === 'circuit-open';
+    // Certainly not served: nothing sent (refused, TLS, open circuit, a local refusal), or a 5xx answer.
+    const notSent =
+      !upstream ||
+      (upstream as { sent?: boolean }).sent === false ||
+      (upstream.status !== undefined && upstream.status >= 500);
     if (grant.budget && (refusedByBank || notSent)) await this.budgets.giveBack(grant.consent.id);
     if (refusedByBank) {
       await this.log(
