@@ -19,12 +19,13 @@ export function testDatabaseUrl(): string {
 
 /** The environment a test gateway runs with: the test database, quiet unless a test asks. */
 export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
-  // Test gateways share one database but each has its own sandbox: only the test about it reconciles at start.
+  // Test gateways share one database but each has its own sandbox: only the tests about the resolver run it.
   return {
     DATABASE_URL: testDatabaseUrl(),
     LOG_LEVEL: 'debug',
     DATABASE_POOL_SIZE: '4',
     RECONCILE_ON_START: 'false',
+    RESOLVER_INTERVAL_MS: '0',
     // A listening test gateway takes a free metrics port, never the fixed default.
     METRICS_PORT: '0',
     ...overrides,
