@@ -7,6 +7,7 @@ import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.j
 import { ValidationFailedException } from '../../platform/errors/to-problem.js';
 import {
   OpenBankingClient,
+  scaRedirectHeaders,
   type OpenBankingApi,
 } from '../../upstreams/open-banking/open-banking.client.js';
 import { requestIdHeader } from '../../upstreams/http/upstream-transport.js';
@@ -78,11 +79,7 @@ export class ConsentsService {
       api.POST('/{brandId}/bg/v1/consents', {
         params: {
           path: { brandId: request.brandId },
-          header: {
-            ...requestIdHeader(),
-            'TPP-Redirect-URI': callback,
-            'TPP-Nok-Redirect-URI': callback,
-          },
+          header: scaRedirectHeaders(callback),
         },
         body: {
           access: request.access,
@@ -108,11 +105,7 @@ export class ConsentsService {
       api.POST('/{brandId}/bg/v2/consents/confirmation-of-funds', {
         params: {
           path: { brandId: request.brandId },
-          header: {
-            ...requestIdHeader(),
-            'TPP-Redirect-URI': callback,
-            'TPP-Nok-Redirect-URI': callback,
-          },
+          header: scaRedirectHeaders(callback),
         },
         body: { account: request.account },
       }),

@@ -5,7 +5,10 @@ import type { Repository } from 'typeorm';
 import type { JsonObject } from '../../platform/common/json.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
 import { ValidationFailedException } from '../../platform/errors/to-problem.js';
-import { OpenBankingClient } from '../../upstreams/open-banking/open-banking.client.js';
+import {
+  OpenBankingClient,
+  scaRedirectHeaders,
+} from '../../upstreams/open-banking/open-banking.client.js';
 import { requestIdHeader } from '../../upstreams/http/upstream-transport.js';
 import { AccessLogService } from '../../audit/trail/access-log.service.js';
 import { StatusHistoryService } from '../../audit/trail/status-history.service.js';
@@ -74,11 +77,7 @@ export class PaymentsService {
         api.POST('/{brandId}/bg/v1/payments/{paymentProduct}', {
           params: {
             path: { brandId: payment.brandId, paymentProduct: canonical },
-            header: {
-              ...requestIdHeader(),
-              'TPP-Redirect-URI': callback,
-              'TPP-Nok-Redirect-URI': callback,
-            },
+            header: scaRedirectHeaders(callback),
           },
           body: request.payment,
         }),

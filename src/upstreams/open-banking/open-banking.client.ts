@@ -3,9 +3,18 @@ import type { paths } from '../../generated/psd2.js';
 import type { Psd2Contract } from '../../shared/contracts/psd2-contract.js';
 import { contractCheck, type ContractMismatchListener } from '../http/contract-check.js';
 import type { UpstreamAnswer, UpstreamCaller } from '../http/upstream-caller.js';
-import type { UpstreamTransport } from '../http/upstream-transport.js';
+import { requestIdHeader, type UpstreamTransport } from '../http/upstream-transport.js';
 
 export type OpenBankingApi = Client<paths>;
+
+/** The headers of a creation the user authorises at the bank: where the bank sends the browser back. */
+export function scaRedirectHeaders(callback: string) {
+  return {
+    ...requestIdHeader(),
+    'TPP-Redirect-URI': callback,
+    'TPP-Nok-Redirect-URI': callback,
+  };
+}
 
 type Send<T> = (api: OpenBankingApi) => Promise<{ data?: T; error?: unknown; response: Response }>;
 
