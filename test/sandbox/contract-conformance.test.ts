@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { toProductRules } from '../../src/sandbox/open-banking/bank/product-rules.js';
 import { OPERATION_IDS } from '../../src/sandbox/open-banking/bank/sandbox-bank.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
@@ -9,6 +10,7 @@ import type {
 } from '../../src/upstreams/http/upstream-transport.js';
 import { contract, sendOperation, type Call } from '../support/sandbox-api.js';
 import { completeSca } from '../support/sca.js';
+import { testDatabaseUrl } from '../support/test-gateway.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';
 import { PRODUCT_RULES } from './bank/fixtures.js';
 
@@ -16,7 +18,8 @@ import { PRODUCT_RULES } from './bank/fixtures.js';
  * Drives every operation of openapi/upstream/psd2.yaml on the running sandbox, successes and refusals,
  * and checks each answer with the contract's own validator (Psd2Contract.validateResponse, which the
  * gateway applies to the provider's answers): a status the operation does not declare, a required
- * header that is missing or malformed, or a body that breaks the schema fails the test.
+ * header that is missing or malformed, or a body that breaks the schema fails the test. The bank keeps
+ * its state in the test database (PostgreSQL or the embedded engine), as `npm start` has it.
  */
 
 const BRAND = 'danube-bank';
@@ -50,6 +53,7 @@ describe('the sandbox answers every operation as openapi/upstream/psd2.yaml decl
   let noRoles: UpstreamTransport;
   let clock = Date.now();
   const answers: Answer[] = [];
+  const schema = `sandbox_contract_${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
     sandbox = await startSandbox({
@@ -58,6 +62,7 @@ describe('the sandbox answers every operation as openapi/upstream/psd2.yaml decl
       openBankingPort: 0,
       scaPort: 0,
       now: () => new Date(clock),
+      database: { url: testDatabaseUrl(), schema },
     });
     tpp = transportTo(sandbox.openBankingUrl, devTlsFiles('certs/dev', 'tpp'));
     aiOnly = transportTo(sandbox.openBankingUrl, devTlsFiles('certs/dev', 'tpp-ai'));
@@ -66,6 +71,10 @@ describe('the sandbox answers every operation as openapi/upstream/psd2.yaml decl
   afterAll(async () => {
     await Promise.all([tpp.close(), aiOnly.close(), noRoles.close()]);
     await sandbox.close();
+    const db = new pg.Client({ connectionString: testDatabaseUrl() });
+    await db.connect();
+    await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await db.end();
   });
 
   /** Checks one answer against the contract and against what the scenario expects of it. */

@@ -152,6 +152,12 @@ export function createOpenBankingServer(options: OpenBankingServerOptions): {
           body: request.body,
           tppId: identity?.tppId ?? '',
         });
+        // A change the store did not take is not reported as made (Berlin Group: 500 without a body).
+        try {
+          await bank.persisted();
+        } catch {
+          return reply.code(500).send();
+        }
         if (answer.headers) reply.headers(answer.headers);
         reply.code(answer.status);
         return answer.body === undefined ? reply.send() : reply.send(answer.body);
