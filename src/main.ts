@@ -37,7 +37,13 @@ async function main(): Promise<void> {
   if (config.mode === 'sandbox' && ensureDevCertificates(config.sandbox.certsDir))
     logger.info({ dir: config.sandbox.certsDir }, 'made the development certificates');
   if (config.mode === 'sandbox' && !config.upstreams.openBanking.baseUrl) {
-    sandbox = await startSandbox({ ...config.sandbox });
+    // The bank keeps its state beside the gateway's data (schema `sandbox`), so that both survive a
+    // restart together; an embedded engine in memory keeps nothing, and neither does the bank.
+    const volatile = embedded !== undefined && config.database.embeddedDir === 'memory://';
+    sandbox = await startSandbox({
+      ...config.sandbox,
+      ...(config.database.url && !volatile ? { database: { url: config.database.url } } : {}),
+    });
     config = {
       ...config,
       upstreams: {

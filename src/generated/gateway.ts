@@ -656,11 +656,17 @@ export interface components {
                 account: components["schemas"]["Psd2AccountReference"];
             };
             /**
-             * @description creating and failed are Portico states before the bank has one; the rest are the bank's consentStatus
+             * @description How the bank has the user authorise, as the bank said when the consent was created (its ASPSP-SCA-Approach): REDIRECT means send the user's browser to _links.scaRedirect; null until the bank has answered
+             * @example REDIRECT
+             * @enum {string|null}
+             */
+            scaApproach?: "REDIRECT" | "EMBEDDED" | "DECOUPLED" | null;
+            /**
+             * @description creating, unknown and failed are Portico states before the bank has one (unknown: its answer was lost); forgottenByBank means the bank no longer knows the consent (final: create a new one); the rest are the bank's consentStatus
              * @example received
              * @enum {string}
              */
-            status: "creating" | "unknown" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
+            status: "creating" | "unknown" | "failed" | "forgottenByBank" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
             /** Format: uuid */
             tenantId: string;
             /** @description The bank's own id of the consent */
@@ -748,11 +754,17 @@ export interface components {
                 account: components["schemas"]["Psd2AccountReference"];
             };
             /**
-             * @description creating and failed are Portico states before the bank has one; the rest are the bank's consentStatus
+             * @description How the bank has the user authorise, as the bank said when the consent was created (its ASPSP-SCA-Approach): REDIRECT means send the user's browser to _links.scaRedirect; null until the bank has answered
+             * @example REDIRECT
+             * @enum {string|null}
+             */
+            scaApproach?: "REDIRECT" | "EMBEDDED" | "DECOUPLED" | null;
+            /**
+             * @description creating, unknown and failed are Portico states before the bank has one (unknown: its answer was lost); forgottenByBank means the bank no longer knows the consent (final: create a new one); the rest are the bank's consentStatus
              * @example received
              * @enum {string}
              */
-            status: "creating" | "unknown" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
+            status: "creating" | "unknown" | "failed" | "forgottenByBank" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
             /** Format: uuid */
             tenantId: string;
             /** @description The bank's own id of the consent */
@@ -825,7 +837,7 @@ export interface components {
              * @example valid
              * @enum {string}
              */
-            status: "creating" | "unknown" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
+            status: "creating" | "unknown" | "failed" | "forgottenByBank" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
         };
         ConsentView: {
             _links: components["schemas"]["ConsentLinks"];
@@ -894,11 +906,17 @@ export interface components {
                 account: components["schemas"]["Psd2AccountReference"];
             };
             /**
-             * @description creating and failed are Portico states before the bank has one; the rest are the bank's consentStatus
+             * @description How the bank has the user authorise, as the bank said when the consent was created (its ASPSP-SCA-Approach): REDIRECT means send the user's browser to _links.scaRedirect; null until the bank has answered
+             * @example REDIRECT
+             * @enum {string|null}
+             */
+            scaApproach?: "REDIRECT" | "EMBEDDED" | "DECOUPLED" | null;
+            /**
+             * @description creating, unknown and failed are Portico states before the bank has one (unknown: its answer was lost); forgottenByBank means the bank no longer knows the consent (final: create a new one); the rest are the bank's consentStatus
              * @example received
              * @enum {string}
              */
-            status: "creating" | "unknown" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
+            status: "creating" | "unknown" | "failed" | "forgottenByBank" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
             /**
              * Format: date
              * @description As the bank returned it (inclusive)
@@ -1174,6 +1192,12 @@ export interface components {
             paymentProduct: "domestic-credit-transfers" | "sepa-credit-transfers" | "cross-border-credit-transfers";
             psuReference?: string | null;
             /**
+             * @description How the bank has the user authorise, as the bank said when the payment was created (its ASPSP-SCA-Approach): REDIRECT means send the user's browser to _links.scaRedirect; null until the bank has answered
+             * @example REDIRECT
+             * @enum {string|null}
+             */
+            scaApproach?: "REDIRECT" | "EMBEDDED" | "DECOUPLED" | null;
+            /**
              * @description The bank's transactionStatus (ISO 20022), or Portico's creating / failed before it has one
              * @example RCVD
              */
@@ -1204,6 +1228,11 @@ export interface components {
              * @example CONSENT_EXPIRED
              */
             code?: string;
+            /**
+             * Format: uuid
+             * @description The consent the problem is about, when it must be renewed (type urn:portico:problem:consent:renewal-required)
+             */
+            consentId?: string;
             /**
              * @description What went wrong with this request
              * @example The request body has 1 invalid field
@@ -1243,7 +1272,7 @@ export interface components {
             /** @description What the bank answered, when it refused or failed */
             upstream?: components["schemas"]["UpstreamOutcome"];
         };
-        /** @description Accounts the consent covers, per service; each list optional. An account in `balances` or `transactions` is also covered for account details. An account in some list but not in `balances` (or `transactions`) is covered, and reading its balances (or transactions) is answered 401 `CONSENT_INVALID`; an account in no list is answered 403 `RESOURCE_UNKNOWN`. All lists absent or empty asks for a bank-offered consent: the PSU chooses the accounts at the bank and each chosen account is then granted in all three lists. */
+        /** @description Accounts the consent covers, per service; each list optional. An account in `balances` or `transactions` is also covered for account details. An account in some list but not in `balances` (or `transactions`) is covered without that access; an account in no list is not covered (the answers to reading either are given on the account operations). All lists absent or empty asks for a bank-offered consent: the PSU chooses the accounts at the bank and each chosen account is then granted in all three lists. */
         Psd2AccountAccess: {
             accounts?: components["schemas"]["Psd2AccountReference"][];
             balances?: components["schemas"]["Psd2AccountReference"][];
@@ -1460,7 +1489,7 @@ export interface components {
             /** @description created, upstream-created, sca-callback, deleted-by-app, valid-until-passed, upstream-status, reconciled-at-start, … */
             cause: string;
             /** @enum {string|null} */
-            from: "creating" | "unknown" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp" | null;
+            from: "creating" | "unknown" | "failed" | "forgottenByBank" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp" | null;
             /** Format: uuid */
             requestId?: string | null;
             to: string;
@@ -1618,7 +1647,7 @@ export interface operations {
             /**
              * @description No API key, or an unknown or revoked one
              *
-             *     The consent is not valid (CONSENT_INVALID), has expired (CONSENT_EXPIRED), or does not grant this access
+             *     The consent is not valid (CONSENT_INVALID), has expired (CONSENT_EXPIRED), or does not grant this access; type urn:portico:problem:consent:renewal-required when the bank no longer knows it (consentId names it; create a new consent)
              */
             401: {
                 headers: {
@@ -1782,7 +1811,7 @@ export interface operations {
             /**
              * @description No API key, or an unknown or revoked one
              *
-             *     The consent is not valid (CONSENT_INVALID), has expired (CONSENT_EXPIRED), or does not grant this access
+             *     The consent is not valid (CONSENT_INVALID), has expired (CONSENT_EXPIRED), or does not grant this access; type urn:portico:problem:consent:renewal-required when the bank no longer knows it (consentId names it; create a new consent)
              */
             401: {
                 headers: {
@@ -1946,7 +1975,7 @@ export interface operations {
             /**
              * @description No API key, or an unknown or revoked one
              *
-             *     The consent is not valid (CONSENT_INVALID), has expired (CONSENT_EXPIRED), or does not grant this access
+             *     The consent is not valid (CONSENT_INVALID), has expired (CONSENT_EXPIRED), or does not grant this access; type urn:portico:problem:consent:renewal-required when the bank no longer knows it (consentId names it; create a new consent)
              */
             401: {
                 headers: {
@@ -2115,7 +2144,7 @@ export interface operations {
             /**
              * @description No API key, or an unknown or revoked one
              *
-             *     The consent is not valid (CONSENT_INVALID), has expired (CONSENT_EXPIRED), or does not grant this access
+             *     The consent is not valid (CONSENT_INVALID), has expired (CONSENT_EXPIRED), or does not grant this access; type urn:portico:problem:consent:renewal-required when the bank no longer knows it (consentId names it; create a new consent)
              */
             401: {
                 headers: {
@@ -2281,7 +2310,7 @@ export interface operations {
             /**
              * @description No API key, or an unknown or revoked one
              *
-             *     The consent is not valid (CONSENT_INVALID), has expired (CONSENT_EXPIRED), or does not grant this access
+             *     The consent is not valid (CONSENT_INVALID), has expired (CONSENT_EXPIRED), or does not grant this access; type urn:portico:problem:consent:renewal-required when the bank no longer knows it (consentId names it; create a new consent)
              */
             401: {
                 headers: {
@@ -2403,7 +2432,7 @@ export interface operations {
                 page?: number;
                 /** @description Items a page */
                 pageSize?: number;
-                status?: "creating" | "unknown" | "failed" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
+                status?: "creating" | "unknown" | "failed" | "forgottenByBank" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
                 /** @description Only this tenant */
                 tenantId?: string;
             };
@@ -2758,6 +2787,8 @@ export interface operations {
         responses: {
             201: {
                 headers: {
+                    /** @description The created consent in Portico (its _links.self) */
+                    Location: string;
                     /** @description Requests this API key may make per minute */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute */
@@ -3355,6 +3386,8 @@ export interface operations {
         responses: {
             201: {
                 headers: {
+                    /** @description The created consent in Portico (its _links.self) */
+                    Location: string;
                     /** @description Requests this API key may make per minute */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute */
@@ -3982,7 +4015,7 @@ export interface operations {
             /**
              * @description No API key, or an unknown or revoked one
              *
-             *     The consent is not a valid confirmation-of-funds consent (CONSENT_INVALID, CONSENT_EXPIRED)
+             *     The consent is not a valid confirmation-of-funds consent (CONSENT_INVALID, CONSENT_EXPIRED); type urn:portico:problem:consent:renewal-required when the bank no longer knows it (consentId names it; create a new consent)
              */
             401: {
                 headers: {
@@ -4201,6 +4234,8 @@ export interface operations {
         responses: {
             201: {
                 headers: {
+                    /** @description The created payment in Portico (its _links.self) */
+                    Location: string;
                     /** @description Requests this API key may make per minute */
                     "RateLimit-Limit"?: number;
                     /** @description Requests left in the current minute */

@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * Get account details
-         * @description Returns one account. `accountId` is the `resourceId` from the account list; an account in any `access` list of the consent may be read, an account outside the consent is answered 403 `RESOURCE_UNKNOWN`. Without `PSU-IP-Address` the read counts as unattended. Requires role PSP_AI.
+         * @description Returns one account. `accountId` is the `resourceId` from the account list; an account in any `access` list of the consent may be read, an account outside the consent is answered 404 `RESOURCE_UNKNOWN`. Without `PSU-IP-Address` the read counts as unattended. Requires role PSP_AI.
          */
         get: operations["getAccountDetails"];
         put?: never;
@@ -50,7 +50,7 @@ export interface paths {
         };
         /**
          * Get the balances of an account
-         * @description Returns the balances of the account. The consent must grant `balances` for the account (else 401 `CONSENT_INVALID`; an account outside the consent is 403 `RESOURCE_UNKNOWN`). Without `PSU-IP-Address` the read counts as unattended. Requires role PSP_AI.
+         * @description Returns the balances of the account. The consent must grant `balances` for the account (else 401 `CONSENT_INVALID`; an account outside the consent is 404 `RESOURCE_UNKNOWN`). Without `PSU-IP-Address` the read counts as unattended. Requires role PSP_AI.
          */
         get: operations["getBalances"];
         put?: never;
@@ -70,7 +70,7 @@ export interface paths {
         };
         /**
          * Get the transactions of an account
-         * @description Returns the booked and pending transactions of the account between `dateFrom` and `dateTo`, both required and both inclusive. The consent must grant `transactions` for the account (else 401 `CONSENT_INVALID`; an account outside the consent is 403 `RESOURCE_UNKNOWN`). `dateFrom` after `dateTo` is answered 400 `PERIOD_INVALID`. Without `PSU-IP-Address` the read counts as unattended. Requires role PSP_AI.
+         * @description Returns the transactions of the account between `dateFrom` and `dateTo`, both required and both inclusive: booked entries by booking day, pending entries by value day. `bookingStatus` chooses the lists (`booked`, `pending`, or `both` when absent); `information` and `all` are answered 400 `PARAMETER_NOT_SUPPORTED`. The consent must grant `transactions` for the account (else 401 `CONSENT_INVALID`; an account outside the consent is 404 `RESOURCE_UNKNOWN`). `dateFrom` after `dateTo` is answered 400 `PERIOD_INVALID`. Without `PSU-IP-Address` the read counts as unattended. Requires role PSP_AI.
          */
         get: operations["getTransactions"];
         put?: never;
@@ -90,7 +90,7 @@ export interface paths {
         };
         /**
          * Get one transaction of an account
-         * @description Returns one transaction; `transactionId` comes from a transaction-list entry. The consent must grant `transactions` for the account (else 401 `CONSENT_INVALID`; an account outside the consent is 403 `RESOURCE_UNKNOWN`). An unknown `transactionId` on a covered account is answered 404 `RESOURCE_UNKNOWN`. Without `PSU-IP-Address` the read counts as unattended. Requires role PSP_AI.
+         * @description Returns one transaction; `transactionId` comes from a transaction-list entry. The consent must grant `transactions` for the account (else 401 `CONSENT_INVALID`; an account outside the consent is 404 `RESOURCE_UNKNOWN`). An unknown `transactionId` on a covered account is answered 404 `RESOURCE_UNKNOWN`. Without `PSU-IP-Address` the read counts as unattended. Requires role PSP_AI.
          */
         get: operations["getTransactionDetails"];
         put?: never;
@@ -333,7 +333,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description Accounts the consent covers, per service; each list optional. An account in `balances` or `transactions` is also covered for account details. An account in some list but not in `balances` (or `transactions`) is covered, and reading its balances (or transactions) is answered 401 `CONSENT_INVALID`; an account in no list is answered 403 `RESOURCE_UNKNOWN`. All lists absent or empty asks for a bank-offered consent: the PSU chooses the accounts at the bank and each chosen account is then granted in all three lists. */
+        /** @description Accounts the consent covers, per service; each list optional. An account in `balances` or `transactions` is also covered for account details. An account in some list but not in `balances` (or `transactions`) is covered without that access; an account in no list is not covered (the answers to reading either are given on the account operations). All lists absent or empty asks for a bank-offered consent: the PSU chooses the accounts at the bank and each chosen account is then granted in all three lists. */
         AccountAccess: {
             accounts?: components["schemas"]["AccountReference"][];
             balances?: components["schemas"]["AccountReference"][];
@@ -544,7 +544,7 @@ export interface components {
             transactions?: components["schemas"]["HrefType"];
         };
         /**
-         * @description Berlin Group message codes used by this interface, with the HTTP status they come with: 400 FORMAT_ERROR, PARAMETER_NOT_CONSISTENT, PARAMETER_NOT_SUPPORTED, PERIOD_INVALID, RESOURCE_UNKNOWN (body reference), RESOURCE_EXPIRED, RESOURCE_BLOCKED, CONSENT_UNKNOWN (body reference), PAYMENT_FAILED, NO_PIIS_ACTIVATION, SERVICE_INVALID; 401 CERTIFICATE_INVALID (also missing PSD2 role), CERTIFICATE_EXPIRED, CERTIFICATE_BLOCKED, CERTIFICATE_REVOKED, CERTIFICATE_MISSING, CONSENT_INVALID, CONSENT_EXPIRED; 403 CONSENT_UNKNOWN, RESOURCE_UNKNOWN (account outside the consent), RESOURCE_EXPIRED, SERVICE_BLOCKED, PRODUCT_INVALID (kept for clients, never produced by the Portico sandbox: every brand offers every product); 404 RESOURCE_UNKNOWN, PRODUCT_UNKNOWN; 405 SERVICE_INVALID; 406 REQUESTED_FORMATS_INVALID; 409 STATUS_INVALID; 429 ACCESS_EXCEEDED. ROLE_INVALID is Berlin Group's older code for a missing role; it is listed so clients tolerate it, but this contract answers a missing role with 401 CERTIFICATE_INVALID.
+         * @description Berlin Group message codes used by this interface, with the HTTP status they come with: 400 FORMAT_ERROR, PARAMETER_NOT_CONSISTENT, PARAMETER_NOT_SUPPORTED, PERIOD_INVALID, RESOURCE_UNKNOWN (body reference), RESOURCE_EXPIRED, RESOURCE_BLOCKED, CONSENT_UNKNOWN (body reference), PAYMENT_FAILED, NO_PIIS_ACTIVATION, SERVICE_INVALID; 401 CERTIFICATE_INVALID (also missing PSD2 role), CERTIFICATE_EXPIRED, CERTIFICATE_BLOCKED, CERTIFICATE_REVOKED, CERTIFICATE_MISSING, CONSENT_INVALID, CONSENT_EXPIRED; 403 CONSENT_UNKNOWN, RESOURCE_EXPIRED, SERVICE_BLOCKED, PRODUCT_INVALID (product not offered by the brand); 404 RESOURCE_UNKNOWN (also an account outside the consent), PRODUCT_UNKNOWN; 405 SERVICE_INVALID; 406 REQUESTED_FORMATS_INVALID; 409 STATUS_INVALID; 413 and 415 FORMAT_ERROR; 429 ACCESS_EXCEEDED. ROLE_INVALID is Berlin Group's older code for a missing role; it is listed so clients tolerate it, but this contract answers a missing role with 401 CERTIFICATE_INVALID.
          * @enum {string}
          */
         MessageCode: "FORMAT_ERROR" | "PARAMETER_NOT_CONSISTENT" | "PARAMETER_NOT_SUPPORTED" | "PERIOD_INVALID" | "RESOURCE_UNKNOWN" | "RESOURCE_EXPIRED" | "RESOURCE_BLOCKED" | "CONSENT_UNKNOWN" | "PAYMENT_FAILED" | "NO_PIIS_ACTIVATION" | "SERVICE_INVALID" | "CERTIFICATE_INVALID" | "CERTIFICATE_EXPIRED" | "CERTIFICATE_BLOCKED" | "CERTIFICATE_REVOKED" | "CERTIFICATE_MISSING" | "ROLE_INVALID" | "CONSENT_INVALID" | "CONSENT_EXPIRED" | "SERVICE_BLOCKED" | "PRODUCT_INVALID" | "PRODUCT_UNKNOWN" | "REQUESTED_FORMATS_INVALID" | "STATUS_INVALID" | "ACCESS_EXCEEDED";
@@ -688,7 +688,7 @@ export interface components {
                 "application/json": components["schemas"]["TppMessageError"];
             };
         };
-        /** @description Forbidden. Codes: `CONSENT_UNKNOWN` (unknown `Consent-ID` or path `consentId`, or one of another TPP), `RESOURCE_UNKNOWN` (account not covered by the consent), `RESOURCE_EXPIRED`, `SERVICE_BLOCKED`, `PRODUCT_INVALID` (payment product not offered by the brand; never produced by the Portico sandbox, where every brand offers every product). An account inside the consent without the access asked is 401 `CONSENT_INVALID`, not 403. */
+        /** @description Forbidden. Codes: `CONSENT_UNKNOWN` (unknown `Consent-ID` or path `consentId`, or one of another TPP), `RESOURCE_EXPIRED`, `SERVICE_BLOCKED`, `PRODUCT_INVALID` (payment product known but not offered by the brand). An account outside the consent is 404 `RESOURCE_UNKNOWN`; an account inside the consent without the access asked is 401 `CONSENT_INVALID`. */
         Forbidden: {
             headers: {
                 "X-Request-ID": components["headers"]["XRequestID"];
@@ -738,7 +738,7 @@ export interface components {
                 "application/json": components["schemas"]["TppMessageError"];
             };
         };
-        /** @description The `Accept` header does not allow `application/json`. Code: `REQUESTED_FORMATS_INVALID`. */
+        /** @description The `Accept` header names no media type the provider can answer with: every answer of this interface is `application/json`, so an `Accept` that allows neither `application/json`, `application/*` nor `*\/*` (for example `application/xml`) is refused. Code: `REQUESTED_FORMATS_INVALID`. A request without `Accept` is answered in JSON. */
         NotAcceptable: {
             headers: {
                 "X-Request-ID": components["headers"]["XRequestID"];
@@ -759,7 +759,7 @@ export interface components {
                 "application/json": components["schemas"]["TppMessageError"];
             };
         };
-        /** @description Not found. Codes: `RESOURCE_UNKNOWN` (unknown `brandId`, `paymentId`, `transactionId`), `PRODUCT_UNKNOWN` (unknown `paymentProduct`). */
+        /** @description Not found. Codes: `RESOURCE_UNKNOWN` (unknown `brandId`, `paymentId`, `transactionId`; an `accountId` the consent does not cover), `PRODUCT_UNKNOWN` (unknown `paymentProduct`). */
         NotFound: {
             headers: {
                 "X-Request-ID": components["headers"]["XRequestID"];
@@ -774,6 +774,27 @@ export interface components {
                  *           "code": "RESOURCE_UNKNOWN",
                  *           "path": "paymentId",
                  *           "text": "Payment not found"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["TppMessageError"];
+            };
+        };
+        /** @description The request body exceeds the size the provider takes (1 MiB in the Portico sandbox). Code: `FORMAT_ERROR`. */
+        PayloadTooLarge: {
+            headers: {
+                "X-Request-ID": components["headers"]["XRequestID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "tppMessages": [
+                 *         {
+                 *           "category": "ERROR",
+                 *           "code": "FORMAT_ERROR",
+                 *           "text": "Request body is too large"
                  *         }
                  *       ]
                  *     }
@@ -832,13 +853,40 @@ export interface components {
                 "application/json": components["schemas"]["TppMessageError"];
             };
         };
+        /** @description The request body is not `application/json` (for example `text/plain` or `application/xml`), or a body was sent without a `Content-Type`. Code: `FORMAT_ERROR`, `path` `Content-Type`. */
+        UnsupportedMediaType: {
+            headers: {
+                "X-Request-ID": components["headers"]["XRequestID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "tppMessages": [
+                 *         {
+                 *           "category": "ERROR",
+                 *           "code": "FORMAT_ERROR",
+                 *           "path": "Content-Type",
+                 *           "text": "Content-Type text/plain is not supported; send application/json"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["TppMessageError"];
+            };
+        };
     };
     parameters: {
         /**
-         * @description The `resourceId` of an account from the account list. Not covered by the consent 403 `RESOURCE_UNKNOWN`.
+         * @description The `resourceId` of an account from the account list. Not covered by the consent (or not an account at all) 404 `RESOURCE_UNKNOWN`.
          * @example acc-5c2d7e1a-90b4-4f6e-8d13-7a2b9c0e4f51
          */
         AccountIdPath: components["schemas"]["ResourceIdentifier"];
+        /**
+         * @description Which entries the report holds: `booked` (only `transactions.booked`), `pending` (only `transactions.pending`) or `both` (both lists). Absent means `both`. `information` and `all` are Berlin Group values this provider does not support (it keeps no standing orders): 400 `PARAMETER_NOT_SUPPORTED`. Any other value: 400 `FORMAT_ERROR`.
+         * @example booked
+         */
+        BookingStatus: "booked" | "pending" | "both" | "information" | "all";
         /**
          * @description Brand (bank) identifier, the `brandId` of an entry of `GET /brands`. Unknown brand 404 `RESOURCE_UNKNOWN`.
          * @example examplebank-hu
@@ -870,7 +918,7 @@ export interface components {
          */
         PaymentIdPath: components["schemas"]["ResourceIdentifier"];
         /**
-         * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN`; a product the brand does not offer 403 `PRODUCT_INVALID` (never produced by the Portico sandbox, where every brand offers every product).
+         * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN` (before any check of the body), as Berlin Group does although it also lists its products as an enumeration; a product the brand does not offer is answered 403 `PRODUCT_INVALID` (in the Portico sandbox: `domestic-credit-transfers` at `aegean-bank`, whose accounts are all in EUR while domestic transfers take only HUF or PLN).
          * @example sepa-credit-transfers
          */
         PaymentProduct: "domestic-credit-transfers" | "sepa-credit-transfers" | "cross-border-credit-transfers" | "cross-border-credit-transfer";
@@ -902,6 +950,16 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description The SCA approach the bank applies to the created consent or payment. This interface only knows the redirect approach (`_links.scaRedirect`), so it is always `REDIRECT`; the other Berlin Group values are listed so clients tolerate them. Sent on every 201.
+         * @example REDIRECT
+         */
+        AspspScaApproach: "REDIRECT" | "EMBEDDED" | "DECOUPLED";
+        /**
+         * @description Where the created consent or payment lives: the same path as `_links.self` of the body (a relative reference, resolved against the request's address). Sent on every 201.
+         * @example /examplebank-hu/bg/v1/consents/ais-3f1e8c52-0d4b-4a77-b7a2-6f0e9d2c4b18
+         */
+        Location: string;
         /** @description Seconds until the request may be retried; for `ACCESS_EXCEEDED` on unattended reads, the seconds until 00:00 UTC of the next day, when the consent's daily counter starts again (sent on every such answer). Optional for throttling: clients must not rely on it there. */
         RetryAfter: number;
         /** @description The `X-Request-ID` of the request, echoed on every response including errors. */
@@ -983,6 +1041,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1010,7 +1069,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The `resourceId` of an account from the account list. Not covered by the consent 403 `RESOURCE_UNKNOWN`.
+                 * @description The `resourceId` of an account from the account list. Not covered by the consent (or not an account at all) 404 `RESOURCE_UNKNOWN`.
                  * @example acc-5c2d7e1a-90b4-4f6e-8d13-7a2b9c0e4f51
                  */
                 accountId: components["parameters"]["AccountIdPath"];
@@ -1064,6 +1123,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1091,7 +1151,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The `resourceId` of an account from the account list. Not covered by the consent 403 `RESOURCE_UNKNOWN`.
+                 * @description The `resourceId` of an account from the account list. Not covered by the consent (or not an account at all) 404 `RESOURCE_UNKNOWN`.
                  * @example acc-5c2d7e1a-90b4-4f6e-8d13-7a2b9c0e4f51
                  */
                 accountId: components["parameters"]["AccountIdPath"];
@@ -1147,6 +1207,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1155,6 +1216,11 @@ export interface operations {
     getTransactions: {
         parameters: {
             query: {
+                /**
+                 * @description Which entries the report holds: `booked` (only `transactions.booked`), `pending` (only `transactions.pending`) or `both` (both lists). Absent means `both`. `information` and `all` are Berlin Group values this provider does not support (it keeps no standing orders): 400 `PARAMETER_NOT_SUPPORTED`. Any other value: 400 `FORMAT_ERROR`.
+                 * @example booked
+                 */
+                bookingStatus?: components["parameters"]["BookingStatus"];
                 /**
                  * @description First day of the period, inclusive (ISO date). For booked transactions the booking date counts. Missing 400 `FORMAT_ERROR`.
                  * @example 2024-03-01
@@ -1185,7 +1251,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The `resourceId` of an account from the account list. Not covered by the consent 403 `RESOURCE_UNKNOWN`.
+                 * @description The `resourceId` of an account from the account list. Not covered by the consent (or not an account at all) 404 `RESOURCE_UNKNOWN`.
                  * @example acc-5c2d7e1a-90b4-4f6e-8d13-7a2b9c0e4f51
                  */
                 accountId: components["parameters"]["AccountIdPath"];
@@ -1263,6 +1329,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1290,7 +1357,7 @@ export interface operations {
             };
             path: {
                 /**
-                 * @description The `resourceId` of an account from the account list. Not covered by the consent 403 `RESOURCE_UNKNOWN`.
+                 * @description The `resourceId` of an account from the account list. Not covered by the consent (or not an account at all) 404 `RESOURCE_UNKNOWN`.
                  * @example acc-5c2d7e1a-90b4-4f6e-8d13-7a2b9c0e4f51
                  */
                 accountId: components["parameters"]["AccountIdPath"];
@@ -1347,6 +1414,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1413,6 +1481,8 @@ export interface operations {
             /** @description Consent created in status `received`. */
             201: {
                 headers: {
+                    "ASPSP-SCA-Approach": components["headers"]["AspspScaApproach"];
+                    Location: components["headers"]["Location"];
                     "X-Request-ID": components["headers"]["XRequestID"];
                     [name: string]: unknown;
                 };
@@ -1444,6 +1514,8 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1524,6 +1596,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1570,6 +1643,8 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1623,6 +1698,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1691,6 +1767,8 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1723,7 +1801,7 @@ export interface operations {
                  */
                 brandId: components["parameters"]["BrandId"];
                 /**
-                 * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN`; a product the brand does not offer 403 `PRODUCT_INVALID` (never produced by the Portico sandbox, where every brand offers every product).
+                 * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN` (before any check of the body), as Berlin Group does although it also lists its products as an enumeration; a product the brand does not offer is answered 403 `PRODUCT_INVALID` (in the Portico sandbox: `domestic-credit-transfers` at `aegean-bank`, whose accounts are all in EUR while domestic transfers take only HUF or PLN).
                  * @example sepa-credit-transfers
                  */
                 paymentProduct: components["parameters"]["PaymentProduct"];
@@ -1740,6 +1818,8 @@ export interface operations {
             /** @description Payment created in status `RCVD`. */
             201: {
                 headers: {
+                    "ASPSP-SCA-Approach": components["headers"]["AspspScaApproach"];
+                    Location: components["headers"]["Location"];
                     "X-Request-ID": components["headers"]["XRequestID"];
                     [name: string]: unknown;
                 };
@@ -1771,6 +1851,8 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1798,7 +1880,7 @@ export interface operations {
                  */
                 paymentId: components["parameters"]["PaymentIdPath"];
                 /**
-                 * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN`; a product the brand does not offer 403 `PRODUCT_INVALID` (never produced by the Portico sandbox, where every brand offers every product).
+                 * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN` (before any check of the body), as Berlin Group does although it also lists its products as an enumeration; a product the brand does not offer is answered 403 `PRODUCT_INVALID` (in the Portico sandbox: `domestic-credit-transfers` at `aegean-bank`, whose accounts are all in EUR while domestic transfers take only HUF or PLN).
                  * @example sepa-credit-transfers
                  */
                 paymentProduct: components["parameters"]["PaymentProduct"];
@@ -1853,6 +1935,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1880,7 +1963,7 @@ export interface operations {
                  */
                 paymentId: components["parameters"]["PaymentIdPath"];
                 /**
-                 * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN`; a product the brand does not offer 403 `PRODUCT_INVALID` (never produced by the Portico sandbox, where every brand offers every product).
+                 * @description Payment product. The seed names `domestic-credit-transfers`, `sepa-credit-transfers` and `cross-border-credit-transfer`, and says the field matrix spells the last with a trailing s; both `cross-border-credit-transfers` (canonical, as Berlin Group) and `cross-border-credit-transfer` are accepted and mean the same product. Any other value is answered 404 `PRODUCT_UNKNOWN` (before any check of the body), as Berlin Group does although it also lists its products as an enumeration; a product the brand does not offer is answered 403 `PRODUCT_INVALID` (in the Portico sandbox: `domestic-credit-transfers` at `aegean-bank`, whose accounts are all in EUR while domestic transfers take only HUF or PLN).
                  * @example sepa-credit-transfers
                  */
                 paymentProduct: components["parameters"]["PaymentProduct"];
@@ -1911,6 +1994,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1961,6 +2045,8 @@ export interface operations {
             /** @description Consent created in status `received`. */
             201: {
                 headers: {
+                    "ASPSP-SCA-Approach": components["headers"]["AspspScaApproach"];
+                    Location: components["headers"]["Location"];
                     "X-Request-ID": components["headers"]["XRequestID"];
                     [name: string]: unknown;
                 };
@@ -1992,6 +2078,8 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2048,6 +2136,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2094,6 +2183,8 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2147,6 +2238,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2197,6 +2289,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             406: components["responses"]["NotAcceptable"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -8,6 +8,7 @@ import { ensureDevCertificates } from './dev-certificates.js';
 import type { Chaos } from './chaos/chaos.js';
 import { registerChaosControls } from './chaos/chaos-routes.js';
 import { createOpenBankingChaos, installOpenBankingChaos } from './chaos/open-banking-chaos.js';
+import { SandboxStateStore } from './persistence/sandbox-state-store.js';
 
 export interface SandboxOptions {
   certsDir: string;
@@ -17,6 +18,13 @@ export interface SandboxOptions {
   /** Address browsers reach the SCA pages at; default http://localhost:<sca port>. */
   scaPublicUrl?: string;
   now?: () => Date;
+  /**
+   * Where the bank keeps its state (consents, payments, authorisations, SCA sessions, daily read
+   * counters, booked payments) so that a restart on the same database carries on: a PostgreSQL URL
+   * (the embedded engine's included) and the schema of the sandbox's own table (default `sandbox`).
+   * Absent: the state lives in memory and is gone with the process.
+   */
+  database?: { url: string; schema?: string };
 }
 
 export interface RunningSandbox {
@@ -32,11 +40,28 @@ export interface RunningSandbox {
   close(): Promise<void>;
 }
 
-/** Starts the provider's sandbox: the open-banking API over mTLS and the SCA pages, sharing one in-memory bank. */
+/** Starts the provider's sandbox: the open-banking API over mTLS and the SCA pages, sharing one bank. */
 export async function startSandbox(options: SandboxOptions): Promise<RunningSandbox> {
   ensureDevCertificates(options.certsDir);
-  const read = (file: string) => readFileSync(join(options.certsDir, file));
   const contract = new Psd2Contract();
+  const store = options.database
+    ? await SandboxStateStore.open(options.database.url, options.database.schema)
+    : undefined;
+  try {
+    return await listen(options, contract, store);
+  } catch (error) {
+    await store?.close();
+    throw error;
+  }
+}
+
+async function listen(
+  options: SandboxOptions,
+  contract: Psd2Contract,
+  store: SandboxStateStore | undefined,
+): Promise<RunningSandbox> {
+  const read = (file: string) => readFileSync(join(options.certsDir, file));
+  const storedState = store ? await store.load() : [];
   const chaos = createOpenBankingChaos(contract);
 
   // The SCA listener must be up before the bank exists: the bank's links point at its address.
@@ -49,30 +74,41 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   await sca.listen({ host: options.host, port: options.scaPort });
   const scaPort = (sca.server.address() as { port: number }).port;
   const scaUrl = options.scaPublicUrl ?? `http://localhost:${scaPort}`;
-  const bank = new SandboxBank({
-    scaBaseUrl: scaUrl,
-    now: options.now,
-    productRules: contract.productRules,
-  });
-  holder.bank = bank;
+  try {
+    const bank = new SandboxBank({
+      scaBaseUrl: scaUrl,
+      now: options.now,
+      productRules: contract.productRules,
+      store,
+      storedState,
+    });
+    holder.bank = bank;
+    // The first start writes the anchor day of the account history: a start that cannot store fails here.
+    await bank.persisted();
 
-  const openBanking = createOpenBankingServer({
-    bank,
-    contract,
-    tls: { key: read('sandbox.key'), cert: read('sandbox.pem'), ca: read('ca.pem') },
-  });
-  installOpenBankingChaos(openBanking.server, chaos, contract);
-  await openBanking.server.listen({ host: options.host, port: options.openBankingPort });
-  const obPort = (openBanking.server.server.address() as { port: number }).port;
+    const openBanking = createOpenBankingServer({
+      bank,
+      contract,
+      tls: { key: read('sandbox.key'), cert: read('sandbox.pem'), ca: read('ca.pem') },
+    });
+    installOpenBankingChaos(openBanking.server, chaos, contract);
+    await openBanking.server.listen({ host: options.host, port: options.openBankingPort });
+    const obPort = (openBanking.server.server.address() as { port: number }).port;
 
-  return {
-    openBankingUrl: `https://localhost:${obPort}`,
-    scaUrl,
-    bank,
-    chaos,
-    tlsHandshakes: openBanking.handshakes,
-    async close() {
-      await Promise.all([openBanking.server.close(), sca.close()]);
-    },
-  };
+    return {
+      openBankingUrl: `https://localhost:${obPort}`,
+      scaUrl,
+      bank,
+      chaos,
+      tlsHandshakes: openBanking.handshakes,
+      async close() {
+        await Promise.all([openBanking.server.close(), sca.close()]);
+        await bank.persisted().catch(() => undefined);
+        await store?.close();
+      },
+    };
+  } catch (error) {
+    await sca.close();
+    throw error;
+  }
 }

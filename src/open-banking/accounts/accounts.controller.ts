@@ -14,7 +14,7 @@ import { AccountParams, TransactionParams } from './dto/account-params.dto.js';
 import { TransactionsQuery } from './dto/transactions-query.dto.js';
 
 const CONSENT_PROBLEMS = {
-  401: 'The consent is not valid (CONSENT_INVALID), has expired (CONSENT_EXPIRED), or does not grant this access',
+  401: 'The consent is not valid (CONSENT_INVALID), has expired (CONSENT_EXPIRED), or does not grant this access; type urn:portico:problem:consent:renewal-required when the bank no longer knows it (consentId names it; create a new consent)',
   403: 'The consent does not cover this account (RESOURCE_UNKNOWN)',
   404: 'No such consent for this tenant (CONSENT_UNKNOWN)',
   429: 'The consent used up its reads without the user for today (ACCESS_EXCEEDED; see Retry-After)',

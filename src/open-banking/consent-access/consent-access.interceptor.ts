@@ -32,8 +32,8 @@ export class ConsentAccessInterceptor implements NestInterceptor {
       ),
       catchError((error: unknown) =>
         from(
-          this.access.failed(grant, error).then(() => {
-            throw error;
+          this.access.failed(grant, error).then((answered) => {
+            throw answered;
           }),
         ),
       ),

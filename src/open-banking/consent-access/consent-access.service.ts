@@ -7,7 +7,7 @@ import {
   type Consent,
   type ConsentKind,
 } from '../consents/consent.entity.js';
-import { ConsentsService, consentProblem } from '../consents/consents.service.js';
+import { ConsentsService, consentProblem, renewalProblem } from '../consents/consents.service.js';
 import { BudgetService, type Budget } from './budget.service.js';
 import type { ConsentHeaders } from './consent-headers.js';
 
@@ -110,8 +110,10 @@ export class ConsentAccessService {
    * The call failed: a refusal by the bank gives the budget unit back (the bank counts successful
    * reads only) and brings the consent's status up to date when the bank says it is not usable; no
    * answer (timeout, broken connection) keeps the unit, since the bank may have served the read.
+   * Returns what the app is answered: the error, or, when the bank no longer knows the consent, the
+   * problem that names it and says it must be renewed (the consent is then `forgottenByBank`).
    */
-  async failed(grant: ConsentAccessGrant, error: unknown): Promise<void> {
+  async failed(grant: ConsentAccessGrant, error: unknown): Promise<unknown> {
     const init = (error as ProblemException).init;
     const upstream = init?.extensions?.upstream as
       { status?: number; code?: string; failure?: string } | undefined;
@@ -128,15 +130,21 @@ export class ConsentAccessService {
         upstream.status ?? null,
         `upstream:${upstream.code ?? upstream.status}`,
       );
+      if (upstream.status === 403 && upstream.code === 'CONSENT_UNKNOWN') {
+        await this.consents.forgottenByBank(grant.consent);
+        return renewalProblem(grant.consent);
+      }
       if (upstream.code?.startsWith('CONSENT_'))
         await this.consents.refresh(grant.consent).catch(() => undefined);
-      return;
+      return error;
     }
     if (!upstream) {
       const code = init?.extensions?.code ?? init?.type ?? 'error';
-      return this.log(grant, null, `refused:${String(code)}`);
+      await this.log(grant, null, `refused:${String(code)}`);
+      return error;
     }
     await this.log(grant, null, `failed:${init?.status ?? 'error'}`);
+    return error;
   }
 
   private async check(
@@ -156,6 +164,7 @@ export class ConsentAccessService {
         'CONSENT_EXPIRED',
         `The consent expired after ${consent.validUntil}`,
       );
+    if (consent.status === 'forgottenByBank') throw renewalProblem(consent);
     if (consent.status !== 'valid')
       throw consentProblem(401, 'CONSENT_INVALID', `The consent is ${consent.status}, not valid`);
     this.checkAccount(rule, consent, call);

@@ -6,14 +6,16 @@ export const CONSENT_KINDS = ['ais', 'cof'] as const;
 export type ConsentKind = (typeof CONSENT_KINDS)[number];
 
 /**
- * Portico's own states before the bank has one: `creating` (row written, bank not yet answered),
- * `unknown` (the creation may have reached the bank but its answer was lost: settled by the resolver)
- * and `failed` (the bank certainly has no such consent).
+ * Portico's own states besides the bank's consentStatus: `creating` (row written, bank not yet
+ * answered), `unknown` (the creation may have reached the bank but its answer was lost: settled by the
+ * resolver), `failed` (the bank certainly has no such consent) and `forgottenByBank` (the bank no
+ * longer knows a consent it had: final, the consent must be renewed).
  */
 export const CONSENT_STATUSES = [
   'creating',
   'unknown',
   'failed',
+  'forgottenByBank',
   'received',
   'rejected',
   'partiallyAuthorised',

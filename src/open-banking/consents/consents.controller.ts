@@ -1,11 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
 import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
 import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
@@ -14,6 +9,7 @@ import { UPSTREAM_PROBLEMS } from '../../upstreams/http/upstream-problems.js';
 import { ConsentsService } from './consents.service.js';
 import { ConsentStatusView, ConsentView, CreateConsentRequest } from './dto/consent.dto.js';
 import { ConsentParams } from './dto/params.dto.js';
+import { ApiCreatedWithLocation, withLocation } from '../created-location.js';
 
 @ApiTags('Account-information consents')
 @ApiStandardProblems()
@@ -30,12 +26,16 @@ export class ConsentsController {
       "Portico stores the consent, asks the bank for it and returns `_links.scaRedirect`: send the user's browser there. After the bank, the browser comes back through Portico to `redirectUri` with `consentId` and `status` in the query string.",
   })
   @Idempotent()
-  @ApiCreatedResponse({ type: ConsentView })
+  @ApiCreatedWithLocation(ConsentView, 'consent')
   async createConsent(
     @CurrentPrincipal() principal: Principal,
     @Body() body: CreateConsentRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ConsentView> {
-    return ConsentView.of(await this.consents.createAccountConsent(principal.tenantId, body));
+    return withLocation(
+      reply,
+      ConsentView.of(await this.consents.createAccountConsent(principal.tenantId, body)),
+    );
   }
 
   @Get(':consentId')

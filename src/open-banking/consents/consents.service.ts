@@ -12,7 +12,7 @@ import {
 } from '../../upstreams/open-banking/open-banking.client.js';
 import { requestIdHeader } from '../../upstreams/http/upstream-transport.js';
 import { ScaSessionsService } from '../sca-sessions/sca-sessions.service.js';
-import { newScaSubject } from '../sca-sessions/sca-subject.columns.js';
+import { newScaSubject, scaApproachOf } from '../sca-sessions/sca-subject.columns.js';
 import {
   Consent,
   type ConsentAccount,
@@ -28,6 +28,7 @@ import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-ca
 
 const FINAL: readonly ConsentStatus[] = [
   'failed',
+  'forgottenByBank',
   'rejected',
   'revokedByPsu',
   'expired',
@@ -49,6 +50,25 @@ export const consentProblem = (status: number, code: string, detail: string) =>
     detail,
     extensions: { code },
   });
+
+export const RENEWAL_REQUIRED_TYPE = 'urn:portico:problem:consent:renewal-required';
+
+/** The bank no longer knows the consent: what the app is told, with what it must do. */
+export function renewalProblem(consent: Pick<Consent, 'id' | 'kind'>): ProblemException {
+  const create =
+    consent.kind === 'ais' ? 'POST /v1/consents' : 'POST /v1/funds-confirmation-consents';
+  return new ProblemException({
+    status: 401,
+    type: RENEWAL_REQUIRED_TYPE,
+    title: 'Consent must be renewed',
+    detail: `The bank no longer knows consent ${consent.id}, so it cannot be used any more. Renew it: create a new consent (${create}) and have the user authorise it at the bank.`,
+    extensions: { code: 'CONSENT_INVALID', consentId: consent.id },
+  });
+}
+
+/** The bank's answer says it does not know the consent (Berlin Group CONSENT_UNKNOWN). */
+export const bankDoesNotKnow = (answer: { status: number; messages: { code: string }[] }) =>
+  answer.status === 403 && answer.messages[0]?.code === 'CONSENT_UNKNOWN';
 
 /**
  * The consent store: one row per consent, written before the bank is called and completed after,
@@ -135,13 +155,14 @@ export class ConsentsService {
     await this.expireIfDue(consent);
     if (FINAL.includes(consent.status) || !consent.upstreamConsentId) return consent;
     const status = await this.upstreamStatus(consent);
-    if (status && status !== consent.status)
+    if (status === 'forgottenByBank') await this.forgottenByBank(consent);
+    else if (status && status !== consent.status)
       await this.transition(consent, status, 'upstream-status');
     return consent;
   }
 
   async delete(consent: Consent): Promise<void> {
-    if (consent.status === 'terminatedByTpp') return;
+    if (consent.status === 'terminatedByTpp' || consent.status === 'forgottenByBank') return;
     if (FINAL.includes(consent.status))
       throw consentProblem(
         409,
@@ -163,6 +184,8 @@ export class ConsentsService {
                 params: { path, header },
               }),
             );
+      // Nothing is left to terminate at a bank that no longer knows the consent.
+      if (bankDoesNotKnow(answer)) return void (await this.forgottenByBank(consent));
       if (answer.status >= 400 && answer.status !== 409)
         throw this.bank.refusal('deleteConsent', answer);
       if (answer.status === 409) return void (await this.refresh(consent));
@@ -232,6 +255,12 @@ export class ConsentsService {
       return false;
     await this.transition(consent, 'expired', 'valid-until-passed');
     return true;
+  }
+
+  /** The bank said it does not know the consent: recorded as `forgottenByBank`, final. */
+  async forgottenByBank(consent: Consent): Promise<void> {
+    if (consent.status !== 'forgottenByBank')
+      await this.transition(consent, 'forgottenByBank', 'forgotten-by-bank');
   }
 
   transition(consent: Consent, to: ConsentStatus, cause: string): Promise<boolean> {
@@ -344,7 +373,10 @@ export class ConsentsService {
     }
   }
 
-  private async completeCreation(consent: Consent, answer: { data?: unknown }): Promise<Consent> {
+  private async completeCreation(
+    consent: Consent,
+    answer: { data?: unknown; headers: Record<string, string> },
+  ): Promise<Consent> {
     const data = answer.data as {
       consentId: string;
       consentStatus: ConsentStatus;
@@ -352,9 +384,11 @@ export class ConsentsService {
     };
     consent.upstreamConsentId = data.consentId;
     consent.scaRedirect = data._links?.scaRedirect?.href ?? null;
+    consent.scaApproach = scaApproachOf(answer.headers);
     await this.patch(consent.id, {
       upstreamConsentId: consent.upstreamConsentId,
       scaRedirect: consent.scaRedirect,
+      scaApproach: consent.scaApproach,
     });
     await this.transition(consent, data.consentStatus, 'upstream-created');
     return consent;
@@ -375,6 +409,7 @@ export class ConsentsService {
               params: { path, header },
             }),
           );
+    if (bankDoesNotKnow(answer)) return 'forgottenByBank';
     return answer.data?.consentStatus as ConsentStatus | undefined;
   }
 

@@ -1,11 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiNoContentResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
 import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
 import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
@@ -14,6 +9,7 @@ import { UPSTREAM_PROBLEMS } from '../../upstreams/http/upstream-problems.js';
 import { ConsentsService } from './consents.service.js';
 import { ConsentStatusView, ConsentView, CreateCofConsentRequest } from './dto/consent.dto.js';
 import { ConsentParams } from './dto/params.dto.js';
+import { ApiCreatedWithLocation, withLocation } from '../created-location.js';
 
 @ApiTags('Confirmation of funds')
 @ApiStandardProblems()
@@ -29,12 +25,16 @@ export class FundsConsentsController {
     description: "For one account. Send the user's browser to `_links.scaRedirect`.",
   })
   @Idempotent()
-  @ApiCreatedResponse({ type: ConsentView })
+  @ApiCreatedWithLocation(ConsentView, 'consent')
   async createFundsConsent(
     @CurrentPrincipal() principal: Principal,
     @Body() body: CreateCofConsentRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<ConsentView> {
-    return ConsentView.of(await this.consents.createFundsConsent(principal.tenantId, body));
+    return withLocation(
+      reply,
+      ConsentView.of(await this.consents.createFundsConsent(principal.tenantId, body)),
+    );
   }
 
   @Get(':consentId')

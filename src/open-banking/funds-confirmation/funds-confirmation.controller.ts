@@ -13,7 +13,7 @@ import { FundsConfirmationService } from './funds-confirmation.service.js';
 @ApiStandardProblems()
 @ApiProblems({
   ...UPSTREAM_PROBLEMS,
-  401: 'The consent is not a valid confirmation-of-funds consent (CONSENT_INVALID, CONSENT_EXPIRED)',
+  401: 'The consent is not a valid confirmation-of-funds consent (CONSENT_INVALID, CONSENT_EXPIRED); type urn:portico:problem:consent:renewal-required when the bank no longer knows it (consentId names it; create a new consent)',
   403: "The account is not the consent's (RESOURCE_UNKNOWN)",
   404: 'No such consent for this tenant (CONSENT_UNKNOWN)',
 })

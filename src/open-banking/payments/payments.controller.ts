@@ -1,5 +1,6 @@
-import { Body, Controller, Get, Param, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Param, Post, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
 import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
 import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
 import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
@@ -12,6 +13,7 @@ import {
   PaymentView,
 } from './dto/payment.dto.js';
 import { PaymentsService } from './payments.service.js';
+import { ApiCreatedWithLocation, withLocation } from '../created-location.js';
 
 @ApiTags('Payment initiation')
 @ApiStandardProblems()
@@ -28,13 +30,15 @@ export class PaymentsController {
       "Checks the product's rules, stores the payment, asks the bank and returns `_links.scaRedirect` for the user. After the bank the browser comes back through Portico to `redirectUri` with `paymentId` and `status`.",
   })
   @Idempotent()
-  @ApiCreatedResponse({ type: PaymentView })
+  @ApiCreatedWithLocation(PaymentView, 'payment')
   async initiatePayment(
     @CurrentPrincipal() principal: Principal,
     @Body() body: CreatePaymentRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PaymentView> {
-    return PaymentView.of(
-      await this.payments.initiate(principal.tenantId, body.paymentProduct, body),
+    return withLocation(
+      reply,
+      PaymentView.of(await this.payments.initiate(principal.tenantId, body.paymentProduct, body)),
     );
   }
 

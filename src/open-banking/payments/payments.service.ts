@@ -14,7 +14,7 @@ import { AccessLogService } from '../../audit/trail/access-log.service.js';
 import { StatusHistoryService } from '../../audit/trail/status-history.service.js';
 import { psd2Contract } from '../../upstreams/open-banking/psd2-schemas.js';
 import { ScaSessionsService } from '../sca-sessions/sca-sessions.service.js';
-import { newScaSubject } from '../sca-sessions/sca-subject.columns.js';
+import { newScaSubject, scaApproachOf } from '../sca-sessions/sca-subject.columns.js';
 import {
   inDoubtProblem,
   outcomeUnknown,
@@ -125,9 +125,14 @@ export class PaymentsService {
     };
     payment.upstreamPaymentId = data.paymentId;
     payment.scaRedirect = data._links?.scaRedirect?.href ?? null;
+    payment.scaApproach = scaApproachOf(answer.headers);
     await this.payments.update(
       { id: payment.id },
-      { upstreamPaymentId: payment.upstreamPaymentId, scaRedirect: payment.scaRedirect },
+      {
+        upstreamPaymentId: payment.upstreamPaymentId,
+        scaRedirect: payment.scaRedirect,
+        scaApproach: payment.scaApproach,
+      },
     );
     await this.transition(payment, data.transactionStatus, 'upstream-created');
     return payment;

@@ -1,5 +1,14 @@
 import { Column, CreateDateColumn, UpdateDateColumn } from 'typeorm';
 
+export const SCA_APPROACHES = ['REDIRECT', 'EMBEDDED', 'DECOUPLED'] as const;
+export type ScaApproach = (typeof SCA_APPROACHES)[number];
+
+/** The bank's ASPSP-SCA-Approach header of a creation answer, when it is one of Berlin Group's values. */
+export function scaApproachOf(headers: Record<string, string>): ScaApproach | null {
+  const value = headers['aspsp-sca-approach'];
+  return (SCA_APPROACHES as readonly string[]).includes(value) ? (value as ScaApproach) : null;
+}
+
 /** What consents and payments share: where the user goes at the bank and comes back to, and when. */
 export abstract class ScaSubjectColumns {
   @Column({ name: 'redirect_uri', type: 'varchar', length: 2000 })
@@ -15,6 +24,10 @@ export abstract class ScaSubjectColumns {
   /** The bank's SCA page (scaRedirect). */
   @Column({ name: 'sca_redirect', type: 'varchar', length: 2000, nullable: true })
   scaRedirect: string | null;
+
+  /** How the bank has the user authorise (its ASPSP-SCA-Approach header): REDIRECT, EMBEDDED, DECOUPLED. */
+  @Column({ name: 'sca_approach', type: 'varchar', length: 16, nullable: true })
+  scaApproach: ScaApproach | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
@@ -38,6 +51,7 @@ export function newScaSubject(request: {
     nokRedirectUri: request.nokRedirectUri ?? null,
     psuReference: request.psuReference ?? null,
     scaRedirect: null,
+    scaApproach: null,
     lastScaAt: null,
   };
 }

@@ -139,6 +139,14 @@ export class Problem {
   code?: string;
 
   @ApiPropertyOptional({
+    description:
+      'The consent the problem is about, when it must be renewed (type urn:portico:problem:consent:renewal-required)',
+    format: 'uuid',
+    maxLength: 36,
+  })
+  consentId?: string;
+
+  @ApiPropertyOptional({
     description: 'What the bank answered, when it refused or failed',
     type: () => UpstreamOutcome,
   })

@@ -5,6 +5,7 @@ import type { Psd2Contract } from '../../shared/contracts/psd2-contract.js';
 import type { SandboxBank } from './bank/sandbox-bank.js';
 import { tppError } from './tpp-messages.js';
 import { tppIdentityOf } from './tpp-identity.js';
+import { acceptsJson } from './content-negotiation.js';
 import { isUuid } from '../../shared/uuid.js';
 
 export interface OpenBankingServerOptions {
@@ -15,7 +16,9 @@ export interface OpenBankingServerOptions {
 
 /**
  * The sandbox's open-banking API: mutual TLS (a client certificate from the sandbox CA, checked at the
- * handshake), the PSD2 role each API needs, requests validated against openapi/psd2.yaml, answers from the bank.
+ * handshake), the PSD2 role each API needs, content negotiation (JSON only: 406 for another Accept,
+ * 415 for another body type), requests validated against openapi/upstream/psd2.yaml, answers from the
+ * bank. Every error carries a tppMessages body.
  */
 export function createOpenBankingServer(options: OpenBankingServerOptions): {
   server: FastifyInstance;
@@ -39,6 +42,8 @@ export function createOpenBankingServer(options: OpenBankingServerOptions): {
   });
   let handshakes = 0;
   server.server.on('secureConnection', () => handshakes++);
+  // JSON only: without its text parser Fastify answers a text/plain body 415, like any other non-JSON type.
+  server.removeContentTypeParser('text/plain');
 
   server.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -63,13 +68,41 @@ export function createOpenBankingServer(options: OpenBankingServerOptions): {
           ),
         );
     }
+    if (!acceptsJson(request.headers.accept))
+      return reply
+        .code(406)
+        .send(
+          tppError(
+            'REQUESTED_FORMATS_INVALID',
+            `Accept ${request.headers.accept} is not served; every answer is application/json`,
+            'Accept',
+          ),
+        );
   });
 
-  server.setErrorHandler((error: { statusCode?: number; message: string }, _request, reply) => {
-    const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
-    if (status === 500) return reply.code(500).send();
-    return reply.code(status).send(tppError('FORMAT_ERROR', error.message));
-  });
+  server.setErrorHandler(
+    (error: { statusCode?: number; code?: string; message: string }, request, reply) => {
+      const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 500;
+      if (status === 500) return reply.code(500).send();
+      if (status === 415) {
+        const type = request.headers['content-type'];
+        return reply
+          .code(415)
+          .send(
+            tppError(
+              'FORMAT_ERROR',
+              type
+                ? `Content-Type ${type} is not supported; send application/json`
+                : 'A request body needs Content-Type application/json',
+              'Content-Type',
+            ),
+          );
+      }
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+        return reply.code(413).send(tppError('FORMAT_ERROR', 'Request body is too large'));
+      return reply.code(status).send(tppError('FORMAT_ERROR', error.message));
+    },
+  );
   server.setNotFoundHandler((request, reply) => {
     const known = contract.operations.some((op) =>
       new RegExp(`^${op.path.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(request.url.split('?')[0]),
@@ -97,7 +130,10 @@ export function createOpenBankingServer(options: OpenBankingServerOptions): {
           headers,
           body: request.body,
         });
-        if (problems.length > 0) {
+        // An unknown product is answered by the bank (404 PRODUCT_UNKNOWN) before anything else is
+        // looked at, as Berlin Group does, although the contract also lists the products as an enum.
+        const unknownProduct = problems.some((p) => p.path === 'path.paymentProduct');
+        if (problems.length > 0 && !unknownProduct) {
           return reply.code(400).send({
             tppMessages: problems.slice(0, 20).map((p) => ({
               category: 'ERROR',
@@ -116,6 +152,12 @@ export function createOpenBankingServer(options: OpenBankingServerOptions): {
           body: request.body,
           tppId: identity?.tppId ?? '',
         });
+        // A change the store did not take is not reported as made (Berlin Group: 500 without a body).
+        try {
+          await bank.persisted();
+        } catch {
+          return reply.code(500).send();
+        }
         if (answer.headers) reply.headers(answer.headers);
         reply.code(answer.status);
         return answer.body === undefined ? reply.send() : reply.send(answer.body);

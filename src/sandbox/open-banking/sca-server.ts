@@ -4,19 +4,25 @@ import type { SandboxBank } from './bank/sandbox-bank.js';
 
 /**
  * The pages a person's browser opens for strong customer authentication (plain HTTP on loopback,
- * no client certificate), and the sandbox controls tests use (revoke a consent as the user, call counts).
+ * no client certificate), and the sandbox controls tests and demos use:
+ *   POST /sandbox/consents/{consentId}/revoke  the user revokes a valid consent at the bank (204, 404)
+ *   GET  /sandbox/calls                        API calls answered since start, by operationId
+ *   POST /sandbox/reset                        forget every consent, payment, authorisation, session,
+ *                                              counter and booked payment, in the store too (204)
  */
 export function createScaServer(bankOf: () => SandboxBank): FastifyInstance {
   const server = Fastify({ logger: false, bodyLimit: 64 * 1024 });
   void server.register(formbody);
 
   const sca = async (request: FastifyRequest, reply: FastifyReply) => {
-    const answer = bankOf().handleSca({
+    const bank = bankOf();
+    const answer = bank.handleSca({
       method: request.method as 'GET' | 'POST',
       path: request.url.split('?')[0],
       query: request.query as Record<string, string | undefined>,
       form: (request.body ?? {}) as Record<string, string | string[] | undefined>,
     });
+    await bank.persisted();
     reply.code(answer.status).headers({
       'cache-control': 'no-store',
       'x-frame-options': 'DENY',
@@ -31,10 +37,17 @@ export function createScaServer(bankOf: () => SandboxBank): FastifyInstance {
 
   server.post('/sandbox/consents/:consentId/revoke', async (request, reply) => {
     const { consentId } = request.params as { consentId: string };
-    return bankOf().control.revokeConsentAsPsu(consentId)
-      ? reply.code(204).send()
-      : reply.code(404).send({ error: 'no such consent' });
+    const bank = bankOf();
+    const revoked = bank.control.revokeConsentAsPsu(consentId);
+    await bank.persisted();
+    return revoked ? reply.code(204).send() : reply.code(404).send({ error: 'no such consent' });
   });
   server.get('/sandbox/calls', async () => bankOf().control.calls());
+  server.post('/sandbox/reset', async (_request, reply) => {
+    const bank = bankOf();
+    bank.control.reset();
+    await bank.persisted();
+    return reply.code(204).send();
+  });
   return server;
 }

@@ -11,6 +11,13 @@ interface ParameterObject {
   schema?: Schema;
 }
 
+/** A header an answer declares (`responses.<status>.headers`), resolved. */
+export interface ResponseHeader {
+  name: string;
+  required: boolean;
+  schema?: Schema;
+}
+
 export interface ContractOperation {
   operationId: string;
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -20,6 +27,16 @@ export interface ContractOperation {
   requestBodySchema?: Schema;
   /** Response schemas by status code, for validating answers. */
   responseSchemas: Record<string, Schema | undefined>;
+  /** Declared response headers by status code. */
+  responseHeaders: Record<string, ResponseHeader[]>;
+}
+
+/** Header values arrive as text; a numeric schema (Retry-After) is checked against the number. */
+function headerValue(schema: Schema | undefined, value: string): unknown {
+  const type = schema?.type;
+  if ((type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(value))
+    return Number(value);
+  return value;
 }
 
 export interface FieldProblem {
@@ -143,9 +160,16 @@ export class OpenApiContract {
 
   /**
    * Checks an answer against the operation's declared responses: an undeclared status (with no
-   * `default`) or a body that breaks the declared schema is a problem. Headers are not checked here.
+   * `default`), a declared required header that is missing, a header that breaks its schema, or a
+   * body that breaks the declared schema (or is missing where one is declared) is a problem.
+   * Header names are matched case-insensitively; undeclared headers are allowed.
    */
-  validateResponse(operationId: string, status: number, body: unknown): FieldProblem[] {
+  validateResponse(
+    operationId: string,
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+    body: unknown,
+  ): FieldProblem[] {
     const operation = this.operation(operationId);
     const key = String(status);
     const declared =
@@ -157,10 +181,27 @@ export class OpenApiContract {
             ? 'default'
             : undefined;
     if (!declared) return [{ path: 'status', message: `${status} is not a declared answer` }];
+    const problems: FieldProblem[] = [];
+    const received = new Map(
+      Object.entries(headers).map(([name, value]) => [
+        name.toLowerCase(),
+        Array.isArray(value) ? value.join(', ') : value,
+      ]),
+    );
+    for (const header of operation.responseHeaders[declared] ?? []) {
+      const value = received.get(header.name.toLowerCase());
+      const label = `header.${header.name}`;
+      if (value === undefined || value === '') {
+        if (header.required) problems.push({ path: label, message: 'is required' });
+        continue;
+      }
+      if (header.schema)
+        problems.push(...this.validate(header.schema, headerValue(header.schema, value), label));
+    }
     const schema = operation.responseSchemas[declared];
-    if (!schema) return [];
-    if (body === undefined) return [{ path: 'body', message: 'is required' }];
-    return this.validate(schema, body, 'body');
+    if (!schema) return problems;
+    if (body === undefined) return [...problems, { path: 'body', message: 'is required' }];
+    return [...problems, ...this.validate(schema, body, 'body')];
   }
 
   /** Turns local `#/components/...` refs into refs into the registered document. */
@@ -182,6 +223,14 @@ export class OpenApiContract {
       );
     }
     return value as T;
+  }
+
+  private headersOf(response: Schema): ResponseHeader[] {
+    const headers = (response.headers ?? {}) as Record<string, unknown>;
+    return Object.entries(headers).map(([name, header]) => {
+      const resolved = this.deref(header as Schema) as { required?: boolean; schema?: Schema };
+      return { name, required: resolved.required === true, schema: resolved.schema };
+    });
   }
 
   private readOperations(): ContractOperation[] {
@@ -217,6 +266,12 @@ export class OpenApiContract {
               status,
               (this.deref(response as Schema) as { content?: Record<string, { schema?: Schema }> })
                 .content?.['application/json']?.schema,
+            ]),
+          ),
+          responseHeaders: Object.fromEntries(
+            Object.entries(responses).map(([status, response]) => [
+              status,
+              this.headersOf(this.deref(response as Schema)),
             ]),
           ),
         });

@@ -8,7 +8,8 @@ export type ContractMismatchListener = (operation: string, problems: string[]) =
 /**
  * openapi-fetch middleware that reads each answer in full and checks it against the upstream's
  * contract before anyone uses it: a body that is not the JSON it claims, a body that stalls or breaks
- * off, an undeclared status or a body that breaks the declared schema becomes a `bad-response`
+ * off, an undeclared status, a missing required header or a body that breaks the declared schema
+ * becomes a `bad-response`
  * UpstreamError (502), never a pass-through.
  */
 export function contractCheck(
@@ -40,7 +41,12 @@ export function contractCheck(
       }
       // A 5xx is a failure whatever its body: the seam maps it, retrying reads.
       if (operation && response.status < 500) {
-        const problems = contract.validateResponse(operation.operationId, response.status, body);
+        const problems = contract.validateResponse(
+          operation.operationId,
+          response.status,
+          Object.fromEntries(response.headers),
+          body,
+        );
         if (problems.length) {
           const described = problems.slice(0, 5).map((p) => `${p.path} ${p.message}`);
           onMismatch(operation.operationId, described);

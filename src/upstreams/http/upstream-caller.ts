@@ -39,6 +39,8 @@ export interface UpstreamObserver {
 export interface UpstreamAnswer<T> {
   status: number;
   data?: T;
+  /** The answer's headers, names in lower case (`location`, `aspsp-sca-approach`). */
+  headers: Record<string, string>;
   /** The provider's error messages on 4xx. */
   messages: UpstreamMessage[];
   latencyMs: number;
@@ -134,6 +136,7 @@ export class UpstreamCaller {
         return {
           status: response.status,
           data,
+          headers: Object.fromEntries(response.headers),
           messages,
           latencyMs: Math.round(performance.now() - started),
         };

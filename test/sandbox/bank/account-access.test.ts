@@ -96,20 +96,20 @@ describe('access rules on account reads', () => {
     expect(accountIdOf(again, validAisConsent(again), IBAN.aliceHuf)).toBe(accounts[0].resourceId);
   });
 
-  it('answers an account outside the consent (or unknown) with 403 RESOURCE_UNKNOWN', () => {
+  it('answers an account outside the consent (or unknown) with 404 RESOURCE_UNKNOWN', () => {
     const { sut } = newBank();
     const other = validAisConsent(sut, { access: { accounts: [{ iban: IBAN.aliceEur }] } });
     const eurAccountId = accountIdOf(sut, other, IBAN.aliceEur);
     const consentId = validAisConsent(sut);
     expectError(
       accountRead(sut, 'getAccountDetails', consentId, { accountId: eurAccountId }),
-      403,
+      404,
       'RESOURCE_UNKNOWN',
       'accountId',
     );
     expectError(
       accountRead(sut, 'getBalances', consentId, { accountId: eurAccountId }),
-      403,
+      404,
       'RESOURCE_UNKNOWN',
     );
     expectError(
@@ -120,14 +120,14 @@ describe('access rules on account reads', () => {
         { accountId: eurAccountId },
         { query: PERIOD },
       ),
-      403,
+      404,
       'RESOURCE_UNKNOWN',
     );
     expectError(
       accountRead(sut, 'getAccountDetails', consentId, {
         accountId: 'acc-000000000000000000000000',
       }),
-      403,
+      404,
       'RESOURCE_UNKNOWN',
     );
   });
@@ -257,7 +257,7 @@ describe('unattended access frequency', () => {
     );
     expectError(
       accountRead(sut, 'getAccountDetails', consentId, { accountId: 'acc-unknown' }),
-      403,
+      404,
       'RESOURCE_UNKNOWN',
     );
     expect(accountRead(sut, 'getBalances', consentId, { accountId }).status).toBe(200);

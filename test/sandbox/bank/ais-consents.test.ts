@@ -36,6 +36,10 @@ describe('AIS consent lifecycle', () => {
       self: { href: `/danube-bank/bg/v1/consents/${String(body.consentId)}` },
       status: { href: `/danube-bank/bg/v1/consents/${String(body.consentId)}/status` },
     });
+    expect(response.headers).toEqual({
+      Location: `/danube-bank/bg/v1/consents/${String(body.consentId)}`,
+      'ASPSP-SCA-Approach': 'REDIRECT',
+    });
   });
 
   it('refuses a consent without TPP-Redirect-URI with 400 FORMAT_ERROR', () => {

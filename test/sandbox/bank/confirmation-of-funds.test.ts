@@ -47,6 +47,17 @@ describe('confirmation-of-funds consents', () => {
     const { sut } = newBank();
     const { id, scaRedirect } = newCofConsent(sut, IBAN.aliceEur);
     const params = { brandId: 'danube-bank', consentId: id };
+    const again = sut.handle(
+      request('createCofConsent', {
+        params: { brandId: 'danube-bank' },
+        headers: { 'tpp-redirect-uri': REDIRECT_URI },
+        body: { account: { iban: IBAN.aliceEur } },
+      }),
+    );
+    expect(again.headers).toEqual({
+      Location: `/danube-bank/bg/v2/consents/confirmation-of-funds/${String(bodyOf(again).consentId)}`,
+      'ASPSP-SCA-Approach': 'REDIRECT',
+    });
     expect(bodyOf(sut.handle(request('getCofConsent', { params })))).toEqual({
       account: { iban: IBAN.aliceEur },
       consentStatus: 'received',

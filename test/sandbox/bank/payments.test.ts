@@ -194,6 +194,38 @@ describe('payment product rules (from x-portico-product-rules)', () => {
     );
   });
 
+  it('answers a product the brand does not offer with 403 PRODUCT_INVALID, before looking at the body', () => {
+    const { sut } = newBank();
+    expectError(
+      initiate(sut, DOMESTIC, {}, 'aegean-bank'),
+      403,
+      'PRODUCT_INVALID',
+      'paymentProduct',
+    );
+    expect(newPayment(sut, 'sepa-credit-transfers', sepaPayment(), 'aegean-bank').id).toMatch(
+      /^pay-/,
+    );
+  });
+
+  it('answers an unknown product with 404 PRODUCT_UNKNOWN whatever the body holds', () => {
+    const { sut } = newBank();
+    expectError(initiate(sut, 'instant-credit-transfers', {}), 404, 'PRODUCT_UNKNOWN');
+  });
+
+  it('tells where the created payment lives and that its PSU authorises by redirect', () => {
+    const { sut } = newBank();
+    const response = initiate(sut, DOMESTIC, domesticPayment());
+    const { paymentId, _links } = bodyOf(response) as {
+      paymentId: string;
+      _links: { self: { href: string } };
+    };
+    expect(response.headers).toEqual({
+      Location: `/danube-bank/bg/v1/payments/${DOMESTIC}/${paymentId}`,
+      'ASPSP-SCA-Approach': 'REDIRECT',
+    });
+    expect(_links.self.href).toBe(response.headers?.Location);
+  });
+
   it('enforces whatever rules object it is given rather than a built-in matrix', () => {
     const sut = new SandboxBank({
       scaBaseUrl: SCA_BASE_URL,

@@ -75,6 +75,43 @@ describe('transactions', () => {
     expect([...ids(first), ...ids(second)]).toEqual(ids(all));
   });
 
+  it('gives booked, pending or both lists as bookingStatus asks, both when it is absent', () => {
+    const { sut } = newBank();
+    const read = reader(sut);
+    const period = { dateFrom: '2024-12-01', dateTo: '2025-03-15' };
+    const report = (bookingStatus?: string) =>
+      bodyOf(read.list({ ...period, bookingStatus })).transactions as Record<string, unknown>;
+    const both = report('both');
+    expect((both.booked as Entry[]).length).toBeGreaterThan(0);
+    expect((both.pending as Entry[]).length).toBeGreaterThan(0);
+    expect(report()).toEqual(both);
+    const booked = report('booked');
+    expect(booked.booked).toEqual(both.booked);
+    expect(booked).not.toHaveProperty('pending');
+    const pending = report('pending');
+    expect(pending.pending).toEqual(both.pending);
+    expect(pending).not.toHaveProperty('booked');
+  });
+
+  it('refuses bookingStatus information and all with 400 PARAMETER_NOT_SUPPORTED, another value with FORMAT_ERROR', () => {
+    const { sut } = newBank();
+    const read = reader(sut);
+    const period = { dateFrom: '2025-03-01', dateTo: '2025-03-15' };
+    for (const bookingStatus of ['information', 'all'])
+      expectError(
+        read.list({ ...period, bookingStatus }),
+        400,
+        'PARAMETER_NOT_SUPPORTED',
+        'bookingStatus',
+      );
+    expectError(
+      read.list({ ...period, bookingStatus: 'settled' }),
+      400,
+      'FORMAT_ERROR',
+      'bookingStatus',
+    );
+  });
+
   it('answers dateFrom after dateTo with 400 PERIOD_INVALID', () => {
     const { sut } = newBank();
     expectError(

@@ -12,6 +12,7 @@ import {
   type Consent,
   type ConsentStatus,
 } from '../consent.entity.js';
+import { SCA_APPROACHES, type ScaApproach } from '../../sca-sessions/sca-subject.columns.js';
 
 export const BRAND_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
 
@@ -165,7 +166,7 @@ export class ConsentView {
 
   @ApiProperty({
     description:
-      "creating and failed are Portico states before the bank has one; the rest are the bank's consentStatus",
+      "creating, unknown and failed are Portico states before the bank has one (unknown: its answer was lost); forgottenByBank means the bank no longer knows the consent (final: create a new one); the rest are the bank's consentStatus",
     enum: CONSENT_STATUSES,
     example: 'received',
   })
@@ -255,6 +256,16 @@ export class ConsentView {
   })
   lastScaAt: string | null;
 
+  @ApiPropertyOptional({
+    description:
+      "How the bank has the user authorise, as the bank said when the consent was created (its ASPSP-SCA-Approach): REDIRECT means send the user's browser to _links.scaRedirect; null until the bank has answered",
+    enum: SCA_APPROACHES,
+    nullable: true,
+    type: String,
+    example: 'REDIRECT',
+  })
+  scaApproach: ScaApproach | null;
+
   @ApiProperty({ type: ConsentLinks })
   _links: ConsentLinks;
 
@@ -276,6 +287,7 @@ export class ConsentView {
       nokRedirectUri: consent.nokRedirectUri,
       createdAt: consent.createdAt.toISOString(),
       lastScaAt: consent.lastScaAt?.toISOString() ?? null,
+      scaApproach: consent.scaApproach,
       _links: {
         self: `${base}/${consent.id}`,
         ...(consent.status === 'received' && consent.scaRedirect

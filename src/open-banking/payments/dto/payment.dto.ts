@@ -7,6 +7,7 @@ import { PSD2, psd2Contract } from '../../../upstreams/open-banking/psd2-schemas
 export type PaymentProduct = components['parameters']['PaymentProduct'];
 import { BRAND_ID_PATTERN, ScaReturnFields } from '../../consents/dto/consent.dto.js';
 import type { Payment } from '../payment.entity.js';
+import { SCA_APPROACHES, type ScaApproach } from '../../sca-sessions/sca-subject.columns.js';
 
 /**
  * Every spelling the facade accepts: the contract's product names and aliases, and each name without
@@ -120,6 +121,16 @@ export class PaymentView {
   @ApiPropertyOptional({ format: 'date-time', maxLength: 40, nullable: true, type: String })
   lastScaAt: string | null;
 
+  @ApiPropertyOptional({
+    description:
+      "How the bank has the user authorise, as the bank said when the payment was created (its ASPSP-SCA-Approach): REDIRECT means send the user's browser to _links.scaRedirect; null until the bank has answered",
+    enum: SCA_APPROACHES,
+    nullable: true,
+    type: String,
+    example: 'REDIRECT',
+  })
+  scaApproach: ScaApproach | null;
+
   @ApiProperty({ type: PaymentLinks })
   _links: PaymentLinks;
 
@@ -133,6 +144,7 @@ export class PaymentView {
       psuReference: payment.psuReference,
       createdAt: payment.createdAt.toISOString(),
       lastScaAt: payment.lastScaAt?.toISOString() ?? null,
+      scaApproach: payment.scaApproach,
       _links: {
         self: `/v1/payments/${payment.id}`,
         ...(payment.status === 'RCVD' && payment.scaRedirect

@@ -4,6 +4,7 @@ import { Idempotency1795218343178 } from './1795218343178-Idempotency.js';
 import { OpenBanking1795218578967 } from './1795218578967-OpenBanking.js';
 import { IdempotencyResource1795422672120 } from './1795422672120-IdempotencyResource.js';
 import { InDoubtResolverLease1795423876184 } from './1795423876184-InDoubtResolverLease.js';
+import { ScaApproach1795426269790 } from './1795426269790-ScaApproach.js';
 
 export const MIGRATIONS = [
   Initial1795216535010,
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   OpenBanking1795218578967,
   IdempotencyResource1795422672120,
   InDoubtResolverLease1795423876184,
+  ScaApproach1795426269790,
 ];

@@ -16,7 +16,11 @@ function readingConsent(context: BankContext, request: BankRequest): AisConsent 
   return consentFromHeader(context, request, 'ais');
 }
 
-/** The path's account if the consent covers it in any list; an account outside it is 403 RESOURCE_UNKNOWN. */
+/**
+ * The path's account if the consent covers it in any list. An account outside it is 404
+ * RESOURCE_UNKNOWN (Berlin Group's code for an account-id in the path unknown relative to the TPP),
+ * the same answer as for an id that is no account at all.
+ */
 function coveredAccount(
   context: BankContext,
   request: BankRequest,
@@ -27,7 +31,7 @@ function coveredAccount(
     request.params.accountId ?? '',
   );
   if (!account || !coveredIbans(consent.access).includes(account.seed.iban)) {
-    fail(403, 'RESOURCE_UNKNOWN', 'Account is not covered by the consent', 'accountId');
+    fail(404, 'RESOURCE_UNKNOWN', 'Account is not covered by the consent', 'accountId');
   }
   return account;
 }
@@ -90,23 +94,46 @@ export function getTransactions(context: BankContext, request: BankRequest): Ban
   if (!dateFrom) fail(400, 'FORMAT_ERROR', 'Query parameter dateFrom is missing', 'dateFrom');
   if (!dateTo) fail(400, 'FORMAT_ERROR', 'Query parameter dateTo is missing', 'dateTo');
   if (dateFrom > dateTo) fail(400, 'PERIOD_INVALID', 'dateFrom lies after dateTo', 'dateFrom');
+  const bookingStatus = requestedBookingStatus(request);
   // Both ends inclusive; booked entries count by booking day, pending ones by value day.
   const inPeriod = (day: Date | undefined) =>
     day !== undefined && utcDay(day) >= dateFrom && utcDay(day) <= dateTo;
-  const booked = account.booked.filter((entry) => inPeriod(entry.bookingDate));
-  const pending = account.pending.filter((entry) => inPeriod(entry.valueDate));
+  const lists: Record<string, unknown> = {};
+  if (bookingStatus !== 'pending')
+    lists.booked = account.booked
+      .filter((entry) => inPeriod(entry.bookingDate))
+      .map((entry) => transactionDto(entry, false));
+  if (bookingStatus !== 'booked')
+    lists.pending = account.pending
+      .filter((entry) => inPeriod(entry.valueDate))
+      .map((entry) => transactionDto(entry, false));
   countUnattendedRead(context, request, consent);
   return {
     status: 200,
     body: {
       account: { iban: account.seed.iban },
-      transactions: {
-        booked: booked.map((entry) => transactionDto(entry, false)),
-        pending: pending.map((entry) => transactionDto(entry, false)),
-        _links: { account: href(accountPath(consent.brandId, account)) },
-      },
+      transactions: { ...lists, _links: { account: href(accountPath(consent.brandId, account)) } },
     },
   };
+}
+
+const SUPPORTED_BOOKING_STATUSES = ['booked', 'pending', 'both'] as const;
+type SupportedBookingStatus = (typeof SUPPORTED_BOOKING_STATUSES)[number];
+
+/** `bookingStatus`, `both` when absent; Berlin Group's `information` and `all` are not supported here. */
+function requestedBookingStatus(request: BankRequest): SupportedBookingStatus {
+  const value = request.query.bookingStatus;
+  if (value === undefined || value === '') return 'both';
+  if ((SUPPORTED_BOOKING_STATUSES as readonly string[]).includes(value))
+    return value as SupportedBookingStatus;
+  if (value === 'information' || value === 'all')
+    fail(
+      400,
+      'PARAMETER_NOT_SUPPORTED',
+      `bookingStatus ${value} is not supported; use booked, pending or both`,
+      'bookingStatus',
+    );
+  fail(400, 'FORMAT_ERROR', 'bookingStatus must be booked, pending or both', 'bookingStatus');
 }
 
 export function getTransactionDetails(context: BankContext, request: BankRequest): BankResponse {

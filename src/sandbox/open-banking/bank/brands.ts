@@ -4,12 +4,33 @@ export interface Brand {
   brandName: string;
   /** Country of the bank, which decides the IBANs of its accounts. */
   country: 'HU' | 'PL' | 'GR';
+  /**
+   * Canonical payment products (keys of the contract's product rules) the bank does not offer:
+   * 403 PRODUCT_INVALID. Every other product of the rules is offered.
+   */
+  productsNotOffered: readonly string[];
 }
 
 export const BRANDS: readonly Brand[] = [
-  { brandId: 'danube-bank', brandName: 'Danube Bank Hungary Zrt. (sandbox)', country: 'HU' },
-  { brandId: 'vistula-bank', brandName: 'Vistula Bank Polska S.A. (sandbox)', country: 'PL' },
-  { brandId: 'aegean-bank', brandName: 'Aegean Bank S.A. (sandbox)', country: 'GR' },
+  {
+    brandId: 'danube-bank',
+    brandName: 'Danube Bank Hungary Zrt. (sandbox)',
+    country: 'HU',
+    productsNotOffered: [],
+  },
+  {
+    brandId: 'vistula-bank',
+    brandName: 'Vistula Bank Polska S.A. (sandbox)',
+    country: 'PL',
+    productsNotOffered: [],
+  },
+  // Domestic transfers take only HUF or PLN, and a Greek bank holds neither.
+  {
+    brandId: 'aegean-bank',
+    brandName: 'Aegean Bank S.A. (sandbox)',
+    country: 'GR',
+    productsNotOffered: ['domestic-credit-transfers'],
+  },
 ];
 
 export function findBrand(brandId: string): Brand | undefined {

@@ -1,4 +1,4 @@
-import { href } from './request-context.js';
+import { createdHeaders, href } from './request-context.js';
 import { type BankContext } from './bank-state.js';
 import { effectiveStatus, type Consent } from './consent-model.js';
 import { utcDay } from './dates.js';
@@ -67,6 +67,7 @@ export function consentCreated(
   context.state.consents.set(consent.consentId, consent);
   return {
     status: 201,
+    headers: createdHeaders(selfPath),
     body: {
       consentId: consent.consentId,
       consentStatus: 'received',

@@ -3,6 +3,7 @@ export { SandboxBank, OPERATION_IDS } from './sandbox-bank.js';
 export { BRANDS, authorizationEndpoint, type Brand } from './brands.js';
 export { TEST_USERS, type TestUserDescription } from './test-users.js';
 export { toProductRules } from './product-rules.js';
+export type { BankStateStore, StateChanges, StateKind, StateRow } from './state-journal.js';
 export type {
   BankRequest,
   BankResponse,

@@ -21,10 +21,18 @@ export interface BookedDebit {
   bankTransactionCode: string;
 }
 
+/** A payment debit the ledger booked after it was built: what a restart replays onto the generated history. */
+export interface Booking {
+  brandId: string;
+  iban: string;
+  transaction: LedgerTransaction;
+}
+
 /** The accounts of every brand with their balances and history; the only place that moves money. */
 export class Ledger {
   private readonly accounts: LedgerAccount[];
-  private paymentBookings = 0;
+  /** Payment debits booked since the history was generated, oldest first. */
+  readonly bookings: Booking[] = [];
 
   constructor(anchor: Date) {
     this.accounts = SANDBOX_USERS.flatMap((user) =>
@@ -106,9 +114,8 @@ export class Ledger {
 
   /** Books an executed payment immediately (the sandbox settles at once). */
   bookDebit(account: LedgerAccount, debit: BookedDebit, now: Date): LedgerTransaction {
-    this.paymentBookings += 1;
     const compactDay = utcDay(now).replaceAll('-', '');
-    const sequence = `P${String(this.paymentBookings).padStart(3, '0')}`;
+    const sequence = `P${String(this.bookings.length + 1).padStart(3, '0')}`;
     const transaction: LedgerTransaction = {
       transactionId: `trx-${account.resourceId.slice(4, 12)}-${compactDay}-${sequence}`,
       entryReference: `${compactDay}-${sequence}`,
@@ -122,10 +129,22 @@ export class Ledger {
       bankTransactionCode: debit.bankTransactionCode,
       proprietaryBankTransactionCode: '0117',
     };
-    account.booked.push(transaction);
-    account.interimBooked -= debit.amount;
-    account.lastChange = now;
+    this.apply(account, { brandId: account.seed.brandId, iban: account.seed.iban, transaction });
     return transaction;
+  }
+
+  /** Books again what an earlier run booked (bookings in their original order). */
+  replay(booking: Booking): void {
+    const account = this.byIban(booking.brandId, booking.iban);
+    if (!account) throw new Error(`sandbox state names an unknown account ${booking.iban}`);
+    this.apply(account, booking);
+  }
+
+  private apply(account: LedgerAccount, booking: Booking): void {
+    account.booked.push(booking.transaction);
+    account.interimBooked += booking.transaction.amount;
+    account.lastChange = booking.transaction.bookingDate ?? account.lastChange;
+    this.bookings.push(booking);
   }
 }
 

@@ -3,14 +3,29 @@ import { type BankContext } from './bank-state.js';
 import { fail, tppErrors } from './errors.js';
 import { type Payment } from './payment-model.js';
 import { productRuleViolations, resolveProduct, type ResolvedProduct } from './product-rules.js';
-import { href, openAuthorisation, redirectUris, requireBrand } from './request-context.js';
+import { type Brand } from './brands.js';
+import {
+  createdHeaders,
+  href,
+  openAuthorisation,
+  redirectUris,
+  requireBrand,
+} from './request-context.js';
 import { type BankRequest, type BankResponse } from './types.js';
 
 /** Payment initiation (PIS): single credit transfers checked against the product rules. */
 
-function pathProduct(context: BankContext, request: BankRequest): ResolvedProduct {
+/** The path's product: unknown is 404 PRODUCT_UNKNOWN, known but not offered by the brand 403 PRODUCT_INVALID. */
+function pathProduct(context: BankContext, request: BankRequest, brand: Brand): ResolvedProduct {
   const resolved = resolveProduct(context.productRules, request.params.paymentProduct ?? '');
   if (!resolved) fail(404, 'PRODUCT_UNKNOWN', 'Unknown payment product', 'paymentProduct');
+  if (brand.productsNotOffered.includes(resolved.product))
+    fail(
+      403,
+      'PRODUCT_INVALID',
+      `${brand.brandName} does not offer ${resolved.product}`,
+      'paymentProduct',
+    );
   return resolved;
 }
 
@@ -25,7 +40,7 @@ function paymentLinks(payment: Payment): Record<string, { href: string }> {
 
 export function initiatePayment(context: BankContext, request: BankRequest): BankResponse {
   const brand = requireBrand(request);
-  const { product, rule } = pathProduct(context, request);
+  const { product, rule } = pathProduct(context, request, brand);
   const uris = redirectUris(request);
   const violations = productRuleViolations(rule, request.body);
   if (violations.length > 0) return tppErrors(400, violations);
@@ -49,6 +64,7 @@ export function initiatePayment(context: BankContext, request: BankRequest): Ban
   context.state.payments.set(paymentId, payment);
   return {
     status: 201,
+    headers: createdHeaders(paymentPath(payment)),
     body: {
       transactionStatus: 'RCVD',
       paymentId,
@@ -59,8 +75,7 @@ export function initiatePayment(context: BankContext, request: BankRequest): Ban
 
 /** The payment of the path, if it exists under this brand and product (either spelling) for this TPP. */
 function ownedPayment(context: BankContext, request: BankRequest): Payment {
-  requireBrand(request);
-  const { product } = pathProduct(context, request);
+  const { product } = pathProduct(context, request, requireBrand(request));
   const payment = context.state.payments.get(request.params.paymentId ?? '');
   if (
     !payment ||

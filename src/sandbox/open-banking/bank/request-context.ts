@@ -50,6 +50,11 @@ export function openAuthorisation(
   };
 }
 
+/** Headers of every 201: where the new resource lives, and how its PSU authorises it (only by redirect here). */
+export function createdHeaders(selfPath: string): Record<string, string> {
+  return { Location: selfPath, 'ASPSP-SCA-Approach': 'REDIRECT' };
+}
+
 export function href(value: string): { href: string } {
   return { href: value };
 }

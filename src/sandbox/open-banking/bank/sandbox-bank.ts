@@ -7,6 +7,7 @@ import {
 } from './account-reads.js';
 import { createConsent, deleteConsent, getConsent, getConsentStatus } from './ais-consents.js';
 import { BankState, type BankContext } from './bank-state.js';
+import { StateJournal, type BankStateStore, type StateChanges } from './state-journal.js';
 import { authorizationEndpoint, BRANDS } from './brands.js';
 import {
   createCofConsent,
@@ -70,11 +71,16 @@ export const OPERATION_IDS: readonly string[] = Object.keys(OPERATIONS);
 
 /**
  * The upstream provider's open-banking API as an in-memory bank, without HTTP: the HTTP layer
- * parses and validates requests, calls handle()/handleSca() and writes the answers.
+ * parses and validates requests, calls handle()/handleSca() and writes the answers. With a store,
+ * every change an operation makes is written there (in order, one write per operation), and a bank
+ * built from the stored rows carries on where the previous one stopped.
  */
 export class SandboxBank {
   readonly control: SandboxBankControl;
   private state: BankState;
+  private journal: StateJournal;
+  private readonly store?: BankStateStore;
+  private lastWrite: Promise<void> = Promise.resolve();
   private readonly now: () => Date;
   private readonly scaBaseUrl: string;
   private readonly productRules: ProductRules;
@@ -83,12 +89,20 @@ export class SandboxBank {
     this.now = options.now ?? (() => new Date());
     this.scaBaseUrl = options.scaBaseUrl;
     this.productRules = options.productRules;
-    this.state = new BankState(this.now());
+    this.store = options.store;
+    const restored = StateJournal.restore(options.storedState ?? [], this.now());
+    this.state = restored.state;
+    this.journal = restored.journal;
+    this.write(restored.changes);
     this.control = {
-      revokeConsentAsPsu: (consentId) => revokeAsPsu(this.context(), consentId),
+      revokeConsentAsPsu: (consentId) =>
+        this.recorded(() => revokeAsPsu(this.context(), consentId)),
       calls: () => Object.fromEntries(this.state.calls),
       reset: () => {
         this.state = new BankState(this.now());
+        const fresh = StateJournal.fresh(this.state);
+        this.journal = fresh.journal;
+        this.write(fresh.changes);
       },
     };
   }
@@ -100,16 +114,44 @@ export class SandboxBank {
       : undefined;
     if (!operation)
       return tppError(405, 'SERVICE_INVALID', `Operation ${request.operationId} is not supported`);
-    try {
-      return operation(this.context(), request);
-    } catch (error) {
-      if (error instanceof BankError) return error.response;
-      throw error;
-    }
+    return this.recorded(() => {
+      try {
+        return operation(this.context(), request);
+      } catch (error) {
+        if (error instanceof BankError) return error.response;
+        throw error;
+      }
+    });
   }
 
   handleSca(request: ScaRequest): ScaResponse {
-    return handleSca(this.context(), request);
+    return this.recorded(() => handleSca(this.context(), request));
+  }
+
+  /**
+   * Settles when every change made so far is in the store (at once without one); rejects when the
+   * write of the latest operation failed, so that its caller does not report a change as made.
+   */
+  persisted(): Promise<void> {
+    return this.lastWrite;
+  }
+
+  private recorded<T>(operation: () => T): T {
+    try {
+      return operation();
+    } finally {
+      if (this.store) this.write(this.journal.takeChanges());
+      else this.journal.skip();
+    }
+  }
+
+  private write(changes: StateChanges): void {
+    const { store } = this;
+    if (!store) return;
+    if (!changes.reset && changes.upserts.length === 0 && changes.deletes.length === 0) return;
+    this.lastWrite = this.lastWrite.catch(() => undefined).then(() => store.write(changes));
+    // Whoever awaits persisted() sees a failure; nobody awaiting must not crash the process.
+    this.lastWrite.catch(() => undefined);
   }
 
   private context(): BankContext {

@@ -1,3 +1,5 @@
+import type { BankStateStore, StateRow } from './state-journal.js';
+
 /**
  * Public shapes of the sandbox bank: what the HTTP layer hands in and gets back.
  * The bank never sees sockets, certificates or raw JSON; the HTTP layer has already
@@ -65,6 +67,10 @@ export interface SandboxBankOptions {
   scaBaseUrl: string;
   now?: () => Date;
   productRules: ProductRules;
+  /** Where every change is written; without one the bank keeps its state in memory only. */
+  store?: BankStateStore;
+  /** The rows the store held at start: the bank carries on from them. */
+  storedState?: readonly StateRow[];
 }
 
 export interface SandboxBankControl {
@@ -72,6 +78,10 @@ export interface SandboxBankControl {
   revokeConsentAsPsu(consentId: string): boolean;
   /** How often each operationId was handled, for tests proving that the gateway did or did not call upstream. */
   calls(): Record<string, number>;
-  /** Forget all consents, payments, authorisations and counters and rebuild the account data from now(). */
+  /**
+   * Forget all consents, payments, authorisations, sessions, counters and booked payments, in the
+   * store too, and rebuild the account data from now(). `SandboxBank.persisted()` tells when the
+   * store has followed.
+   */
   reset(): void;
 }
