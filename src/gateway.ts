@@ -5,6 +5,15 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import type { AppConfig } from './platform/config/app-config.js';
+import { checkRequestInput } from './platform/errors/body-checks.js';
+import {
+  clientErrorHandler,
+  connectRefused,
+  earlyRefusal,
+  expectationFailed,
+  frameworkErrorHandler,
+} from './platform/errors/framework-errors.js';
+import { sendProblem } from './platform/errors/problem-reply.js';
 import { ProblemFilter } from './platform/errors/problem.filter.js';
 import { createValidationPipe } from './platform/errors/validation.pipe.js';
 import { PinoNestLogger } from './platform/logging/nest-logger.js';
@@ -12,6 +21,7 @@ import { recordHttpMetrics } from './platform/metrics/http-metrics.js';
 import { MetricsListener } from './platform/metrics/metrics-listener.js';
 import { Metrics } from './platform/metrics/metrics.service.js';
 import { requestContext, type RequestContext } from './platform/logging/request-context.js';
+import { loggedPath } from './platform/logging/scrub.js';
 import { buildOpenApiDocument, DOCS_PATH, SPEC_PATH } from './platform/openapi/openapi-document.js';
 import { PSD2 } from './upstreams/open-banking/psd2-schemas.js';
 import { isUuid } from './shared/uuid.js';
@@ -47,9 +57,20 @@ export async function createGateway(
     bodyLimit: config.http.bodyLimitBytes,
     genReqId: (request: { headers: Record<string, string | string[] | undefined> }) =>
       requestIdFor(request.headers['x-request-id']),
-    return503OnClosing: true,
+    // Refused while closing by the onRequest hook below, as problem+json rather than Fastify's own JSON.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
+    // What Fastify and Node's HTTP parser refuse themselves is problem+json with a request id too.
+    frameworkErrors: frameworkErrorHandler(logger),
+    clientErrorHandler: clientErrorHandler(logger),
+    // Node would answer a missing Host itself (a bare 400); the onRequest hook answers it as problem+json.
+    http: { requireHostHeader: false },
   });
+  // Node answers an Expect it does not know with a bare 417, and drops a CONNECT, unless someone listens.
+  adapter
+    .getInstance()
+    .server.on('checkExpectation', expectationFailed(logger))
+    .on('connect', connectRefused(logger));
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot(config, logger, options.imports),
     adapter,
@@ -63,18 +84,22 @@ export async function createGateway(
 
   const fastify = app.getHttpAdapter().getInstance();
   const contexts = new WeakMap<object, RequestContext>();
+  // While shutting down, answers to in-flight requests close their connection so that close() can finish.
+  let closing = false;
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     const context: RequestContext = { requestId: request.id };
     contexts.set(request, context);
+    const refusal = earlyRefusal(request, closing);
+    if (refusal) return sendProblem(refusal, request, reply, logger);
     requestContext.run(context, done);
   });
+  // Body, query and path strings are checked before the handler: before class-transformer recurses into them.
+  fastify.addHook('preValidation', checkRequestInput);
   // Body parsing leaves the async context of onRequest: enter it again before the handler.
   fastify.addHook('preHandler', (request, _reply, done) => {
     requestContext.run(contexts.get(request) ?? { requestId: request.id }, done);
   });
-  // While shutting down, answers to in-flight requests close their connection so that close() can finish.
-  let closing = false;
   fastify.addHook('preClose', (done) => {
     closing = true;
     done();
@@ -89,7 +114,7 @@ export async function createGateway(
         requestId: request.id,
         tenantId: contexts.get(request)?.tenantId,
         method: request.method,
-        path: request.url.split('?')[0],
+        path: loggedPath(request.url),
         status: reply.statusCode,
         durationMs: Math.round(reply.elapsedTime),
       },

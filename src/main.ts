@@ -7,7 +7,7 @@ import { startSandbox, type RunningSandbox } from './sandbox/sandbox.js';
 import { createGateway, listenGateway } from './gateway.js';
 import { createLogger } from './platform/logging/logger.js';
 import { DOCS_PATH } from './platform/openapi/openapi-document.js';
-import { issueDemoKey } from './access/tenants/demo-tenant.js';
+import { issueSandboxKeys } from './access/tenants/demo-tenant.js';
 import { TenantsService } from './access/tenants/tenants.service.js';
 
 async function main(): Promise<void> {
@@ -88,10 +88,11 @@ async function main(): Promise<void> {
     `  Metrics:      ${metricsUrl ?? 'off (METRICS_PORT=off)'}`,
   ];
   if (config.mode === 'sandbox') {
-    const demoKey = await issueDemoKey(app.get(TenantsService));
+    const keys = await issueSandboxKeys(app.get(TenantsService));
     lines.push(
-      `  Demo API key (tenant "demo", role app): ${demoKey}`,
-      `  Try: curl -H "Authorization: Bearer ${demoKey}" ${base}/v1/me`,
+      `  Demo API key (tenant "demo", role app): ${keys.demo}`,
+      `  Try: curl -H "Authorization: Bearer ${keys.demo}" ${base}/v1/me`,
+      `  Operator key (tenant "operations", role operator): ${keys.operator}`,
     );
     if (sandbox)
       lines.push(

@@ -1,42 +1,37 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsISO8601, IsOptional, IsUUID, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsUUID, Matches, Max, Min } from 'class-validator';
+import { DATE_OR_DATE_TIME, IsDateOrDateTime } from '../platform/common/date-or-date-time.js';
 import { PRINTABLE_TEXT_SOURCE } from '../platform/common/text.js';
 import { CONSENT_STATUSES, type ConsentStatus } from '../open-banking/consents/consent.entity.js';
 import { BRAND_ID_PATTERN, ConsentView } from '../open-banking/consents/dto/consent.dto.js';
+import { PaymentView } from '../open-banking/payments/dto/payment.dto.js';
 
-export class AuditConsentsQuery {
+/** Filters and paging every auditor list shares. */
+export class AuditPageQuery {
   @ApiPropertyOptional({ description: 'Only this tenant', format: 'uuid', maxLength: 36 })
   @IsOptional()
   @IsUUID()
   tenantId?: string;
 
-  @ApiPropertyOptional({ description: 'Only this bank', pattern: BRAND_ID_PATTERN, maxLength: 128 })
-  @IsOptional()
-  @Matches(new RegExp(BRAND_ID_PATTERN), { message: 'brandId must be a brandId' })
-  brandId?: string;
-
-  @ApiPropertyOptional({ enum: CONSENT_STATUSES })
-  @IsOptional()
-  @IsIn(CONSENT_STATUSES)
-  status?: ConsentStatus;
-
   @ApiPropertyOptional({
-    description: 'Created at or after (ISO date-time)',
-    format: 'date-time',
+    description: 'Created at or after (an ISO date or date-time)',
+    example: '2026-11-01T00:00:00Z',
     maxLength: 40,
+    pattern: DATE_OR_DATE_TIME.source,
   })
   @IsOptional()
-  @IsISO8601({ strict: true })
+  @IsDateOrDateTime('createdFrom')
   createdFrom?: string;
 
   @ApiPropertyOptional({
-    description: 'Created before (ISO date-time)',
-    format: 'date-time',
+    description: 'Created before (an ISO date or date-time)',
+    example: '2026-12-01T00:00:00Z',
     maxLength: 40,
+    pattern: DATE_OR_DATE_TIME.source,
   })
   @IsOptional()
-  @IsISO8601({ strict: true })
+  @IsDateOrDateTime('createdTo')
   createdTo?: string;
 
   @ApiPropertyOptional({
@@ -68,6 +63,54 @@ export class AuditConsentsQuery {
   pageSize?: number;
 }
 
+export class AuditConsentsQuery extends AuditPageQuery {
+  @ApiPropertyOptional({ description: 'Only this bank', pattern: BRAND_ID_PATTERN, maxLength: 128 })
+  @IsOptional()
+  @Matches(new RegExp(BRAND_ID_PATTERN), { message: 'brandId must be a brandId' })
+  brandId?: string;
+
+  @ApiPropertyOptional({ enum: CONSENT_STATUSES })
+  @IsOptional()
+  @IsIn(CONSENT_STATUSES)
+  status?: ConsentStatus;
+}
+
+export class AuditPaymentsQuery extends AuditPageQuery {
+  @ApiPropertyOptional({ description: 'Only this bank', pattern: BRAND_ID_PATTERN, maxLength: 128 })
+  @IsOptional()
+  @Matches(new RegExp(BRAND_ID_PATTERN), { message: 'brandId must be a brandId' })
+  brandId?: string;
+
+  @ApiPropertyOptional({
+    description:
+      "Only payments in this status (the bank's transactionStatus, or creating, unknown, failed)",
+    maxLength: 8,
+    pattern: '^[A-Za-z]{4,8}$',
+  })
+  @IsOptional()
+  @Matches(/^[A-Za-z]{4,8}$/, { message: 'status must be 4 to 8 letters' })
+  status?: string;
+}
+
+export class AuditAccessesQuery extends AuditPageQuery {
+  @ApiPropertyOptional({
+    description: 'Only calls under this kind of resource',
+    enum: ['consent', 'payment'],
+  })
+  @IsOptional()
+  @IsIn(['consent', 'payment'])
+  kind?: 'consent' | 'payment';
+
+  @ApiPropertyOptional({
+    description: 'Only this facade operation',
+    maxLength: 64,
+    pattern: '^[A-Za-z]+$',
+  })
+  @IsOptional()
+  @Matches(/^[A-Za-z]{1,64}$/, { message: 'operation must be an operation name' })
+  operation?: string;
+}
+
 export class AuditConsentView extends ConsentView {
   @ApiProperty({ format: 'uuid', maxLength: 36 })
   tenantId: string;
@@ -97,7 +140,7 @@ export class AuditConsentPage {
 }
 
 export class StatusChangeView {
-  @ApiProperty({ enum: [...CONSENT_STATUSES], nullable: true, type: String })
+  @ApiProperty({ maxLength: 24, pattern: '^[A-Za-z]{3,24}$', nullable: true, type: String })
   from: string | null;
 
   @ApiProperty({ maxLength: 24, pattern: '^[A-Za-z]{3,24}$' })
@@ -155,14 +198,23 @@ export class AccessLogView {
   upstreamStatus: number | null;
 
   @ApiProperty({
-    description: 'ok, refused:<CODE> (by Portico), upstream:<CODE> (by the bank), failed:<status>',
+    description:
+      'sent (the bank was called and no outcome was recorded: Portico stopped or is still waiting), ok, refused:<CODE> (by Portico), upstream:<CODE> (by the bank), failed:<status> (certainly not served), unknown:<status> (no answer: the bank may have served it)',
     maxLength: 64,
     pattern: PRINTABLE_TEXT_SOURCE,
+    example: 'ok',
   })
   outcome: string;
 
-  @ApiProperty({ format: 'int32', minimum: 0, maximum: 3600000 })
-  latencyMs: number;
+  @ApiPropertyOptional({
+    description: 'From the request to the outcome; null while the call is `sent`',
+    format: 'int32',
+    minimum: 0,
+    maximum: 3600000,
+    nullable: true,
+    type: Number,
+  })
+  latencyMs: number | null;
 }
 
 export class AuditConsentDetail extends AuditConsentView {
@@ -171,4 +223,69 @@ export class AuditConsentDetail extends AuditConsentView {
 
   @ApiProperty({ description: 'Newest first, at most 500', type: [AccessLogView], maxItems: 500 })
   accessLog: AccessLogView[];
+}
+
+export class AuditPaymentView extends PaymentView {
+  @ApiProperty({ format: 'uuid', maxLength: 36 })
+  tenantId: string;
+
+  @ApiPropertyOptional({
+    description: "The bank's own id of the payment",
+    maxLength: 128,
+    pattern: PRINTABLE_TEXT_SOURCE,
+    nullable: true,
+    type: String,
+  })
+  upstreamPaymentId: string | null;
+}
+
+export class AuditPaymentPage {
+  @ApiProperty({ type: [AuditPaymentView], maxItems: 200 })
+  items: AuditPaymentView[];
+
+  @ApiProperty({ format: 'int32', minimum: 1, maximum: 100000 })
+  page: number;
+
+  @ApiProperty({ format: 'int32', minimum: 1, maximum: 200 })
+  pageSize: number;
+
+  @ApiProperty({ format: 'int32', minimum: 0, maximum: 100000000 })
+  total: number;
+}
+
+export class AuditPaymentDetail extends AuditPaymentView {
+  @ApiProperty({ type: [StatusChangeView], maxItems: 1000 })
+  history: StatusChangeView[];
+
+  @ApiProperty({ description: 'Newest first, at most 500', type: [AccessLogView], maxItems: 500 })
+  accessLog: AccessLogView[];
+}
+
+export class AuditAccessView extends AccessLogView {
+  @ApiProperty({ format: 'uuid', maxLength: 36 })
+  tenantId: string;
+
+  @ApiProperty({ enum: ['consent', 'payment'] })
+  kind: 'consent' | 'payment';
+
+  @ApiProperty({
+    description: 'The consent or payment it was made under',
+    format: 'uuid',
+    maxLength: 36,
+  })
+  resourceId: string;
+}
+
+export class AuditAccessPage {
+  @ApiProperty({ type: [AuditAccessView], maxItems: 200 })
+  items: AuditAccessView[];
+
+  @ApiProperty({ format: 'int32', minimum: 1, maximum: 100000 })
+  page: number;
+
+  @ApiProperty({ format: 'int32', minimum: 1, maximum: 200 })
+  pageSize: number;
+
+  @ApiProperty({ format: 'int32', minimum: 0, maximum: 100000000 })
+  total: number;
 }

@@ -1,14 +1,18 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Consent } from '../open-banking/consents/consent.entity.js';
+import { Payment } from '../open-banking/payments/payment.entity.js';
 import { AuditTrailModule } from './trail/audit-trail.module.js';
 import { AuditController } from './audit.controller.js';
 import { AuditService } from './audit.service.js';
+import { AuditorPageController } from './page/auditor-page.controller.js';
+import { AuditExportService } from './audit-export.service.js';
+import { AuditCheckpoint } from './trail/audit-chain.entity.js';
 
-/** The auditor's read of the trail: consents with their status history and access log. */
+/** The auditor's read of the trail: consents and payments with their status history and access log, the chain. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Consent]), AuditTrailModule],
-  controllers: [AuditController],
-  providers: [AuditService],
+  imports: [TypeOrmModule.forFeature([Consent, Payment, AuditCheckpoint]), AuditTrailModule],
+  controllers: [AuditController, AuditorPageController],
+  providers: [AuditService, AuditExportService],
 })
 export class AuditModule {}

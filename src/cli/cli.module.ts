@@ -5,6 +5,7 @@ import { ConfigModule } from '../platform/config/config.module.js';
 import { DatabaseModule } from '../platform/database/database.module.js';
 import { LoggingModule } from '../platform/logging/logging.module.js';
 import { TenantsModule } from '../access/tenants/tenants.module.js';
+import { AuditTrailModule } from '../audit/trail/audit-trail.module.js';
 
 /** What the CLI needs: configuration, the database and the services it drives; no HTTP. */
 @Module({})
@@ -17,6 +18,7 @@ export class CliModule {
         LoggingModule.forRoot(logger),
         DatabaseModule,
         TenantsModule,
+        AuditTrailModule,
       ],
     };
   }

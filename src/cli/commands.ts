@@ -2,6 +2,8 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { API_KEY_ROLES, type ApiKeyRole } from '../access/tenants/api-key.entity.js';
 import { CreateTenantRequest } from '../access/tenants/dto/tenant.dto.js';
 import { TenantsService } from '../access/tenants/tenants.service.js';
+import { AuditChainService } from '../audit/trail/audit-chain.service.js';
+import { AuditVerifierService } from '../audit/trail/audit-verifier.service.js';
 import { validateSync } from 'class-validator';
 import { readFileSync } from 'node:fs';
 import { readCertificateChain } from '../shared/qwac/qwac-reader.js';
@@ -189,6 +191,41 @@ export const COMMANDS: Record<string, Command> = {
       context.out(`revoked key ${key.id} (ptk_${key.prefix}_…)`);
       return 0;
     },
+  },
+};
+
+COMMANDS['audit:verify'] = {
+  summary:
+    'Verify the tamper-evident audit chain (links, rows, signed checkpoints); exit 1 at the first break',
+  synopsis: 'audit:verify [--json] [--seal]',
+  positionals: 0,
+  options: { json: { type: 'boolean' }, seal: { type: 'boolean' } },
+  needsDatabase: true,
+  async run(context) {
+    // --seal: first seal what is due, so that rows written a moment ago are verified too.
+    if (context.args.options.seal) await context.app.get(AuditChainService).seal();
+    const report = await context.app.get(AuditVerifierService).verify();
+    if (context.args.options.json) {
+      context.out(JSON.stringify(report, null, 2));
+      return report.ok ? 0 : 1;
+    }
+    const latest = report.checkpoints.latest;
+    context.out(`links verified: ${report.links}`);
+    context.out(
+      `head:           ${report.head ? `${report.head.seq} ${report.head.chainHash}` : '(empty chain)'}`,
+    );
+    context.out(
+      `checkpoints:    ${report.checkpoints.count}${latest ? `, latest ${latest.seq} signed ${latest.signedAt} by key ${latest.keyId}` : ''}`,
+    );
+    if (report.firstBreak) {
+      const at = report.firstBreak;
+      context.out(
+        `BROKEN at ${at.seq ? `link ${at.seq}` : 'a row outside the chain'}${at.entryKind ? ` (${at.entryKind} ${at.entryId})` : ''}: ${at.problem}: ${at.detail}`,
+      );
+      return 1;
+    }
+    context.out('the chain verifies');
+    return 0;
   },
 };
 

@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Whether this replica can serve: the database answers (and, once configured, the upstream and the certificate).
+         * @description Whether this replica can serve: the database answers, the client certificate is usable and the provider answers. Without a key (or with one that is not an operator's) only `status`; an operator key also gets each check, the certificate's subject, roles and expiry included.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -141,6 +141,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit/accesses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List calls made under consents and payments (auditor)
+         * @description The access log across resources, newest first: operation, request id, tenant, user present or not, upstream status, latency, outcome.
+         */
+        get: operations["listAuditAccesses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/checkpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List signed checkpoints of the chain (auditor)
+         * @description The signed heads of the chain, newest first, with the public key that verifies them: keep them outside Portico to prove later that the trail was not rewritten.
+         */
+        get: operations["listAuditCheckpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit/consents": {
         parameters: {
             query?: never;
@@ -150,7 +190,7 @@ export interface paths {
         };
         /**
          * List consents (auditor)
-         * @description Every tenant's consents, newest first, filtered and paged. Role auditor: the operator's compliance role, issued by an admin.
+         * @description Every tenant's consents, newest first, filtered and paged. Role auditor: the installation's compliance role, issued by an operator.
          */
         get: operations["listAuditConsents"];
         put?: never;
@@ -173,6 +213,86 @@ export interface paths {
          * @description Its status history (append-only) and every call made under it, refused or not.
          */
         get: operations["getAuditConsent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the trail as JSON or CSV (auditor)
+         * @description Every status change and every call under a consent or payment, in time order, each with the chain link (`chainSeq`, `chainHash`) that seals it, preceded by the verification the export was checked with and the checkpoint it was verified against. Streamed: a year of data never sits in memory.
+         */
+        get: operations["exportAuditTrail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payments (auditor)
+         * @description Every tenant's payment initiations, newest first, filtered and paged.
+         */
+        get: operations["listAuditPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/payments/{paymentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a payment with its history and accesses (auditor)
+         * @description Its status history (append-only) and every call made under it.
+         */
+        get: operations["getAuditPayment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Verify the tamper-evident chain (auditor)
+         * @description Walks the chain over every status change and access-log row from its first link: numbering, each row against the hash it was sealed with, each link hash, each signed checkpoint; then rows outside the chain. Reports the first break precisely.
+         */
+        get: operations["verifyAuditChain"];
         put?: never;
         post?: never;
         delete?: never;
@@ -458,13 +578,13 @@ export interface paths {
         };
         /**
          * List tenants
-         * @description Role admin.
+         * @description Role operator: every tenant. Role admin: the key's own tenant only.
          */
         get: operations["listTenants"];
         put?: never;
         /**
          * Create a tenant
-         * @description A tenant is one fintech app using the gateway. Role admin.
+         * @description A tenant is one fintech app using the gateway. Role operator.
          */
         post: operations["createTenant"];
         delete?: never;
@@ -482,13 +602,13 @@ export interface paths {
         };
         /**
          * List a tenant's API keys
-         * @description Without the keys themselves. Role admin.
+         * @description Without the keys themselves. Role operator: any tenant. Role admin: the key's own tenant.
          */
         get: operations["listApiKeys"];
         put?: never;
         /**
          * Issue an API key
-         * @description The key is in this answer only; Portico stores its hash. Role admin.
+         * @description The key is in this answer only; Portico stores its hash. Role operator: any tenant, any role. Role admin: app and admin keys of the key's own tenant (another tenant answers 404).
          */
         post: operations["issueApiKey"];
         delete?: never;
@@ -509,7 +629,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description Takes effect on the next request, on every replica. Role admin.
+         * @description Takes effect on the next request, on every replica. Role operator: any key. Role admin: app and admin keys of the key's own tenant.
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -525,14 +645,20 @@ export interface components {
             accountId?: string | null;
             /** Format: date-time */
             at: string;
-            /** Format: int32 */
-            latencyMs: number;
+            /**
+             * Format: int32
+             * @description From the request to the outcome; null while the call is `sent`
+             */
+            latencyMs?: number | null;
             /**
              * @description The facade operation
              * @example getAccountBalances
              */
             operation: string;
-            /** @description ok, refused:<CODE> (by Portico), upstream:<CODE> (by the bank), failed:<status> */
+            /**
+             * @description sent (the bank was called and no outcome was recorded: Portico stopped or is still waiting), ok, refused:<CODE> (by Portico), upstream:<CODE> (by the bank), failed:<status> (certainly not served), unknown:<status> (no answer: the bank may have served it)
+             * @example ok
+             */
             outcome: string;
             /** @description Whether the user was present (PSU-IP-Address sent) */
             psuPresent: boolean;
@@ -579,12 +705,59 @@ export interface components {
              * @example app
              * @enum {string}
              */
-            role: "app" | "auditor" | "admin";
+            role: "app" | "auditor" | "admin" | "operator";
             /**
              * Format: uuid
              * @example 6f1c2a34-8d5e-4c0b-9a7f-1e2d3c4b5a69
              */
             tenantId: string;
+        };
+        AuditAccessPage: {
+            items: components["schemas"]["AuditAccessView"][];
+            /** Format: int32 */
+            page: number;
+            /** Format: int32 */
+            pageSize: number;
+            /** Format: int32 */
+            total: number;
+        };
+        AuditAccessView: {
+            accountId?: string | null;
+            /** Format: date-time */
+            at: string;
+            /** @enum {string} */
+            kind: "consent" | "payment";
+            /**
+             * Format: int32
+             * @description From the request to the outcome; null while the call is `sent`
+             */
+            latencyMs?: number | null;
+            /**
+             * @description The facade operation
+             * @example getAccountBalances
+             */
+            operation: string;
+            /**
+             * @description sent (the bank was called and no outcome was recorded: Portico stopped or is still waiting), ok, refused:<CODE> (by Portico), upstream:<CODE> (by the bank), failed:<status> (certainly not served), unknown:<status> (no answer: the bank may have served it)
+             * @example ok
+             */
+            outcome: string;
+            /** @description Whether the user was present (PSU-IP-Address sent) */
+            psuPresent: boolean;
+            /** Format: uuid */
+            requestId?: string | null;
+            /**
+             * Format: uuid
+             * @description The consent or payment it was made under
+             */
+            resourceId: string;
+            /** Format: uuid */
+            tenantId: string;
+            /**
+             * Format: int32
+             * @description The bank's HTTP status; null when Portico refused the call itself
+             */
+            upstreamStatus?: number | null;
         };
         AuditConsentDetail: {
             _links: components["schemas"]["ConsentLinks"];
@@ -643,6 +816,12 @@ export interface components {
              */
             redirectUri: string;
             /**
+             * Format: uuid
+             * @description The consent this one renews: once this one is valid, Portico terminates that one at the bank
+             * @example null
+             */
+            renewsConsentId?: string | null;
+            /**
              * @description What the app asked for (ais: AccountAccess; cof: { account })
              * @example {
              *       "accounts": [
@@ -661,6 +840,12 @@ export interface components {
              * @enum {string|null}
              */
             scaApproach?: "REDIRECT" | "EMBEDDED" | "DECOUPLED" | null;
+            /**
+             * Format: date-time
+             * @description Account information only: when the user must authenticate again (RTS Art. 10a: 180 days after the last SCA) for unattended reads to go on; renew by creating a consent with renewsConsentId. Null before the first SCA and for confirmation-of-funds consents
+             * @example 2027-05-22T10:00:00.000Z
+             */
+            scaRenewalDueAt?: string | null;
             /**
              * @description creating, unknown and failed are Portico states before the bank has one (unknown: its answer was lost); forgottenByBank means the bank no longer knows the consent (final: create a new one); the rest are the bank's consentStatus
              * @example received
@@ -741,6 +926,12 @@ export interface components {
              */
             redirectUri: string;
             /**
+             * Format: uuid
+             * @description The consent this one renews: once this one is valid, Portico terminates that one at the bank
+             * @example null
+             */
+            renewsConsentId?: string | null;
+            /**
              * @description What the app asked for (ais: AccountAccess; cof: { account })
              * @example {
              *       "accounts": [
@@ -760,6 +951,12 @@ export interface components {
              */
             scaApproach?: "REDIRECT" | "EMBEDDED" | "DECOUPLED" | null;
             /**
+             * Format: date-time
+             * @description Account information only: when the user must authenticate again (RTS Art. 10a: 180 days after the last SCA) for unattended reads to go on; renew by creating a consent with renewsConsentId. Null before the first SCA and for confirmation-of-funds consents
+             * @example 2027-05-22T10:00:00.000Z
+             */
+            scaRenewalDueAt?: string | null;
+            /**
              * @description creating, unknown and failed are Portico states before the bank has one (unknown: its answer was lost); forgottenByBank means the bank no longer knows the consent (final: create a new one); the rest are the bank's consentStatus
              * @example received
              * @enum {string}
@@ -775,6 +972,119 @@ export interface components {
              * @example 2027-02-28
              */
             validUntil?: string | null;
+        };
+        AuditExportDocument: {
+            records: components["schemas"]["AuditExportRecord"][];
+            verification: components["schemas"]["VerificationReportView"];
+        };
+        AuditExportRecord: {
+            /** Format: date-time */
+            at: string;
+            cause?: string | null;
+            chainHash?: string | null;
+            /** @description The chain link sealing the row; null while not sealed yet */
+            chainSeq?: string | null;
+            fromStatus?: string | null;
+            /** @description Row id in its table */
+            id: string;
+            /** @enum {string} */
+            kind: "status_change" | "access_log";
+            /** Format: int32 */
+            latencyMs?: number | null;
+            operation?: string | null;
+            outcome?: string | null;
+            psuPresent?: boolean | null;
+            /** Format: uuid */
+            requestId?: string | null;
+            /** Format: uuid */
+            resourceId: string;
+            /** @enum {string} */
+            resourceKind: "consent" | "payment";
+            /** Format: uuid */
+            tenantId: string;
+            toStatus?: string | null;
+            /** Format: int32 */
+            upstreamStatus?: number | null;
+        };
+        AuditPaymentDetail: {
+            _links: components["schemas"]["PaymentLinks"];
+            /** @description Newest first, at most 500 */
+            accessLog: components["schemas"]["AccessLogView"][];
+            /** @example danube-bank */
+            brandId: string;
+            /** Format: date-time */
+            createdAt: string;
+            history: components["schemas"]["StatusChangeView"][];
+            /** Format: date-time */
+            lastScaAt?: string | null;
+            /** @description The PaymentDetails sent to the bank (with the debtor account the user chose, once known) */
+            payment: components["schemas"]["Psd2PaymentDetails"];
+            /** Format: uuid */
+            paymentId: string;
+            /**
+             * @example domestic-credit-transfers
+             * @enum {string}
+             */
+            paymentProduct: "domestic-credit-transfers" | "sepa-credit-transfers" | "cross-border-credit-transfers";
+            psuReference?: string | null;
+            /**
+             * @description How the bank has the user authorise, as the bank said when the payment was created (its ASPSP-SCA-Approach): REDIRECT means send the user's browser to _links.scaRedirect; null until the bank has answered
+             * @example REDIRECT
+             * @enum {string|null}
+             */
+            scaApproach?: "REDIRECT" | "EMBEDDED" | "DECOUPLED" | null;
+            /**
+             * @description The bank's transactionStatus (ISO 20022), or Portico's creating / failed before it has one
+             * @example RCVD
+             */
+            status: string;
+            /** Format: uuid */
+            tenantId: string;
+            /** @description The bank's own id of the payment */
+            upstreamPaymentId?: string | null;
+        };
+        AuditPaymentPage: {
+            items: components["schemas"]["AuditPaymentView"][];
+            /** Format: int32 */
+            page: number;
+            /** Format: int32 */
+            pageSize: number;
+            /** Format: int32 */
+            total: number;
+        };
+        AuditPaymentView: {
+            _links: components["schemas"]["PaymentLinks"];
+            /** @example danube-bank */
+            brandId: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            lastScaAt?: string | null;
+            /** @description The PaymentDetails sent to the bank (with the debtor account the user chose, once known) */
+            payment: components["schemas"]["Psd2PaymentDetails"];
+            /** Format: uuid */
+            paymentId: string;
+            /**
+             * @example domestic-credit-transfers
+             * @enum {string}
+             */
+            paymentProduct: "domestic-credit-transfers" | "sepa-credit-transfers" | "cross-border-credit-transfers";
+            psuReference?: string | null;
+            /**
+             * @description How the bank has the user authorise, as the bank said when the payment was created (its ASPSP-SCA-Approach): REDIRECT means send the user's browser to _links.scaRedirect; null until the bank has answered
+             * @example REDIRECT
+             * @enum {string|null}
+             */
+            scaApproach?: "REDIRECT" | "EMBEDDED" | "DECOUPLED" | null;
+            /**
+             * @description The bank's transactionStatus (ISO 20022), or Portico's creating / failed before it has one
+             * @example RCVD
+             */
+            status: string;
+            /** Format: uuid */
+            tenantId: string;
+            /** @description The bank's own id of the payment */
+            upstreamPaymentId?: string | null;
         };
         BrandList: {
             brands: components["schemas"]["BrandView"][];
@@ -792,6 +1102,60 @@ export interface components {
             brandId: string;
             /** @example Danube Bank Hungary Zrt. (sandbox) */
             brandName: string;
+        };
+        ChainBreakView: {
+            /** @example access_log 1042 differs from what was sealed */
+            detail: string;
+            /**
+             * @description The row id in its table
+             * @example 1042
+             */
+            entryId?: string;
+            /** @enum {string} */
+            entryKind?: "status_change" | "access_log";
+            /**
+             * @description What is wrong
+             * @enum {string}
+             */
+            problem: "gap" | "row-deleted" | "row-edited" | "link-altered" | "row-unsealed" | "late-seal" | "checkpoint-mismatch" | "checkpoint-signature" | "cut-too-early" | "cut-unsigned";
+            /**
+             * @description The first link that does not verify
+             * @example 1042
+             */
+            seq?: string;
+        };
+        ChainLinkRef: {
+            /** @description The link hash */
+            chainHash: string;
+            /**
+             * @description The link number
+             * @example 1042
+             */
+            seq: string;
+        };
+        CheckpointList: {
+            /** @description Newest first, at most 100 */
+            items: components["schemas"]["SignedCheckpointView"][];
+            /** @description The public key (SPKI PEM) that verifies the signatures; null when none is configured */
+            publicKeyPem?: string | null;
+        };
+        CheckpointSummary: {
+            /** Format: int32 */
+            count: number;
+            latest?: components["schemas"]["CheckpointView"] | null;
+        };
+        CheckpointView: {
+            /** @description The link hash */
+            chainHash: string;
+            /** @description Which key signed it */
+            keyId: string;
+            /**
+             * @description The link number
+             * @example 1042
+             */
+            seq: string;
+            /** Format: date-time */
+            signedAt: string;
         };
         CheckResult: {
             /**
@@ -893,6 +1257,12 @@ export interface components {
              */
             redirectUri: string;
             /**
+             * Format: uuid
+             * @description The consent this one renews: once this one is valid, Portico terminates that one at the bank
+             * @example null
+             */
+            renewsConsentId?: string | null;
+            /**
              * @description What the app asked for (ais: AccountAccess; cof: { account })
              * @example {
              *       "accounts": [
@@ -911,6 +1281,12 @@ export interface components {
              * @enum {string|null}
              */
             scaApproach?: "REDIRECT" | "EMBEDDED" | "DECOUPLED" | null;
+            /**
+             * Format: date-time
+             * @description Account information only: when the user must authenticate again (RTS Art. 10a: 180 days after the last SCA) for unattended reads to go on; renew by creating a consent with renewsConsentId. Null before the first SCA and for confirmation-of-funds consents
+             * @example 2027-05-22T10:00:00.000Z
+             */
+            scaRenewalDueAt?: string | null;
             /**
              * @description creating, unknown and failed are Portico states before the bank has one (unknown: its answer was lost); forgottenByBank means the bank no longer knows the consent (final: create a new one); the rest are the bank's consentStatus
              * @example received
@@ -1011,6 +1387,11 @@ export interface components {
              */
             redirectUri: string;
             /**
+             * Format: uuid
+             * @description Renew this account-information consent of the same app (before its SCA is due again, or after it expired): the new consent is linked to it, and once the user has authorised the new one Portico terminates the old one at the bank
+             */
+            renewsConsentId?: string;
+            /**
              * Format: date
              * @description Last day (inclusive, UTC) the consent is valid; not in the past
              * @example 2027-02-28
@@ -1105,11 +1486,11 @@ export interface components {
              */
             label?: string;
             /**
-             * @description app uses the facade; auditor reads the audit trail; admin manages tenants and keys
+             * @description app uses the facade; auditor reads every tenant's audit trail; admin manages its own tenant's app and admin keys; operator runs the installation. Only an operator key issues auditor and operator keys.
              * @example app
              * @enum {string}
              */
-            role: "app" | "auditor" | "admin";
+            role: "app" | "auditor" | "admin" | "operator";
         };
         IssuedApiKey: {
             /**
@@ -1148,7 +1529,7 @@ export interface components {
              * @example app
              * @enum {string}
              */
-            role: "app" | "auditor" | "admin";
+            role: "app" | "auditor" | "admin" | "operator";
             /**
              * Format: uuid
              * @example 6f1c2a34-8d5e-4c0b-9a7f-1e2d3c4b5a69
@@ -1213,7 +1594,7 @@ export interface components {
              * @example app
              * @enum {string}
              */
-            role: "app" | "auditor" | "admin";
+            role: "app" | "auditor" | "admin" | "operator";
             /**
              * Format: uuid
              * @example 6f1c2a34-8d5e-4c0b-9a7f-1e2d3c4b5a69
@@ -1479,17 +1860,32 @@ export interface components {
             upstream: components["schemas"]["CheckResult"];
         };
         ReadinessReport: {
-            checks: components["schemas"]["ReadinessChecks"];
+            /** @description Each check, for an operator key only */
+            checks?: components["schemas"]["ReadinessChecks"];
             /** @enum {string} */
             status: "ok" | "fail";
+        };
+        SignedCheckpointView: {
+            /** @description The link hash */
+            chainHash: string;
+            /** @description Which key signed it */
+            keyId: string;
+            /**
+             * @description The link number
+             * @example 1042
+             */
+            seq: string;
+            /** @description Ed25519 signature (base64) of `portico-audit-checkpoint/v1 <seq> <chainHash> <signedAt>` */
+            signature: string;
+            /** Format: date-time */
+            signedAt: string;
         };
         StatusChangeView: {
             /** Format: date-time */
             at: string;
             /** @description created, upstream-created, sca-callback, deleted-by-app, valid-until-passed, upstream-status, reconciled-at-start, … */
             cause: string;
-            /** @enum {string|null} */
-            from: "creating" | "unknown" | "failed" | "forgottenByBank" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp" | null;
+            from: string | null;
             /** Format: uuid */
             requestId?: string | null;
             to: string;
@@ -1535,6 +1931,21 @@ export interface components {
             /** @description The bank's message */
             text?: string;
         };
+        VerificationReportView: {
+            checkpoints: components["schemas"]["CheckpointSummary"];
+            firstBreak?: components["schemas"]["ChainBreakView"] | null;
+            /** @description The last link verified */
+            head?: components["schemas"]["ChainLinkRef"] | null;
+            /**
+             * Format: int64
+             * @description Links verified
+             */
+            links: number;
+            /** @description True when every link, row and checkpoint verifies */
+            ok: boolean;
+            /** Format: date-time */
+            verifiedAt: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -1578,10 +1989,48 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ReadinessReport"];
+                };
+            };
+            /** @description An unknown or revoked API key was sent */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description A check failed, or the replica is shutting down */
@@ -2419,14 +2868,221 @@ export interface operations {
             };
         };
     };
+    listAuditAccesses: {
+        parameters: {
+            query?: {
+                /** @description Created at or after (an ISO date or date-time) */
+                createdFrom?: string;
+                /** @description Created before (an ISO date or date-time) */
+                createdTo?: string;
+                /** @description Only calls under this kind of resource */
+                kind?: "consent" | "payment";
+                /** @description Only this facade operation */
+                operation?: string;
+                /** @description Page, from 1 */
+                page?: number;
+                /** @description Items a page */
+                pageSize?: number;
+                /** @description Only this tenant */
+                tenantId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditAccessPage"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not auditor */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAuditCheckpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckpointList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not auditor */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listAuditConsents: {
         parameters: {
             query?: {
                 /** @description Only this bank */
                 brandId?: string;
-                /** @description Created at or after (ISO date-time) */
+                /** @description Created at or after (an ISO date or date-time) */
                 createdFrom?: string;
-                /** @description Created before (ISO date-time) */
+                /** @description Created before (an ISO date or date-time) */
                 createdTo?: string;
                 /** @description Page, from 1 */
                 page?: number;
@@ -2602,6 +3258,433 @@ export interface operations {
             };
             /** @description No such consent */
             404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportAuditTrail: {
+        parameters: {
+            query?: {
+                format?: "json" | "csv";
+                /** @description At or after (an ISO date or date-time) */
+                from?: string;
+                /** @description Only this tenant */
+                tenantId?: string;
+                /** @description Before (an ISO date or date-time) */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JSON: `{ verification, records: [...] }`; CSV: `# verification` and `# checkpoint` lines, a header row, a row per record */
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditExportDocument"];
+                    "text/csv": string;
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not auditor */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAuditPayments: {
+        parameters: {
+            query?: {
+                /** @description Only this bank */
+                brandId?: string;
+                /** @description Created at or after (an ISO date or date-time) */
+                createdFrom?: string;
+                /** @description Created before (an ISO date or date-time) */
+                createdTo?: string;
+                /** @description Page, from 1 */
+                page?: number;
+                /** @description Items a page */
+                pageSize?: number;
+                /** @description Only payments in this status (the bank's transactionStatus, or creating, unknown, failed) */
+                status?: string;
+                /** @description Only this tenant */
+                tenantId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPaymentPage"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not auditor */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuditPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Portico's payment id */
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPaymentDetail"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not auditor */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such payment */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    verifyAuditChain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VerificationReportView"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not auditor */
+            403: {
                 headers: {
                     /** @description Requests this API key may make per minute */
                     "RateLimit-Limit"?: number;
@@ -4761,7 +5844,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's role is not admin */
+            /** @description The key's role is not operator or admin */
             403: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -4861,7 +5944,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's role is not admin */
+            /** @description The key's role is not operator */
             403: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -4975,7 +6058,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's role is not admin */
+            /** @description The key's role is not operator or admin */
             403: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -4990,7 +6073,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such tenant */
+            /** @description No such tenant (or, for an admin key, not its own) */
             404: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -5093,7 +6176,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's role is not admin */
+            /**
+             * @description An admin key asked for an auditor or operator key (only an operator issues those)
+             *
+             *     The key's role is not operator or admin
+             */
             403: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -5108,7 +6195,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such tenant */
+            /** @description No such tenant (or, for an admin key, not its own) */
             404: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -5208,7 +6295,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The key's role is not admin */
+            /**
+             * @description An admin key tried to revoke an auditor or operator key
+             *
+             *     The key's role is not operator or admin
+             */
             403: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -5223,7 +6314,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such key for this tenant */
+            /** @description No such key for this tenant (or, for an admin key, not its own tenant) */
             404: {
                 headers: {
                     /** @description Requests this API key may make per minute */

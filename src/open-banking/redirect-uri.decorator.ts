@@ -1,6 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsUrl, Matches, MaxLength } from 'class-validator';
+import { IsUrl, Matches, MaxLength } from 'class-validator';
+import { IsOmittable } from '../platform/common/omittable.js';
 
 const URL_OPTIONS = {
   protocols: ['https', 'http'],
@@ -25,7 +26,7 @@ export function AppRedirectUri(options: {
   };
   return applyDecorators(
     options.required ? ApiProperty(doc) : ApiPropertyOptional(doc),
-    ...(options.required ? [] : [IsOptional()]),
+    ...(options.required ? [] : [IsOmittable()]),
     IsUrl(URL_OPTIONS, { message: '$property must be an absolute http(s) URL' }),
     MaxLength(2000),
     Matches(new RegExp(HTTPS_OR_LOCAL), {

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { runProcess } from '../support/processes.js';
-import { startTestGateway, testDatabaseUrl, type TestGateway } from '../support/test-gateway.js';
+import {
+  bearer,
+  startTestGateway,
+  testDatabaseUrl,
+  type TestGateway,
+} from '../support/test-gateway.js';
 
 const CERTS = 'certs/dev';
 
@@ -12,7 +17,12 @@ describe('the gateway and its client certificate', () => {
   afterAll(() => gateway.close());
 
   it('reports the certificate and the upstream in readiness, with days to expiry', async () => {
-    const ready = await gateway.app.inject({ method: 'GET', url: '/health/ready' });
+    const operator = (await gateway.newTenantWithKey('operator')).key;
+    const ready = await gateway.app.inject({
+      method: 'GET',
+      url: '/health/ready',
+      headers: bearer(operator),
+    });
     expect(ready.statusCode).toBe(200);
     const { checks } = ready.json();
     expect(checks.certificate).toMatchObject({ status: 'ok', daysToExpiry: expect.any(Number) });

@@ -51,7 +51,7 @@ describe('API keys and roles', () => {
   });
 
   it('answers who the caller is for every role', async () => {
-    for (const role of ['app', 'auditor', 'admin'] as const) {
+    for (const role of ['app', 'auditor', 'admin', 'operator'] as const) {
       const { key, tenantId, slug } = await sut.newTenantWithKey(role);
       const response = await sut.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) });
       expect(response.statusCode).toBe(200);
@@ -74,21 +74,21 @@ describe('API keys and roles', () => {
     },
   );
 
-  it('lets an admin key create a tenant, issue a key that works, and revoke it', async () => {
-    const admin = await sut.newTenantWithKey('admin');
+  it('lets an operator key create a tenant, issue a key that works, and revoke it', async () => {
+    const operator = await sut.newTenantWithKey('operator');
     const slug = `created-${Date.now()}`;
     const created = await sut.app.inject({
       method: 'POST',
       url: '/v1/tenants',
-      headers: bearer(admin.key),
-      payload: { slug, name: 'Created by admin' },
+      headers: bearer(operator.key),
+      payload: { slug, name: 'Created by operator' },
     });
     expect(created.statusCode).toBe(201);
     const tenantId = created.json().id;
     const issued = await sut.app.inject({
       method: 'POST',
       url: `/v1/tenants/${tenantId}/api-keys`,
-      headers: bearer(admin.key),
+      headers: bearer(operator.key),
       payload: { role: 'app', label: 'backend' },
     });
     expect(issued.statusCode).toBe(201);
@@ -99,14 +99,14 @@ describe('API keys and roles', () => {
     const listed = await sut.app.inject({
       method: 'GET',
       url: `/v1/tenants/${tenantId}/api-keys`,
-      headers: bearer(admin.key),
+      headers: bearer(operator.key),
     });
     expect(listed.json().apiKeys).toHaveLength(1);
     expect(JSON.stringify(listed.json())).not.toContain(newKey);
     const revoked = await sut.app.inject({
       method: 'DELETE',
       url: `/v1/tenants/${tenantId}/api-keys/${issued.json().id}`,
-      headers: bearer(admin.key),
+      headers: bearer(operator.key),
     });
     expect(revoked.statusCode).toBe(204);
     expect(
@@ -115,14 +115,14 @@ describe('API keys and roles', () => {
   });
 
   it('answers 409 for a duplicate tenant slug', async () => {
-    const admin = await sut.newTenantWithKey('admin');
+    const operator = await sut.newTenantWithKey('operator');
     const payload = { slug: `dup-${Date.now()}`, name: 'Dup' };
     expect(
       (
         await sut.app.inject({
           method: 'POST',
           url: '/v1/tenants',
-          headers: bearer(admin.key),
+          headers: bearer(operator.key),
           payload,
         })
       ).statusCode,
@@ -130,7 +130,7 @@ describe('API keys and roles', () => {
     const again = await sut.app.inject({
       method: 'POST',
       url: '/v1/tenants',
-      headers: bearer(admin.key),
+      headers: bearer(operator.key),
       payload,
     });
     expect(again.statusCode).toBe(409);

@@ -45,10 +45,27 @@ describe('npm run cli', () => {
     ).toBe(401);
   });
 
+  it("issues the installation's operator key, which manages every tenant", async () => {
+    const slug = uniqueSlug('cli-ops');
+    expect((await cli('tenant:create', slug, '--name', 'Operations')).code).toBe(0);
+    const issued = await cli('key:issue', slug, '--role', 'operator', '--label', 'ops team');
+    expect(issued.stdout).toMatch(/issued operator key \S+ for tenant/);
+    const key = /API key \(shown once, store it now\): (ptk_\S+)/.exec(
+      issued.stdout,
+    )?.[1] as string;
+    const other = await gateway.newTenantWithKey('app');
+    const tenants = await gateway.app.inject({
+      method: 'GET',
+      url: '/v1/tenants',
+      headers: bearer(key),
+    });
+    expect(tenants.json().tenants.map((t: { id: string }) => t.id)).toContain(other.tenantId);
+  });
+
   it('explains a wrong role and an unknown command, and exits non-zero', async () => {
     const badRole = await cli('key:issue', 'demo', '--role', 'superuser');
     expect(badRole.code).toBe(1);
-    expect(badRole.stderr).toContain('--role must be one of app, auditor, admin');
+    expect(badRole.stderr).toContain('--role must be one of app, auditor, admin, operator');
     const unknown = await cli('frobnicate');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('usage: npm run cli -- <command>');

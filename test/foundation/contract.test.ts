@@ -125,7 +125,7 @@ describe('contract and schema checks', () => {
   it("shows the answers Portico gives: each provoked problem matches its operation's example", async () => {
     const responses = problemResponses();
     const app = (await gateway.newTenantWithKey('app')).key;
-    const admin = (await gateway.newTenantWithKey('admin')).key;
+    const operator = (await gateway.newTenantWithKey('operator')).key;
     const cases: {
       method: 'GET' | 'POST';
       path: string;
@@ -141,7 +141,7 @@ describe('contract and schema checks', () => {
         url: `/v1/consents/${randomUUID()}`,
         key: app,
       },
-      { method: 'POST', path: '/v1/tenants', url: '/v1/tenants', key: admin, body: {} },
+      { method: 'POST', path: '/v1/tenants', url: '/v1/tenants', key: operator, body: {} },
       {
         method: 'GET',
         path: '/v1/accounts',
@@ -198,7 +198,12 @@ describe('contract and schema checks', () => {
   });
 
   it('reports readiness with the database check', async () => {
-    const ready = await gateway.app.inject({ method: 'GET', url: '/health/ready' });
+    const operator = (await gateway.newTenantWithKey('operator')).key;
+    const ready = await gateway.app.inject({
+      method: 'GET',
+      url: '/health/ready',
+      headers: bearer(operator),
+    });
     expect(ready.statusCode).toBe(200);
     expect(ready.json()).toMatchObject({ status: 'ok', checks: { database: { status: 'ok' } } });
     expect((await gateway.app.inject({ method: 'GET', url: '/health/live' })).json()).toEqual({

@@ -4,10 +4,10 @@ import { bearer, startTestGateway, type TestGateway } from '../support/test-gate
 
 describe('errors are problem+json', () => {
   let sut: TestGateway;
-  let adminKey: string;
+  let operatorKey: string;
   beforeAll(async () => {
     sut = await startTestGateway({ BODY_LIMIT_BYTES: '2048' }, [ProbeModule]);
-    adminKey = (await sut.newTenantWithKey('admin')).key;
+    operatorKey = (await sut.newTenantWithKey('operator')).key;
   });
   afterAll(() => sut.close());
 
@@ -43,7 +43,7 @@ describe('errors are problem+json', () => {
     const response = await sut.app.inject({
       method: 'POST',
       url: '/v1/tenants',
-      headers: { ...bearer(adminKey), 'content-type': 'application/json' },
+      headers: { ...bearer(operatorKey), 'content-type': 'application/json' },
       payload: '{"slug": "abc",',
     });
     const body = expectProblem(response, 400);
@@ -54,7 +54,7 @@ describe('errors are problem+json', () => {
     const response = await sut.app.inject({
       method: 'POST',
       url: '/v1/tenants',
-      headers: { ...bearer(adminKey), 'content-type': 'application/json' },
+      headers: { ...bearer(operatorKey), 'content-type': 'application/json' },
       payload: JSON.stringify({ slug: 'big', name: 'x'.repeat(4096) }),
     });
     const body = expectProblem(response, 413);
@@ -65,7 +65,7 @@ describe('errors are problem+json', () => {
     const response = await sut.app.inject({
       method: 'POST',
       url: '/v1/tenants',
-      headers: { ...bearer(adminKey), 'content-type': 'text/csv' },
+      headers: { ...bearer(operatorKey), 'content-type': 'text/csv' },
       payload: 'a,b',
     });
     expectProblem(response, 415);
@@ -75,7 +75,7 @@ describe('errors are problem+json', () => {
     const response = await sut.app.inject({
       method: 'POST',
       url: '/v1/tenants',
-      headers: bearer(adminKey),
+      headers: bearer(operatorKey),
       payload: { slug: 'Not A Slug!', name: '', color: 'red' },
     });
     const body = expectProblem(response, 400);
@@ -93,7 +93,7 @@ describe('errors are problem+json', () => {
     const response = await sut.app.inject({
       method: 'GET',
       url: '/v1/tenants/not-a-uuid/api-keys',
-      headers: bearer(adminKey),
+      headers: bearer(operatorKey),
     });
     const body = expectProblem(response, 400);
     expect(body.errors).toContainEqual({ field: 'tenantId', reason: 'tenantId must be a UUID' });
@@ -103,7 +103,7 @@ describe('errors are problem+json', () => {
     const response = await sut.app.inject({
       method: 'GET',
       url: '/v1/tenants/00000000-0000-4000-8000-000000000000/api-keys',
-      headers: bearer(adminKey),
+      headers: bearer(operatorKey),
     });
     expectProblem(response, 404);
   });

@@ -9,7 +9,7 @@ describe('logs', () => {
   let key: string;
   beforeAll(async () => {
     sut = await startTestGateway({}, [ProbeModule]);
-    key = (await sut.newTenantWithKey('admin')).key;
+    key = (await sut.newTenantWithKey('operator')).key;
   });
   afterAll(() => sut.close());
 

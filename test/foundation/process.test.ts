@@ -56,6 +56,17 @@ describe('the gateway process', () => {
       });
       expect(me.status).toBe(200);
       expect(await me.json()).toMatchObject({ tenantSlug: 'demo', role: 'app' });
+      // The installation's first key: an operator's, which sees the readiness checks.
+      const [, operatorKey] = await gateway.waitFor(
+        /Operator key \(tenant "operations", role operator\): (ptk_\S+)/,
+      );
+      const ready = await fetch(`http://127.0.0.1:${port}/health/ready`, {
+        headers: { authorization: `Bearer ${operatorKey}` },
+      });
+      expect(await ready.json()).toMatchObject({
+        status: 'ok',
+        checks: { certificate: { daysToExpiry: expect.any(Number) } },
+      });
       const anonymous = await fetch(`http://127.0.0.1:${port}/v1/me`);
       expect(anonymous.status).toBe(401);
       expect(anonymous.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -76,6 +87,7 @@ describe('the gateway process', () => {
         .filter((line) => line.startsWith('{'));
       expect(logLines.length).toBeGreaterThan(0);
       expect(logLines.join('\n')).not.toContain(key);
+      expect(logLines.join('\n')).not.toContain(operatorKey);
       gateway.child.kill('SIGTERM');
       expect((await gateway.exited).code).toBe(0);
     } finally {

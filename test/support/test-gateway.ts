@@ -26,6 +26,10 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     DATABASE_POOL_SIZE: '4',
     RECONCILE_ON_START: 'false',
     RESOLVER_INTERVAL_MS: '0',
+    // The audit chain is sealed only by the tests about it (test/audit), on a database of their own.
+    AUDIT_SEAL_INTERVAL_MS: '0',
+    AUDIT_CHECKPOINT_INTERVAL_MS: '0',
+    AUDIT_RETENTION_INTERVAL_MS: '0',
     // A listening test gateway takes a free metrics port, never the fixed default.
     METRICS_PORT: '0',
     ...overrides,

@@ -8,6 +8,8 @@ import { TenantsService, type Principal } from '../tenants/tenants.service.js';
 import { RATE_LIMIT_HEADERS, RateLimitService } from './rate-limit.service.js';
 
 export const ROLES_KEY = 'portico:roles';
+/** Set by @OptionalAuth(): a request without Authorization passes, with no principal. */
+export const OPTIONAL_AUTH_KEY = 'portico:optional-auth';
 
 export type AuthenticatedRequest = FastifyRequest & { principal?: Principal };
 
@@ -30,6 +32,11 @@ export class ApiKeyGuard implements CanActivate {
         context.getClass(),
       ]) ?? [];
     const header = request.headers.authorization;
+    if (
+      header === undefined &&
+      this.reflector.get<boolean>(OPTIONAL_AUTH_KEY, context.getHandler())
+    )
+      return true;
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) {
       throw new ProblemException({

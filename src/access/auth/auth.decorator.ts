@@ -8,13 +8,19 @@ import {
 import {
   ApiBearerAuth,
   ApiForbiddenResponse,
+  ApiSecurity,
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { PROBLEM_CONTENT_TYPE } from '../../platform/errors/problem.js';
 import type { ApiKeyRole } from '../tenants/api-key.entity.js';
 import type { Principal } from '../tenants/tenants.service.js';
-import { ApiKeyGuard, ROLES_KEY, type AuthenticatedRequest } from './api-key.guard.js';
+import {
+  ApiKeyGuard,
+  OPTIONAL_AUTH_KEY,
+  ROLES_KEY,
+  type AuthenticatedRequest,
+} from './api-key.guard.js';
 
 export const API_KEY_SCHEME = 'apiKey';
 
@@ -42,6 +48,33 @@ export function Auth(...roles: ApiKeyRole[]): MethodDecorator & ClassDecorator {
     }),
   );
 }
+
+/**
+ * An API key is optional: without one the handler runs with no principal (see OptionalPrincipal); a key that
+ * is sent must be valid (401 otherwise) and counts against its rate limit. Any role.
+ */
+export function OptionalAuth(): MethodDecorator {
+  return applyDecorators(
+    SetMetadata(OPTIONAL_AUTH_KEY, true),
+    UseGuards(ApiKeyGuard),
+    ApiSecurity(API_KEY_SCHEME),
+    ApiSecurity({}),
+    ApiUnauthorizedResponse({
+      description: 'An unknown or revoked API key was sent',
+      content: problemContent,
+    }),
+    ApiTooManyRequestsResponse({
+      description: 'The key used up its requests for this minute (see Retry-After)',
+      content: problemContent,
+    }),
+  );
+}
+
+/** The caller of an @OptionalAuth() route, or undefined when it sent no key. */
+export const OptionalPrincipal = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): Principal | undefined =>
+    context.switchToHttp().getRequest<AuthenticatedRequest>().principal,
+);
 
 /** The authenticated caller (tenant, key and role). */
 export const CurrentPrincipal = createParamDecorator(

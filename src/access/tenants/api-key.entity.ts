@@ -1,4 +1,5 @@
 import {
+  Check,
   Column,
   CreateDateColumn,
   Entity,
@@ -10,11 +11,16 @@ import {
 } from 'typeorm';
 import { Tenant } from './tenant.entity.js';
 
-export const API_KEY_ROLES = ['app', 'auditor', 'admin'] as const;
+/**
+ * `app` uses the facade; `auditor` reads every tenant's audit trail; `admin` manages its own tenant's keys;
+ * `operator` runs the installation (tenants, any tenant's keys, auditor and operator keys, readiness details).
+ */
+export const API_KEY_ROLES = ['app', 'auditor', 'admin', 'operator'] as const;
 export type ApiKeyRole = (typeof API_KEY_ROLES)[number];
 
 /** An API key, stored only as the SHA-256 of the key; the key itself is shown once, at issue. */
 @Entity({ name: 'api_keys' })
+@Check('CHK_api_keys_role', `"role" IN (${API_KEY_ROLES.map((role) => `'${role}'`).join(', ')})`)
 export class ApiKey {
   @PrimaryGeneratedColumn('uuid')
   id: string;

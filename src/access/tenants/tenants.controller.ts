@@ -38,10 +38,10 @@ export class TenantsController {
   }
 
   @Post('tenants')
-  @Auth('admin')
+  @Auth('operator')
   @ApiOperation({
     summary: 'Create a tenant',
-    description: 'A tenant is one fintech app using the gateway. Role admin.',
+    description: 'A tenant is one fintech app using the gateway. Role operator.',
   })
   @ApiCreatedResponse({ type: TenantView })
   @ApiProblems({ 409: 'A tenant with this slug exists' })
@@ -50,53 +50,77 @@ export class TenantsController {
   }
 
   @Get('tenants')
-  @Auth('admin')
-  @ApiOperation({ summary: 'List tenants', description: 'Role admin.' })
+  @Auth('operator', 'admin')
+  @ApiOperation({
+    summary: 'List tenants',
+    description: "Role operator: every tenant. Role admin: the key's own tenant only.",
+  })
   @ApiOkResponse({ type: TenantList })
-  async listTenants(): Promise<TenantList> {
-    return { tenants: (await this.tenants.listTenants()).map((tenant) => TenantView.of(tenant)) };
+  async listTenants(@CurrentPrincipal() principal: Principal): Promise<TenantList> {
+    const tenants = await this.tenants.listTenantsFor(principal);
+    return { tenants: tenants.map((tenant) => TenantView.of(tenant)) };
   }
 
   @Post('tenants/:tenantId/api-keys')
-  @Auth('admin')
+  @Auth('operator', 'admin')
   @ApiOperation({
     summary: 'Issue an API key',
-    description: 'The key is in this answer only; Portico stores its hash. Role admin.',
+    description:
+      "The key is in this answer only; Portico stores its hash. Role operator: any tenant, any role. Role admin: app and admin keys of the key's own tenant (another tenant answers 404).",
   })
   @ApiCreatedResponse({ type: IssuedApiKey })
-  @ApiProblems({ 404: 'No such tenant' })
+  @ApiProblems({
+    403: 'An admin key asked for an auditor or operator key (only an operator issues those)',
+    404: 'No such tenant (or, for an admin key, not its own)',
+  })
   async issueApiKey(
     @Param() params: TenantParams,
     @Body() body: IssueApiKeyRequest,
+    @CurrentPrincipal() principal: Principal,
   ): Promise<IssuedApiKey> {
-    const { apiKey, key } = await this.tenants.issueKey(params.tenantId, body.role, body.label);
+    const { apiKey, key } = await this.tenants.issueKeyFor(
+      principal,
+      params.tenantId,
+      body.role,
+      body.label,
+    );
     return { ...ApiKeyView.of(apiKey), key };
   }
 
   @Get('tenants/:tenantId/api-keys')
-  @Auth('admin')
+  @Auth('operator', 'admin')
   @ApiOperation({
     summary: "List a tenant's API keys",
-    description: 'Without the keys themselves. Role admin.',
+    description:
+      "Without the keys themselves. Role operator: any tenant. Role admin: the key's own tenant.",
   })
   @ApiOkResponse({ type: ApiKeyList })
-  @ApiProblems({ 404: 'No such tenant' })
-  async listApiKeys(@Param() params: TenantParams): Promise<ApiKeyList> {
-    return {
-      apiKeys: (await this.tenants.listKeys(params.tenantId)).map((key) => ApiKeyView.of(key)),
-    };
+  @ApiProblems({ 404: 'No such tenant (or, for an admin key, not its own)' })
+  async listApiKeys(
+    @Param() params: TenantParams,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<ApiKeyList> {
+    const keys = await this.tenants.listKeysFor(principal, params.tenantId);
+    return { apiKeys: keys.map((key) => ApiKeyView.of(key)) };
   }
 
   @Delete('tenants/:tenantId/api-keys/:keyId')
   @HttpCode(204)
-  @Auth('admin')
+  @Auth('operator', 'admin')
   @ApiOperation({
     summary: 'Revoke an API key',
-    description: 'Takes effect on the next request, on every replica. Role admin.',
+    description:
+      "Takes effect on the next request, on every replica. Role operator: any key. Role admin: app and admin keys of the key's own tenant.",
   })
   @ApiNoContentResponse({ description: 'Revoked (or already revoked)' })
-  @ApiProblems({ 404: 'No such key for this tenant' })
-  async revokeApiKey(@Param() params: ApiKeyParams): Promise<void> {
-    await this.tenants.revokeKey(params.keyId, params.tenantId);
+  @ApiProblems({
+    403: 'An admin key tried to revoke an auditor or operator key',
+    404: 'No such key for this tenant (or, for an admin key, not its own tenant)',
+  })
+  async revokeApiKey(
+    @Param() params: ApiKeyParams,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<void> {
+    await this.tenants.revokeKeyFor(principal, params.tenantId, params.keyId);
   }
 }

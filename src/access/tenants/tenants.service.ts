@@ -4,6 +4,7 @@ import { IsNull, QueryFailedError, type Repository } from 'typeorm';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
 import { generateKey, keyMatches, parseKey } from './api-key-secret.js';
 import { ApiKey, type ApiKeyRole } from './api-key.entity.js';
+import { assertMayManageRole, maySeeTenant, tenantNotFound, type Actor } from './key-policy.js';
 import { Tenant } from './tenant.entity.js';
 import { isUuid } from '../../shared/uuid.js';
 
@@ -22,7 +23,18 @@ export interface Principal {
 
 const UNIQUE_VIOLATION = '23505';
 
-/** Tenants and their API keys: the one service behind the admin API, the CLI and authentication. */
+const keyNotFound = (keyId: string) =>
+  new ProblemException({
+    status: 404,
+    type: PROBLEM_TYPES.notFound,
+    title: 'Not Found',
+    detail: `No API key "${keyId}"`,
+  });
+
+/**
+ * Tenants and their API keys: the one service behind the tenants API, the CLI and authentication.
+ * The `…For(actor, …)` methods apply the roles (key-policy.ts); the others are the installation's own (CLI).
+ */
 @Injectable()
 export class TenantsService {
   constructor(
@@ -57,14 +69,43 @@ export class TenantsService {
     const tenant = await this.tenants.findOne({
       where: isUuid(idOrSlug) ? { id: idOrSlug } : { slug: idOrSlug },
     });
-    if (!tenant)
-      throw new ProblemException({
-        status: 404,
-        type: PROBLEM_TYPES.notFound,
-        title: 'Not Found',
-        detail: `No tenant "${idOrSlug}"`,
-      });
+    if (!tenant) throw tenantNotFound(idOrSlug);
     return tenant;
+  }
+
+  /** The tenants the actor may see: all of them for an operator, its own for an admin. */
+  async listTenantsFor(actor: Actor): Promise<Tenant[]> {
+    if (actor.role === 'operator') return this.listTenants();
+    return this.tenants.find({ where: { id: actor.tenantId } });
+  }
+
+  /** A tenant the actor may manage; another tenant answers 404, exactly as one that does not exist. */
+  async findTenantFor(actor: Actor, tenantId: string): Promise<Tenant> {
+    if (!maySeeTenant(actor, tenantId)) throw tenantNotFound(tenantId);
+    return this.findTenant(tenantId);
+  }
+
+  async issueKeyFor(
+    actor: Actor,
+    tenantId: string,
+    role: ApiKeyRole,
+    label?: string,
+  ): Promise<IssuedKey> {
+    const tenant = await this.findTenantFor(actor, tenantId);
+    assertMayManageRole(actor, role, 'issue');
+    return this.issueKey(tenant.id, role, label);
+  }
+
+  async listKeysFor(actor: Actor, tenantId: string): Promise<ApiKey[]> {
+    return this.listKeys((await this.findTenantFor(actor, tenantId)).id);
+  }
+
+  async revokeKeyFor(actor: Actor, tenantId: string, keyId: string): Promise<ApiKey> {
+    const tenant = await this.findTenantFor(actor, tenantId);
+    const apiKey = await this.apiKeys.findOne({ where: { id: keyId, tenantId: tenant.id } });
+    if (!apiKey) throw keyNotFound(keyId);
+    assertMayManageRole(actor, apiKey.role, 'revoke');
+    return this.revokeKey(apiKey.id, tenant.id);
   }
 
   async ensureTenant(slug: string, name: string): Promise<Tenant> {
@@ -99,13 +140,7 @@ export class TenantsService {
     const apiKey = await this.apiKeys.findOne({
       where: tenantId ? { id: keyId, tenantId } : { id: keyId },
     });
-    if (!apiKey)
-      throw new ProblemException({
-        status: 404,
-        type: PROBLEM_TYPES.notFound,
-        title: 'Not Found',
-        detail: `No API key "${keyId}"`,
-      });
+    if (!apiKey) throw keyNotFound(keyId);
     if (!apiKey.revokedAt) {
       apiKey.revokedAt = new Date();
       await this.apiKeys.update({ id: apiKey.id }, { revokedAt: apiKey.revokedAt });

@@ -1,6 +1,10 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-/** One call an app made under a consent or a payment, refused locally or answered upstream. Append-only. */
+/**
+ * One call an app made under a consent or a payment, refused locally or sent upstream. Write-ahead: a
+ * call to the bank is recorded (`sent`) before it is made and completed once, after it; a crash in
+ * between leaves the `sent` row, never no row. A trigger refuses deletes and any other change.
+ */
 @Entity({ name: 'access_log' })
 @Index(['consentId', 'id'])
 @Index(['paymentId', 'id'])
@@ -34,13 +38,21 @@ export class AccessLogEntry {
   @Column({ name: 'upstream_status', type: 'integer', nullable: true })
   upstreamStatus: number | null;
 
-  /** `ok`, `refused:<CODE>` (local), `upstream:<CODE or status>`, `failed:<timeout|tls|...>`. */
+  /**
+   * `sent` (the bank was called; no outcome recorded yet, or ever, if Portico stopped meanwhile), `ok`,
+   * `refused:<CODE>` (local), `upstream:<CODE or status>`, `failed:<status>`, `unknown:<status>`.
+   */
   @Column({ type: 'varchar', length: 64 })
   outcome: string;
 
-  @Column({ name: 'latency_ms', type: 'integer' })
-  latencyMs: number;
+  /** From the app's request to the outcome; null while `sent`. */
+  @Column({ name: 'latency_ms', type: 'integer', nullable: true })
+  latencyMs: number | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  /** When the outcome was recorded; null while `sent`. */
+  @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
+  completedAt: Date | null;
 }

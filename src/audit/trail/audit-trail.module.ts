@@ -4,11 +4,44 @@ import { AccessLogEntry } from './access-log-entry.entity.js';
 import { AccessLogService } from './access-log.service.js';
 import { StatusChange } from './status-change.entity.js';
 import { StatusHistoryService } from './status-history.service.js';
+import {
+  AuditChainLink,
+  AuditCheckpoint,
+  AuditRetentionCut,
+  AuditSealFloor,
+} from './audit-chain.entity.js';
+import { AuditChainService } from './audit-chain.service.js';
+import { AuditVerifierService } from './audit-verifier.service.js';
+import { AuditRetentionService } from './audit-retention.service.js';
 
-/** The append-only audit trail: status histories and the access log; written by every capability. */
+/**
+ * The append-only audit trail: status histories and the access log, written by every capability, and
+ * the tamper-evident chain that seals them (sealer, signed checkpoints, verifier).
+ */
 @Module({
-  imports: [TypeOrmModule.forFeature([StatusChange, AccessLogEntry])],
-  providers: [StatusHistoryService, AccessLogService],
-  exports: [StatusHistoryService, AccessLogService],
+  imports: [
+    TypeOrmModule.forFeature([
+      StatusChange,
+      AccessLogEntry,
+      AuditChainLink,
+      AuditCheckpoint,
+      AuditSealFloor,
+      AuditRetentionCut,
+    ]),
+  ],
+  providers: [
+    StatusHistoryService,
+    AccessLogService,
+    AuditChainService,
+    AuditVerifierService,
+    AuditRetentionService,
+  ],
+  exports: [
+    StatusHistoryService,
+    AccessLogService,
+    AuditChainService,
+    AuditVerifierService,
+    AuditRetentionService,
+  ],
 })
 export class AuditTrailModule {}

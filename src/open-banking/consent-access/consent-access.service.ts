@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { AccessLogService } from '../../audit/trail/access-log.service.js';
+import { AccessLogService, type AccessSubject } from '../../audit/trail/access-log.service.js';
 import { ProblemException } from '../../platform/errors/problem.js';
 import { Metrics } from '../../platform/metrics/metrics.service.js';
+import { failureOutcome } from '../../upstreams/http/upstream-caller.js';
 import {
   appliedFrequencyPerDay,
   type Consent,
@@ -37,6 +38,8 @@ export interface ConsentAccessGrant {
   accountId?: string;
   budget?: Budget;
   started: number;
+  /** The access-log row written ahead of the bank call, completed with its outcome. */
+  logId: string;
 }
 
 /** The request as this capability sees it. */
@@ -67,11 +70,18 @@ export class ConsentAccessService {
   async admit(rule: ConsentAccessRule, call: ConsentCallRequest): Promise<ConsentAccessGrant> {
     const started = performance.now();
     const attended = call.headers.psuIpAddress !== undefined;
+    const subject = (consentId: string | null): AccessSubject => ({
+      tenantId: call.tenantId,
+      consentId,
+      operation: rule.operation,
+      accountId: call.accountId ?? null,
+      psuPresent: attended,
+    });
     const refuse = async (consentId: string | null, error: unknown) => {
       const code = (error as ProblemException).init?.extensions?.code ?? 'INVALID';
-      await this.record(rule, call.tenantId, consentId, call.accountId, attended, started, {
-        upstreamStatus: null,
+      await this.accessLog.record(subject(consentId), {
         outcome: `refused:${String(code)}`,
+        latencyMs: elapsedMs(started),
       });
       return error;
     };
@@ -81,21 +91,31 @@ export class ConsentAccessService {
     } catch (error) {
       throw await refuse(null, error);
     }
+    let budget: Budget | undefined;
     try {
-      const budget = await this.check(rule, consent, call, attended);
-      return {
-        rule,
-        tenantId: call.tenantId,
-        consent,
-        attended,
-        psuIpAddress: call.headers.psuIpAddress,
-        accountId: call.accountId,
-        budget,
-        started,
-      };
+      budget = await this.check(rule, consent, call, attended);
     } catch (error) {
       throw await refuse(consent.id, error);
     }
+    // Written ahead: from here on the bank may be called, and a crash leaves this row as `sent`.
+    let logId: string;
+    try {
+      logId = await this.accessLog.begin(subject(consent.id));
+    } catch (error) {
+      if (budget) await this.budgets.giveBack(consent.id).catch(() => undefined);
+      throw error;
+    }
+    return {
+      rule,
+      tenantId: call.tenantId,
+      consent,
+      attended,
+      psuIpAddress: call.headers.psuIpAddress,
+      accountId: call.accountId,
+      budget,
+      started,
+      logId,
+    };
   }
 
   /** The call was answered: logged, and the budget headers it answers with. */
@@ -143,7 +163,7 @@ export class ConsentAccessService {
       await this.log(grant, null, `refused:${String(code)}`);
       return error;
     }
-    await this.log(grant, null, `failed:${init?.status ?? 'error'}`);
+    await this.log(grant, upstream.status ?? null, failureOutcome(error));
     return error;
   }
 
@@ -219,37 +239,15 @@ export class ConsentAccessService {
   }
 
   private log(grant: ConsentAccessGrant, upstreamStatus: number | null, outcome: string) {
-    return this.record(
-      grant.rule,
-      grant.tenantId,
-      grant.consent.id,
-      grant.accountId,
-      grant.attended,
-      grant.started,
-      { upstreamStatus, outcome },
-    );
-  }
-
-  private record(
-    rule: ConsentAccessRule,
-    tenantId: string,
-    consentId: string | null,
-    accountId: string | undefined,
-    psuPresent: boolean,
-    started: number,
-    result: { upstreamStatus: number | null; outcome: string },
-  ): Promise<void> {
-    return this.accessLog.record({
-      tenantId,
-      consentId,
-      operation: rule.operation,
-      accountId: accountId ?? null,
-      psuPresent,
-      ...result,
-      latencyMs: Math.round(performance.now() - started),
+    return this.accessLog.complete(grant.logId, {
+      outcome,
+      upstreamStatus,
+      latencyMs: elapsedMs(grant.started),
     });
   }
 }
+
+const elapsedMs = (started: number) => Math.round(performance.now() - started);
 
 export function budgetHeaders(budget: Budget): Record<string, string> {
   return {

@@ -77,6 +77,10 @@ export class Consent extends ScaSubjectColumns {
   @Column({ name: 'frequency_per_day', type: 'integer', nullable: true })
   frequencyPerDay: number | null;
 
+  /** The account-information consent this one renews (terminated once this one is valid). */
+  @Column({ name: 'renews_consent_id', type: 'uuid', nullable: true })
+  renewsConsentId: string | null;
+
   @Column({ type: 'varchar', length: 24 })
   status: ConsentStatus;
 }
@@ -87,4 +91,13 @@ export const DEFAULT_FREQUENCY_PER_DAY = 4;
 /** The unattended reads a day an account-information consent allows (null for other kinds). */
 export function appliedFrequencyPerDay(consent: Pick<Consent, 'kind' | 'frequencyPerDay'>) {
   return consent.kind === 'ais' ? (consent.frequencyPerDay ?? DEFAULT_FREQUENCY_PER_DAY) : null;
+}
+
+/** RTS Art. 10a: unattended account information needs a fresh SCA every 180 days. */
+export const SCA_RENEWAL_DAYS = 180;
+
+/** When an account-information consent needs the user's SCA again; null before the first. */
+export function scaRenewalDueAt(consent: Pick<Consent, 'kind' | 'lastScaAt'>): Date | null {
+  if (consent.kind !== 'ais' || !consent.lastScaAt) return null;
+  return new Date(consent.lastScaAt.getTime() + SCA_RENEWAL_DAYS * 86_400_000);
 }

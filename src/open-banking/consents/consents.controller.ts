@@ -1,6 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
 import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
 import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
@@ -10,6 +16,22 @@ import { ConsentsService } from './consents.service.js';
 import { ConsentStatusView, ConsentView, CreateConsentRequest } from './dto/consent.dto.js';
 import { ConsentParams } from './dto/params.dto.js';
 import { ApiCreatedWithLocation, withLocation } from '../created-location.js';
+
+/** What Swagger UI fills in: a new consent (the default), or the renewal of one. */
+const NEW_CONSENT = {
+  brandId: 'danube-bank',
+  access: {
+    accounts: [{ iban: 'HU75118000170000001234567817' }],
+    balances: [{ iban: 'HU75118000170000001234567817' }],
+    transactions: [{ iban: 'HU75118000170000001234567817' }],
+  },
+  recurringIndicator: true,
+  validUntil: '2027-02-28',
+  frequencyPerDay: 4,
+  redirectUri: 'https://app.example.com/banking/return',
+  nokRedirectUri: 'https://app.example.com/banking/failed',
+  psuReference: 'customer-4711',
+};
 
 @ApiTags('Account-information consents')
 @ApiStandardProblems()
@@ -26,6 +48,16 @@ export class ConsentsController {
       "Portico stores the consent, asks the bank for it and returns `_links.scaRedirect`: send the user's browser there. After the bank, the browser comes back through Portico to `redirectUri` with `consentId` and `status` in the query string.",
   })
   @Idempotent()
+  @ApiBody({
+    type: CreateConsentRequest,
+    examples: {
+      new: { summary: 'A new consent', value: NEW_CONSENT },
+      renewal: {
+        summary: 'The renewal of a consent (put its consentId in renewsConsentId)',
+        value: { ...NEW_CONSENT, renewsConsentId: '0b6f3a52-7c1e-4d8a-9f2b-5e4c3d2a1b00' },
+      },
+    },
+  })
   @ApiCreatedWithLocation(ConsentView, 'consent')
   async createConsent(
     @CurrentPrincipal() principal: Principal,

@@ -88,11 +88,14 @@ export class ConsentsService {
       throw new ValidationFailedException([
         { field: 'validUntil', reason: 'validUntil must not be in the past' },
       ]);
+    // A renewal names an account-information consent of the same app (404 otherwise, as for any other).
+    if (request.renewsConsentId) await this.find(tenantId, request.renewsConsentId, 'ais');
     const access = request.access as JsonObject;
     const consent = await this.insertCreating(tenantId, 'ais', request, access, {
       recurringIndicator: request.recurringIndicator,
       validUntil: request.validUntil,
       frequencyPerDay: request.frequencyPerDay ?? null,
+      renewsConsentId: request.renewsConsentId ?? null,
     });
     const callback = await this.sca.open({ kind: 'consent', id: consent.id, tenantId });
     const answer = await this.upstreamCreate(consent, (api) =>
@@ -161,7 +164,7 @@ export class ConsentsService {
     return consent;
   }
 
-  async delete(consent: Consent): Promise<void> {
+  async delete(consent: Consent, cause = 'deleted-by-app'): Promise<void> {
     if (consent.status === 'terminatedByTpp' || consent.status === 'forgottenByBank') return;
     if (FINAL.includes(consent.status))
       throw consentProblem(
@@ -190,7 +193,7 @@ export class ConsentsService {
         throw this.bank.refusal('deleteConsent', answer);
       if (answer.status === 409) return void (await this.refresh(consent));
     }
-    await this.transition(consent, 'terminatedByTpp', 'deleted-by-app');
+    await this.transition(consent, 'terminatedByTpp', cause);
   }
 
   /**
@@ -222,6 +225,8 @@ export class ConsentsService {
         });
         if (answer.data.consentStatus !== consent.status)
           await this.transition(consent, answer.data.consentStatus, 'sca-callback');
+        if (consent.status === 'valid' && consent.renewsConsentId)
+          await this.retireRenewed(consent);
         return consent;
       }
     } else {
@@ -243,6 +248,18 @@ export class ConsentsService {
     }
     await this.patch(consent.id, { lastScaAt: consent.lastScaAt });
     return consent;
+  }
+
+  /**
+   * The renewal is valid: the consent it renews is terminated at the bank (cause `renewed-by:<id>`).
+   * A failure there leaves the old consent as it was (the app may delete it); the renewal stands.
+   */
+  private async retireRenewed(renewal: Consent): Promise<void> {
+    const old = await this.consents.findOne({
+      where: { id: renewal.renewsConsentId!, tenantId: renewal.tenantId },
+    });
+    if (!old || FINAL.includes(old.status)) return;
+    await this.delete(old, `renewed-by:${renewal.id}`).catch(() => undefined);
   }
 
   /** Records a valid consent whose last day has passed as expired; returns whether it did. */

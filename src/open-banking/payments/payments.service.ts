@@ -16,6 +16,7 @@ import { psd2Contract } from '../../upstreams/open-banking/psd2-schemas.js';
 import { ScaSessionsService } from '../sca-sessions/sca-sessions.service.js';
 import { newScaSubject, scaApproachOf } from '../sca-sessions/sca-subject.columns.js';
 import {
+  failureOutcome,
   inDoubtProblem,
   outcomeUnknown,
   type UpstreamAnswer,
@@ -71,6 +72,7 @@ export class PaymentsService {
     await bindIdempotentResource(`/v1/payments/${payment.id}`);
     const callback = await this.sca.open(this.subject(payment));
     const started = performance.now();
+    const logId = await this.accessLog.begin(this.accessSubject(payment, 'initiatePayment'));
     let answer: UpstreamAnswer<unknown>;
     try {
       answer = await this.bank.call('initiatePayment', payment.brandId, (api) =>
@@ -84,13 +86,7 @@ export class PaymentsService {
       );
     } catch (error) {
       const unknown = outcomeUnknown(error);
-      await this.log(
-        payment,
-        'initiatePayment',
-        null,
-        `${unknown ? 'unknown' : 'failed'}:${(error as ProblemException).init?.status ?? 'error'}`,
-        started,
-      );
+      await this.complete(logId, null, failureOutcome(error), started);
       if (!unknown) {
         await this.transition(payment, 'failed', 'upstream-not-sent');
         throw error;
@@ -103,9 +99,8 @@ export class PaymentsService {
         resource: `/v1/payments/${payment.id}`,
       });
     }
-    await this.log(
-      payment,
-      'initiatePayment',
+    await this.complete(
+      logId,
       answer.status,
       answer.status < 400 ? 'ok' : `upstream:${answer.messages[0]?.code ?? answer.status}`,
       started,
@@ -154,23 +149,32 @@ export class PaymentsService {
   /** Brings the status up to date from the bank while it can still change; every read is logged. */
   async refresh(payment: Payment, operation: string, cause = 'upstream-status'): Promise<Payment> {
     if (FINAL.includes(payment.status) || !payment.upstreamPaymentId) {
-      await this.log(payment, operation, null, 'ok:stored-final', performance.now());
+      await this.accessLog.record(this.accessSubject(payment, operation), {
+        outcome: 'ok:stored-final',
+        latencyMs: 0,
+      });
       return payment;
     }
     const started = performance.now();
+    const logId = await this.accessLog.begin(this.accessSubject(payment, operation));
     const path = {
       brandId: payment.brandId,
       paymentProduct: canonicalPaymentProduct(payment.paymentProduct),
       paymentId: payment.upstreamPaymentId,
     };
-    const answer = await this.bank.call('getPayment', payment.brandId, (api) =>
-      api.GET('/{brandId}/bg/v1/payments/{paymentProduct}/{paymentId}', {
-        params: { path, header: requestIdHeader() },
-      }),
-    );
-    await this.log(
-      payment,
-      operation,
+    let answer: UpstreamAnswer<unknown>;
+    try {
+      answer = await this.bank.call('getPayment', payment.brandId, (api) =>
+        api.GET('/{brandId}/bg/v1/payments/{paymentProduct}/{paymentId}', {
+          params: { path, header: requestIdHeader() },
+        }),
+      );
+    } catch (error) {
+      await this.complete(logId, null, failureOutcome(error), started);
+      throw error;
+    }
+    await this.complete(
+      logId,
       answer.status,
       answer.status < 400 ? 'ok' : `upstream:${answer.messages[0]?.code ?? answer.status}`,
       started,
@@ -224,20 +228,19 @@ export class PaymentsService {
     return this.history.transition(Payment, 'payment', payment, to, cause);
   }
 
-  private log(
-    payment: Payment,
-    operation: string,
+  private accessSubject(payment: Payment, operation: string) {
+    return { tenantId: payment.tenantId, paymentId: payment.id, operation, psuPresent: false };
+  }
+
+  private complete(
+    logId: string,
     upstreamStatus: number | null,
     outcome: string,
     started: number,
   ): Promise<void> {
-    return this.accessLog.record({
-      tenantId: payment.tenantId,
-      paymentId: payment.id,
-      operation,
-      psuPresent: false,
-      upstreamStatus,
+    return this.accessLog.complete(logId, {
       outcome,
+      upstreamStatus,
       latencyMs: Math.round(performance.now() - started),
     });
   }

@@ -52,6 +52,17 @@ export interface AppConfig {
   reconcileOnStart: boolean;
   /** The resolver of writes in doubt: how often it runs, and when a write no lookup can settle is given up. */
   resolver: { intervalMs: number; giveUpAfterMs: number };
+  /** The tamper-evident chain over the audit trail: its sealer and its signed checkpoints. */
+  audit: {
+    sealIntervalMs: number;
+    sealGraceMs: number;
+    checkpointIntervalMs: number;
+    /** Trail rows older than this many days are removed by the retention job (0: kept for ever). */
+    retentionDays: number;
+    retentionIntervalMs: number;
+    /** Ed25519 private key (PKCS#8 PEM) that signs checkpoints; unset: a development key (sandbox) or none. */
+    signingKeyPem?: string;
+  };
   sandbox: {
     /** Where the development certificates live (made by npm run certs). */
     certsDir: string;
@@ -206,6 +217,30 @@ export const VARIABLES = {
   RESOLVER_GIVE_UP_AFTER_MS: {
     doc: 'Age after which a write in doubt that the provider offers no lookup for is marked failed (its lifetime there)',
     default: '86400000',
+  },
+  AUDIT_SEAL_INTERVAL_MS: {
+    doc: 'How often the audit trail is sealed into the tamper-evident chain (0: never)',
+    default: '1000',
+  },
+  AUDIT_SEAL_GRACE_MS: {
+    doc: 'Age a status change or access-log row reaches before it is sealed (a call still in flight waits for the upstream deadline too)',
+    default: '2000',
+  },
+  AUDIT_CHECKPOINT_INTERVAL_MS: {
+    doc: 'How often the head of the audit chain is signed into a checkpoint (0: never)',
+    default: '3600000',
+  },
+  AUDIT_RETENTION_DAYS: {
+    doc: 'Days the audit trail is kept (PSD2 Art. 21: five years); older rows are removed at a signed checkpoint (0: for ever)',
+    default: '1827',
+  },
+  AUDIT_RETENTION_INTERVAL_MS: {
+    doc: 'How often the retention job runs (0: never)',
+    default: '86400000',
+  },
+  AUDIT_SIGNING_KEY: {
+    doc: 'Ed25519 private key (PKCS#8 PEM) that signs audit checkpoints; unset in sandbox mode: a development key in SANDBOX_CERTS_DIR',
+    secret: true,
   },
   RECONCILE_ON_START: {
     doc: 'true: resolve consents and payments a crash left half-written against the bank at start',
@@ -366,6 +401,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     resolver: {
       intervalMs: integer('RESOLVER_INTERVAL_MS', 0, 86_400_000),
       giveUpAfterMs: integer('RESOLVER_GIVE_UP_AFTER_MS', 1000, 31 * 86_400_000),
+    },
+    audit: {
+      sealIntervalMs: integer('AUDIT_SEAL_INTERVAL_MS', 0, 3_600_000),
+      sealGraceMs: integer('AUDIT_SEAL_GRACE_MS', 0, 600_000),
+      checkpointIntervalMs: integer('AUDIT_CHECKPOINT_INTERVAL_MS', 0, 31 * 86_400_000),
+      retentionDays: integer('AUDIT_RETENTION_DAYS', 0, 36_500),
+      retentionIntervalMs: integer('AUDIT_RETENTION_INTERVAL_MS', 0, 31 * 86_400_000),
+      signingKeyPem: raw('AUDIT_SIGNING_KEY'),
     },
     sandbox: {
       certsDir: raw('SANDBOX_CERTS_DIR') as string,

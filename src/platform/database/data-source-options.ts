@@ -1,9 +1,18 @@
+import type { Logger } from 'pino';
 import type { DataSourceOptions } from 'typeorm';
+import { QueryLogger } from './query-logger.js';
 import { ENTITIES } from './entities.js';
 import { MIGRATIONS } from './migrations/index.js';
 
-/** The one place TypeORM is configured: used by the app, the CLI and the migration scripts. */
-export function dataSourceOptions(url: string, poolSize: number): DataSourceOptions {
+/**
+ * The one place TypeORM is configured: used by the app, the CLI and the migration scripts. With a logger,
+ * failed queries are logged with their SQL text and never their parameters (QueryLogger).
+ */
+export function dataSourceOptions(
+  url: string,
+  poolSize: number,
+  logger?: Logger,
+): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -14,6 +23,6 @@ export function dataSourceOptions(url: string, poolSize: number): DataSourceOpti
     synchronize: false,
     uuidExtension: 'pgcrypto',
     extra: { max: poolSize, connectionTimeoutMillis: 10_000 },
-    logging: false,
+    ...(logger ? { logger: new QueryLogger(logger) } : { logging: false }),
   };
 }

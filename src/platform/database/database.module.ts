@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
+import type { Logger } from 'pino';
+import { LOGGER } from '../logging/logging.module.js';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { dataSourceOptions } from './data-source-options.js';
 import { runMigrationsLocked } from './migrate.js';
@@ -10,11 +12,11 @@ import { runMigrationsLocked } from './migrate.js';
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => {
+      inject: [APP_CONFIG, LOGGER],
+      useFactory: (config: AppConfig, logger: Logger) => {
         if (!config.database.url)
           throw new Error('database.url must be resolved before the app starts');
-        return dataSourceOptions(config.database.url, config.database.poolSize);
+        return dataSourceOptions(config.database.url, config.database.poolSize, logger);
       },
       dataSourceFactory: async (options) => {
         const dataSource = await new DataSource(options as DataSourceOptions).initialize();

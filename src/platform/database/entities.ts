@@ -3,6 +3,22 @@ import { OPEN_BANKING_ENTITIES } from '../../open-banking/entities.js';
 import { ApiKeyUsage } from '../../access/tenants/api-key-usage.entity.js';
 import { ApiKey } from '../../access/tenants/api-key.entity.js';
 import { Tenant } from '../../access/tenants/tenant.entity.js';
+import {
+  AuditChainLink,
+  AuditCheckpoint,
+  AuditRetentionCut,
+  AuditSealFloor,
+} from '../../audit/trail/audit-chain.entity.js';
 
 /** Every entity, listed explicitly (ESM has no reliable glob loading). */
-export const ENTITIES = [Tenant, ApiKey, ApiKeyUsage, IdempotencyRecord, ...OPEN_BANKING_ENTITIES];
+export const ENTITIES = [
+  Tenant,
+  ApiKey,
+  ApiKeyUsage,
+  IdempotencyRecord,
+  ...OPEN_BANKING_ENTITIES,
+  AuditChainLink,
+  AuditCheckpoint,
+  AuditSealFloor,
+  AuditRetentionCut,
+];

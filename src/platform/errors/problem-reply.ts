@@ -11,7 +11,7 @@ export function sendProblem(
   logger: Logger,
 ): void {
   const problem = toProblem(error);
-  const instance = request.url.split('?')[0];
+  const instance = request.url.split('?')[0].slice(0, 2000);
   const body: Record<string, unknown> = problem
     ? {
         type: problem.type ?? 'about:blank',
@@ -34,6 +34,8 @@ export function sendProblem(
   else if (problem.status >= 500)
     logger.warn({ status: problem.status, detail: problem.detail }, 'request failed');
   if (reply.sent) return;
+  // Set here too for the answers given before the onRequest hook ran (the router's own refusals).
+  reply.header('x-request-id', request.id);
   if (problem?.headers) reply.headers(problem.headers);
   reply
     .status(body.status as number)

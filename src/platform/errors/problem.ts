@@ -13,8 +13,10 @@ export const PROBLEM_TYPES = {
   conflict: 'urn:portico:problem:conflict',
   rateLimited: 'urn:portico:problem:rate-limited',
   malformedBody: 'urn:portico:problem:malformed-body',
+  malformedRequest: 'urn:portico:problem:malformed-request',
   bodyTooLarge: 'urn:portico:problem:body-too-large',
   unsupportedMediaType: 'urn:portico:problem:unsupported-media-type',
+  unavailable: 'urn:portico:problem:unavailable',
   internal: 'urn:portico:problem:internal-error',
 } as const;
 

@@ -30,6 +30,12 @@ const TYPE_BY_STATUS: Record<number, string> = {
   415: PROBLEM_TYPES.unsupportedMediaType,
 };
 
+/** Fastify's own wording echoes the whole path; these say what is wrong instead. */
+const FASTIFY_DETAIL: Record<string, string> = {
+  FST_ERR_BAD_URL: 'The request path is not a valid URL (malformed percent-encoding?)',
+  FST_ERR_MAX_PARAM_LENGTH: 'A path parameter is longer than 100 characters',
+};
+
 interface FastifyLikeError {
   statusCode?: number;
   code?: string;
@@ -55,9 +61,12 @@ export function toProblem(error: unknown): ProblemInit | undefined {
     const malformed = fastifyError.code.startsWith('FST_ERR_CTP_') && status === 400;
     return {
       status,
-      type: malformed ? PROBLEM_TYPES.malformedBody : (TYPE_BY_STATUS[status] ?? 'about:blank'),
+      type: malformed
+        ? PROBLEM_TYPES.malformedBody
+        : (TYPE_BY_STATUS[status] ??
+          (status === 400 ? PROBLEM_TYPES.malformedRequest : 'about:blank')),
       title: malformed ? 'Malformed request body' : statusTitle(status),
-      detail: fastifyError.message,
+      detail: FASTIFY_DETAIL[fastifyError.code] ?? fastifyError.message,
     };
   }
   if (error instanceof HttpException) {

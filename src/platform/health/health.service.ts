@@ -59,8 +59,11 @@ export class ReadinessReport {
   @ApiProperty({ enum: ['ok', 'fail'] })
   status: 'ok' | 'fail';
 
-  @ApiProperty({ type: ReadinessChecks })
-  checks: ReadinessChecks;
+  @ApiPropertyOptional({
+    type: ReadinessChecks,
+    description: 'Each check, for an operator key only',
+  })
+  checks?: ReadinessChecks;
 }
 
 @Injectable()

@@ -1,7 +1,28 @@
 import { pino, stdSerializers, type Logger, type DestinationStream } from 'pino';
 import type { LogLevel } from '../config/app-config.js';
 import { requestContext } from './request-context.js';
-import { scrubText, scrubValue } from './scrub.js';
+import { REDACTED, scrubText, scrubValue } from './scrub.js';
+
+/** Fields of a database error (TypeORM copies the driver's onto QueryFailedError) that carry values. */
+const DATABASE_VALUE_FIELDS = ['parameters', 'driverError', 'detail', 'where', 'internalQuery'];
+
+/** PostgreSQL's messages that quote the offending value: `invalid input syntax for type uuid: "…"`. */
+const scrubDatabaseMessage = (text: string) =>
+  text
+    .replace(/(: )".*"$/gm, `$1${REDACTED}`)
+    .replace(/\bvalue ".*?" is out of range/g, `value ${REDACTED} is out of range`);
+
+/** An error as logged: scrubbed, and a failed query's parameters and quoted values left out. */
+function serializeError(error: Error): unknown {
+  const serialized = stdSerializers.err(error) as unknown as Record<string, unknown>;
+  if (typeof serialized.query === 'string' || 'driverError' in serialized) {
+    for (const field of DATABASE_VALUE_FIELDS) delete serialized[field];
+    for (const field of ['message', 'stack'] as const)
+      if (typeof serialized[field] === 'string')
+        serialized[field] = scrubDatabaseMessage(serialized[field]);
+  }
+  return scrubValue(serialized);
+}
 
 /**
  * The one pino logger: JSON lines, the request id of the current request on every line,
@@ -15,8 +36,8 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
       timestamp: pino.stdTimeFunctions.isoTime,
       messageKey: 'msg',
       serializers: {
-        err: (error: Error) => scrubValue(stdSerializers.err(error)),
-        error: (error: Error) => scrubValue(stdSerializers.err(error)),
+        err: serializeError,
+        error: serializeError,
       },
       mixin() {
         const store = requestContext.getStore();

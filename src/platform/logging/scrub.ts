@@ -6,6 +6,9 @@ const SENSITIVE_KEY =
   /^(authorization|cookie|set-cookie|password|passphrase|secret|secret_key|secretkey|api_?key|key|token|cvv|cvc|cvv2|cvc2|card_?number|pan|number|private_?key)$/i;
 const API_KEY = /\bptk_[A-Za-z0-9]{8}_[A-Za-z0-9_-]{8,}/g;
 const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi;
+/** The SCA callback's single-use state, in a path or a URL: whoever holds it completes that authorisation. */
+const SCA_STATE_PATH = /(\/sca\/callback\/)[^/?#\s"]+/g;
+const STATE_QUERY = /([?&](?:state|token|code)=)[^&#\s"]+/gi;
 /** 13 to 19 digits, optionally grouped by single spaces or dashes. */
 const DIGIT_RUN = /\b\d(?:[ -]?\d){12,18}\b/g;
 
@@ -29,6 +32,8 @@ function luhnValid(digits: string): boolean {
 export function scrubText(text: string): string {
   return text
     .replace(API_KEY, REDACTED)
+    .replace(SCA_STATE_PATH, `$1${REDACTED}`)
+    .replace(STATE_QUERY, `$1${REDACTED}`)
     .replace(BEARER, (_m, scheme: string) => `${scheme} ${REDACTED}`)
     .replace(DIGIT_RUN, (run) => {
       const digits = run.replace(/[ -]/g, '');
@@ -50,4 +55,9 @@ export function scrubValue(value: unknown, depth = 0): unknown {
         : scrubValue(item, depth + 1);
   }
   return out;
+}
+
+/** The path of a request as logged: no query string, and no SCA state. */
+export function loggedPath(url: string): string {
+  return scrubText(url.split('?')[0]);
 }

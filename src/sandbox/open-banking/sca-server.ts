@@ -7,6 +7,7 @@ import type { SandboxBank } from './bank/sandbox-bank.js';
  * no client certificate), and the sandbox controls tests and demos use:
  *   POST /sandbox/consents/{consentId}/revoke  the user revokes a valid consent at the bank (204, 404)
  *   GET  /sandbox/calls                        API calls answered since start, by operationId
+ *   GET  /sandbox/calls/{operationId}/request-ids  their X-Request-IDs, oldest first
  *   POST /sandbox/reset                        forget every consent, payment, authorisation, session,
  *                                              counter and booked payment, in the store too (204)
  */
@@ -43,6 +44,10 @@ export function createScaServer(bankOf: () => SandboxBank): FastifyInstance {
     return revoked ? reply.code(204).send() : reply.code(404).send({ error: 'no such consent' });
   });
   server.get('/sandbox/calls', async () => bankOf().control.calls());
+  server.get<{ Params: { operationId: string } }>(
+    '/sandbox/calls/:operationId/request-ids',
+    async (request) => bankOf().control.requestIds(request.params.operationId),
+  );
   server.post('/sandbox/reset', async (_request, reply) => {
     const bank = bankOf();
     bank.control.reset();

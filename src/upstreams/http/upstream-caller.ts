@@ -66,6 +66,19 @@ export function outcomeUnknown(error: unknown): boolean {
 }
 
 /**
+ * How a failed call ends in the access log: `unknown:<status>` when the provider may have acted and
+ * nothing came back (timeout, broken connection), `failed:bad-response` when it answered something
+ * unusable, `failed:<status>` when it certainly did not act (not sent, or a 5xx answer).
+ */
+export function failureOutcome(error: unknown): string {
+  const init = (error as ProblemException).init;
+  const upstream = init?.extensions?.upstream as { failure?: string; status?: number } | undefined;
+  if (upstream?.failure === 'bad-response') return 'failed:bad-response';
+  const unknown = upstream?.status === undefined && outcomeUnknown(error);
+  return `${unknown ? 'unknown' : 'failed'}:${init?.status ?? 'error'}`;
+}
+
+/**
  * The seam's failure, restated for a write whose outcome is unknown: same status (502/504), with
  * `outcome: "unknown"` and where the app can follow the resource while Portico settles it.
  */

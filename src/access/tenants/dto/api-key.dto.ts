@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsIn, IsString, Length, Matches } from 'class-validator';
+import { IsOmittable } from '../../../platform/common/omittable.js';
 import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '../../../platform/common/text.js';
 import { SLUG_PATTERN } from './tenant.dto.js';
 import { API_KEY_ROLES, type ApiKey, type ApiKeyRole } from '../api-key.entity.js';
@@ -7,7 +8,7 @@ import { API_KEY_ROLES, type ApiKey, type ApiKeyRole } from '../api-key.entity.j
 export class IssueApiKeyRequest {
   @ApiProperty({
     description:
-      'app uses the facade; auditor reads the audit trail; admin manages tenants and keys',
+      "app uses the facade; auditor reads every tenant's audit trail; admin manages its own tenant's app and admin keys; operator runs the installation. Only an operator key issues auditor and operator keys.",
     enum: API_KEY_ROLES,
     example: 'app',
   })
@@ -20,7 +21,7 @@ export class IssueApiKeyRequest {
     maxLength: 100,
     pattern: PRINTABLE_TEXT_SOURCE,
   })
-  @IsOptional()
+  @IsOmittable()
   @IsString()
   @Length(0, 100)
   @Matches(PRINTABLE_TEXT, { message: 'label must not contain control characters' })

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsString, IsUUID, Length, Matches } from 'class-validator';
+import { IsOmittable } from '../../../platform/common/omittable.js';
 import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '../../../platform/common/text.js';
 import { AppRedirectUri } from '../../redirect-uri.decorator.js';
 import type { components } from '../../../generated/psd2.js';
@@ -11,6 +12,7 @@ import {
   CONSENT_STATUSES,
   type Consent,
   type ConsentStatus,
+  scaRenewalDueAt,
 } from '../consent.entity.js';
 import { SCA_APPROACHES, type ScaApproach } from '../../sca-sessions/sca-subject.columns.js';
 
@@ -52,7 +54,7 @@ export class ScaReturnFields {
     maxLength: 200,
     pattern: PRINTABLE_TEXT_SOURCE,
   })
-  @IsOptional()
+  @IsOmittable()
   @IsString()
   @Length(1, 200)
   @Matches(PRINTABLE_TEXT, { message: 'psuReference must not contain control characters' })
@@ -88,8 +90,18 @@ export class CreateConsentRequest extends ScaReturnFields {
     example: 4,
     required: false,
   })
-  @IsOptional()
+  @IsOmittable()
   frequencyPerDay?: number;
+
+  @ApiPropertyOptional({
+    description:
+      'Renew this account-information consent of the same app (before its SCA is due again, or after it expired): the new consent is linked to it, and once the user has authorised the new one Portico terminates the old one at the bank',
+    format: 'uuid',
+    maxLength: 36,
+  })
+  @IsOmittable()
+  @IsUUID()
+  renewsConsentId?: string;
 }
 
 export class CreateCofConsentRequest extends ScaReturnFields {
@@ -266,6 +278,28 @@ export class ConsentView {
   })
   scaApproach: ScaApproach | null;
 
+  @ApiPropertyOptional({
+    description:
+      'Account information only: when the user must authenticate again (RTS Art. 10a: 180 days after the last SCA) for unattended reads to go on; renew by creating a consent with renewsConsentId. Null before the first SCA and for confirmation-of-funds consents',
+    format: 'date-time',
+    maxLength: 40,
+    nullable: true,
+    type: String,
+    example: '2027-05-22T10:00:00.000Z',
+  })
+  scaRenewalDueAt: string | null;
+
+  @ApiPropertyOptional({
+    description:
+      'The consent this one renews: once this one is valid, Portico terminates that one at the bank',
+    format: 'uuid',
+    maxLength: 36,
+    nullable: true,
+    type: String,
+    example: null,
+  })
+  renewsConsentId: string | null;
+
   @ApiProperty({ type: ConsentLinks })
   _links: ConsentLinks;
 
@@ -288,6 +322,8 @@ export class ConsentView {
       createdAt: consent.createdAt.toISOString(),
       lastScaAt: consent.lastScaAt?.toISOString() ?? null,
       scaApproach: consent.scaApproach,
+      scaRenewalDueAt: scaRenewalDueAt(consent)?.toISOString() ?? null,
+      renewsConsentId: consent.renewsConsentId,
       _links: {
         self: `${base}/${consent.id}`,
         ...(consent.status === 'received' && consent.scaRedirect

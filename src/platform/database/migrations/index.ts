@@ -5,6 +5,11 @@ import { OpenBanking1795218578967 } from './1795218578967-OpenBanking.js';
 import { IdempotencyResource1795422672120 } from './1795422672120-IdempotencyResource.js';
 import { InDoubtResolverLease1795423876184 } from './1795423876184-InDoubtResolverLease.js';
 import { ScaApproach1795426269790 } from './1795426269790-ScaApproach.js';
+import { WriteAheadAccessLog1795432595458 } from './1795432595458-WriteAheadAccessLog.js';
+import { AuditChain1795433603017 } from './1795433603017-AuditChain.js';
+import { ApiKeyRoles1795434914630 } from './1795434914630-ApiKeyRoles.js';
+import { AuditRetention1795436538899 } from './1795436538899-AuditRetention.js';
+import { ConsentRenewal1795437310415 } from './1795437310415-ConsentRenewal.js';
 
 export const MIGRATIONS = [
   Initial1795216535010,
@@ -13,4 +18,9 @@ export const MIGRATIONS = [
   IdempotencyResource1795422672120,
   InDoubtResolverLease1795423876184,
   ScaApproach1795426269790,
+  WriteAheadAccessLog1795432595458,
+  AuditChain1795433603017,
+  ApiKeyRoles1795434914630,
+  AuditRetention1795436538899,
+  ConsentRenewal1795437310415,
 ];

@@ -84,6 +84,8 @@ export class SandboxBank {
   private readonly now: () => Date;
   private readonly scaBaseUrl: string;
   private readonly productRules: ProductRules;
+  /** X-Request-IDs handled per operation, in memory only (a test aid, like the call counts). */
+  private readonly requestIds = new Map<string, string[]>();
 
   constructor(options: SandboxBankOptions) {
     this.now = options.now ?? (() => new Date());
@@ -98,6 +100,7 @@ export class SandboxBank {
       revokeConsentAsPsu: (consentId) =>
         this.recorded(() => revokeAsPsu(this.context(), consentId)),
       calls: () => Object.fromEntries(this.state.calls),
+      requestIds: (operationId) => [...(this.requestIds.get(operationId) ?? [])],
       reset: () => {
         this.state = new BankState(this.now());
         const fresh = StateJournal.fresh(this.state);
@@ -109,6 +112,7 @@ export class SandboxBank {
 
   handle(request: BankRequest): BankResponse {
     this.state.calls.set(request.operationId, (this.state.calls.get(request.operationId) ?? 0) + 1);
+    this.noteRequestId(request.operationId, request.headers['x-request-id']);
     const operation = Object.hasOwn(OPERATIONS, request.operationId)
       ? OPERATIONS[request.operationId]
       : undefined;
@@ -122,6 +126,15 @@ export class SandboxBank {
         throw error;
       }
     });
+  }
+
+  private noteRequestId(operationId: string, requestId: string | undefined): void {
+    if (requestId === undefined) return;
+    const ids = this.requestIds.get(operationId) ?? [];
+    // Bounded: the oldest half goes at once (amortised O(1) per call).
+    if (ids.length >= 100_000) ids.splice(0, 50_000);
+    ids.push(requestId);
+    this.requestIds.set(operationId, ids);
   }
 
   handleSca(request: ScaRequest): ScaResponse {

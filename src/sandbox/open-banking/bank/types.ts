@@ -79,6 +79,11 @@ export interface SandboxBankControl {
   /** How often each operationId was handled, for tests proving that the gateway did or did not call upstream. */
   calls(): Record<string, number>;
   /**
+   * The X-Request-IDs of the calls of an operation handled since start, oldest first (at least
+   * the latest 50,000): lets a test match each call the bank served with the gateway's access-log row for it.
+   */
+  requestIds(operationId: string): string[];
+  /**
    * Forget all consents, payments, authorisations, sessions, counters and booked payments, in the
    * store too, and rebuild the account data from now(). `SandboxBank.persisted()` tells when the
    * store has followed.

@@ -1,0 +1,172 @@
+/**
+ * The auditor's web page: one HTML document, its script and its style, served by Portico itself (no CDN,
+ * no build step). The script calls the auditor API with the key the auditor types in (kept in this tab's
+ * sessionStorage only) and builds every element with textContent, never HTML from data.
+ */
+export const AUDITOR_PAGE_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Portico audit</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/audit/page.css">
+<script src="/audit/page.js" defer></script>
+</head>
+<body>
+<header>
+  <h1>Portico audit trail</h1>
+  <div id="chain" class="chain" aria-live="polite"></div>
+  <button id="logout" hidden>Log out</button>
+</header>
+<main>
+  <form id="login" class="card">
+    <h2>Log in</h2>
+    <label>Auditor API key <input id="key" type="password" autocomplete="off" required placeholder="ptk_..."></label>
+    <button type="submit">Log in</button>
+    <p id="login-error" class="error" role="alert"></p>
+  </form>
+  <section id="workspace" hidden>
+    <form id="search" class="card">
+      <h2>Search</h2>
+      <label>Kind <select id="kind"><option value="consents">Consents</option><option value="payments">Payments</option></select></label>
+      <label>Tenant id <input id="tenantId" placeholder="uuid"></label>
+      <label>Status <input id="status" placeholder="valid, RCVD, unknown..."></label>
+      <label>From <input id="from" type="datetime-local"></label>
+      <label>To <input id="to" type="datetime-local"></label>
+      <button type="submit">Search</button>
+      <p id="search-error" class="error" role="alert"></p>
+    </form>
+    <section class="card"><h2>Results <span id="total"></span></h2><table id="results"><thead><tr><th>Created</th><th>Id</th><th>Tenant</th><th>Bank</th><th>Status</th></tr></thead><tbody></tbody></table></section>
+    <section id="detail" class="card" hidden><h2 id="detail-title"></h2><dl id="detail-facts"></dl><h3>Timeline</h3><ol id="timeline"></ol></section>
+  </section>
+</main>
+</body>
+</html>
+`;
+
+export const AUDITOR_PAGE_CSS = `
+body { font: 15px/1.45 system-ui, sans-serif; margin: 0; color: #1d2330; background: #f4f6f9; }
+header { display: flex; gap: 1rem; align-items: center; padding: .8rem 1.5rem; background: #1d2330; color: #fff; }
+header h1 { font-size: 1.15rem; margin: 0; flex: 1; }
+main { max-width: 1100px; margin: 1.5rem auto; padding: 0 1rem; }
+.card { background: #fff; border-radius: 8px; padding: 1rem 1.25rem; margin-bottom: 1rem; box-shadow: 0 1px 3px rgba(0,0,0,.08); }
+label { display: inline-flex; flex-direction: column; margin: 0 .8rem .6rem 0; font-size: .85rem; color: #4a5365; }
+input, select, button { font: inherit; padding: .35rem .5rem; }
+button { cursor: pointer; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid #e3e7ee; font-size: .9rem; }
+tbody tr { cursor: pointer; }
+tbody tr:hover { background: #eef3fb; }
+.chain { font-size: .9rem; padding: .25rem .6rem; border-radius: 4px; }
+.chain.ok { background: #1f7a3f; }
+.chain.broken { background: #b3261e; }
+.error { color: #b3261e; }
+#timeline { list-style: none; padding: 0; }
+#timeline li { border-left: 3px solid #8aa0c8; margin: 0 0 .5rem .4rem; padding: .2rem .7rem; }
+#timeline li.change { border-color: #1f5fbf; }
+#timeline li.access.failed { border-color: #b3261e; }
+#timeline time { color: #4a5365; font-size: .8rem; display: block; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
+dt { color: #4a5365; }
+code { font-size: .85rem; }
+`;
+
+export const AUDITOR_PAGE_JS = `'use strict';
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; };
+  let key = sessionStorage.getItem('portico-auditor-key');
+
+  async function api(path) {
+    const answer = await fetch(path, { headers: { authorization: 'Bearer ' + key, accept: 'application/json' } });
+    const body = await answer.json().catch(() => ({}));
+    if (!answer.ok) throw new Error((body.title || answer.status) + (body.detail ? ': ' + body.detail : ''));
+    return body;
+  }
+
+  async function showChain() {
+    const chain = $('chain');
+    chain.textContent = 'Verifying the chain...';
+    chain.className = 'chain';
+    const report = await api('/v1/audit/verification');
+    const checkpoint = report.checkpoints.latest ? ', checkpoint ' + report.checkpoints.latest.seq + ' signed ' + report.checkpoints.latest.signedAt : ', no checkpoint yet';
+    if (report.ok) {
+      chain.textContent = 'Chain verified: ' + report.links + ' links' + checkpoint;
+      chain.className = 'chain ok';
+    } else {
+      const b = report.firstBreak;
+      chain.textContent = 'Chain BROKEN: ' + b.problem + (b.seq ? ' at link ' + b.seq : '') + ' (' + b.detail + ')';
+      chain.className = 'chain broken';
+    }
+  }
+
+  async function enter() {
+    await showChain();
+    $('login').hidden = true;
+    $('workspace').hidden = false;
+    $('logout').hidden = false;
+    await search();
+  }
+
+  $('login').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    key = $('key').value.trim();
+    try {
+      await enter();
+      sessionStorage.setItem('portico-auditor-key', key);
+      $('login-error').textContent = '';
+    } catch (error) {
+      $('login-error').textContent = 'Cannot log in: ' + error.message;
+      $('chain').textContent = '';
+    }
+  });
+  $('logout').addEventListener('click', () => { sessionStorage.removeItem('portico-auditor-key'); location.reload(); });
+
+  function isoOf(value) { return value ? new Date(value).toISOString() : undefined; }
+
+  async function search() {
+    const kind = $('kind').value;
+    const query = new URLSearchParams({ pageSize: '50' });
+    const filters = { tenantId: $('tenantId').value.trim(), status: $('status').value.trim(), createdFrom: isoOf($('from').value), createdTo: isoOf($('to').value) };
+    for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
+    const body = $('results').tBodies[0];
+    try {
+      const page = await api('/v1/audit/' + kind + '?' + query);
+      $('search-error').textContent = '';
+      $('total').textContent = '(' + page.total + ')';
+      body.replaceChildren(...page.items.map((item) => {
+        const id = item.consentId || item.paymentId;
+        const row = el('tr');
+        row.dataset.id = id;
+        for (const text of [item.createdAt, id, item.tenantId, item.brandId, item.status]) row.append(el('td', text));
+        row.addEventListener('click', () => show(kind, id));
+        return row;
+      }));
+    } catch (error) {
+      $('search-error').textContent = error.message;
+    }
+  }
+  $('search').addEventListener('submit', (event) => { event.preventDefault(); search(); });
+
+  async function show(kind, id) {
+    const detail = await api('/v1/audit/' + kind + '/' + encodeURIComponent(id));
+    $('detail').hidden = false;
+    $('detail-title').textContent = (kind === 'consents' ? 'Consent ' : 'Payment ') + id;
+    const facts = { Tenant: detail.tenantId, Bank: detail.brandId, Status: detail.status, Created: detail.createdAt, "Bank's id": detail.upstreamConsentId || detail.upstreamPaymentId || '-', 'Last SCA': detail.lastScaAt || '-' };
+    $('detail-facts').replaceChildren(...Object.entries(facts).flatMap(([name, value]) => [el('dt', name), el('dd', value)]));
+    const events = [
+      ...detail.history.map((h) => ({ at: h.at, cls: 'change', text: (h.from || 'new') + ' \\u2192 ' + h.to, note: 'cause ' + h.cause + (h.requestId ? ', request ' + h.requestId : '') })),
+      ...detail.accessLog.map((a) => ({ at: a.at, cls: 'access' + (/^(ok|sent)/.test(a.outcome) ? '' : ' failed'), text: a.operation + ': ' + a.outcome + (a.upstreamStatus ? ' (bank ' + a.upstreamStatus + ')' : ''), note: (a.psuPresent ? 'user present' : 'user not present') + (a.accountId ? ', account ' + a.accountId : '') + (a.latencyMs !== null ? ', ' + a.latencyMs + ' ms' : '') + (a.requestId ? ', request ' + a.requestId : '') })),
+    ].sort((x, y) => x.at.localeCompare(y.at));
+    $('timeline').replaceChildren(...events.map((event) => {
+      const item = el('li', undefined, event.cls);
+      item.append(el('time', event.at), el('strong', event.text), el('div', event.note));
+      return item;
+    }));
+    $('detail').scrollIntoView();
+  }
+
+  if (key) enter().catch(() => { sessionStorage.removeItem('portico-auditor-key'); key = null; });
+})();
+`;

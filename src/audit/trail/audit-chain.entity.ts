@@ -1,0 +1,95 @@
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/** The audited tables whose rows the chain seals. */
+export const CHAINED_KINDS = ['status_change', 'access_log'] as const;
+export type ChainedKind = (typeof CHAINED_KINDS)[number];
+
+/**
+ * One link of the tamper-evident chain: an audited row (a status change or an access-log row), the
+ * hash of its content when it was sealed, and the hash of the chain up to and including it. Links are
+ * numbered without gaps by a single sealer at a time (a database lock), so there is one chain, never a
+ * fork. Append-only (a trigger refuses UPDATE and DELETE).
+ */
+@Entity({ name: 'audit_chain' })
+@Index(['entryKind', 'entryId'], { unique: true })
+export class AuditChainLink {
+  @PrimaryColumn({ type: 'bigint' })
+  seq: string;
+
+  @Column({ name: 'entry_kind', type: 'varchar', length: 16 })
+  entryKind: ChainedKind;
+
+  @Column({ name: 'entry_id', type: 'bigint' })
+  entryId: string;
+
+  @Column({ name: 'tenant_id', type: 'uuid' })
+  tenantId: string;
+
+  /** sha256 (hex) of the row's canonical JSON (non-null columns, UTC timestamps). */
+  @Column({ name: 'row_hash', type: 'char', length: 64 })
+  rowHash: string;
+
+  /** sha256 (hex) of the previous link's chain hash, this link's number, kind, id and row hash. */
+  @Column({ name: 'chain_hash', type: 'char', length: 64 })
+  chainHash: string;
+
+  @Column({ name: 'sealed_at', type: 'timestamptz', default: () => 'now()' })
+  sealedAt: Date;
+}
+
+/** A signed statement of the chain's head, for an auditor to keep outside Portico. Append-only. */
+@Entity({ name: 'audit_checkpoints' })
+export class AuditCheckpoint {
+  /** The number of the last link it covers. */
+  @PrimaryColumn({ type: 'bigint' })
+  seq: string;
+
+  @Column({ name: 'chain_hash', type: 'char', length: 64 })
+  chainHash: string;
+
+  @Column({ name: 'signed_at', type: 'timestamptz' })
+  signedAt: Date;
+
+  /** The first 16 hex digits of sha256 of the signing key's public key (SPKI DER). */
+  @Column({ name: 'key_id', type: 'varchar', length: 16 })
+  keyId: string;
+
+  /** Ed25519 signature (base64) of `checkpointStatement(seq, chainHash, signedAt)`. */
+  @Column({ type: 'text' })
+  signature: string;
+}
+
+/** The sealer's progress per kind: every row with an id at or below `floor` is sealed. */
+@Entity({ name: 'audit_seal_floors' })
+export class AuditSealFloor {
+  @PrimaryColumn({ name: 'entry_kind', type: 'varchar', length: 16 })
+  entryKind: ChainedKind;
+
+  @Column({ type: 'bigint' })
+  floor: string;
+}
+
+/**
+ * A retention cut: the links up to `seq` and the rows they sealed were removed once older than the
+ * retention period; verification starts from this link's hash. Append-only.
+ */
+@Entity({ name: 'audit_retention_cuts' })
+export class AuditRetentionCut {
+  /** The last link removed. */
+  @PrimaryColumn({ type: 'bigint' })
+  seq: string;
+
+  /** That link's hash: the chain's start from now on. */
+  @Column({ name: 'chain_hash', type: 'char', length: 64 })
+  chainHash: string;
+
+  /** Every removed row was dated before this. */
+  @Column({ name: 'removed_before', type: 'timestamptz' })
+  removedBefore: Date;
+
+  @Column({ name: 'cut_at', type: 'timestamptz' })
+  cutAt: Date;
+
+  @Column({ name: 'rows_removed', type: 'integer' })
+  rowsRemoved: number;
+}

@@ -1,0 +1,426 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { AuditChainService } from '../../src/audit/trail/audit-chain.service.js';
+import { AuditVerifierService } from '../../src/audit/trail/audit-verifier.service.js';
+import { AuditRetentionService } from '../../src/audit/trail/audit-retention.service.js';
+import { domesticPayment } from '../support/fixtures.js';
+import { linkHash } from '../../src/audit/trail/chain-hash.js';
+import { startEmbeddedPostgres } from '../../src/platform/database/embedded/embedded-postgres.js';
+import { approvedConsent } from '../support/consent-flow.js';
+import { porticoClient } from '../support/inject-fetch.js';
+import { startTestGateway, testDatabaseUrl, type TestGateway } from '../support/test-gateway.js';
+
+/** A database of this file's own: tampering with the trail must not touch the other tests' chain. */
+async function ownDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  if (!process.env.DATABASE_URL) {
+    const engine = await startEmbeddedPostgres('memory://');
+    return { url: engine.url, drop: () => engine.stop() };
+  }
+  const admin = new URL(testDatabaseUrl());
+  const name = `${admin.pathname.slice(1)}_chain_${randomBytes(4).toString('hex')}`;
+  admin.pathname = '/postgres';
+  const run = async (sql: string) => {
+    const client = new pg.Client({ connectionString: admin.toString() });
+    await client.connect();
+    await client.query(sql).finally(() => client.end());
+  };
+  await run(`CREATE DATABASE ${name}`);
+  const url = new URL(admin.toString());
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+// The audit trail is sealed into one hash chain; whoever edits the database directly is found out.
+describe('the tamper-evident audit chain', () => {
+  let database: { url: string; drop(): Promise<void> };
+  let gateway: TestGateway;
+  let second: TestGateway;
+  const chainEnv = (url: string) => ({
+    DATABASE_URL: url,
+    AUDIT_SEAL_INTERVAL_MS: '50',
+    AUDIT_SEAL_GRACE_MS: '0',
+    AUDIT_CHECKPOINT_INTERVAL_MS: '0',
+    UPSTREAM_DEADLINE_MS: '2000',
+  });
+  beforeAll(async () => {
+    database = await ownDatabase();
+    gateway = await startTestGateway(chainEnv(database.url));
+    second = await startTestGateway({
+      ...chainEnv(database.url),
+      UPSTREAM_OB_BASE_URL: gateway.sandbox.openBankingUrl,
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await second?.close();
+    await gateway?.close();
+    await database?.drop();
+  });
+
+  const sql = <T = Record<string, unknown>>(text: string, params: unknown[] = []) =>
+    gateway.dataSource.query(text, params) as Promise<T[]>;
+  /** What someone with database access does: triggers off for the length of one transaction. */
+  const tamper = (statements: [string, unknown[]?][]) =>
+    gateway.dataSource.transaction(async (manager) => {
+      await manager.query(`SET LOCAL session_replication_role = replica`);
+      for (const [text, params] of statements) await manager.query(text, params ?? []);
+    });
+  const sealed = async () => {
+    await gateway.app.get(AuditChainService).seal();
+    return gateway.app.get(AuditVerifierService).verify();
+  };
+  const linkOf = async (kind: string, id: string) =>
+    String(
+      (
+        await sql<{ seq: string }>(
+          `SELECT seq FROM audit_chain WHERE entry_kind = $1 AND entry_id = $2`,
+          [kind, id],
+        )
+      )[0].seq,
+    );
+
+  it('chains the writes of two gateway processes into one chain without gaps or forks', async () => {
+    const { key } = await gateway.newTenantWithKey('app');
+    const { consentId, accountId } = await approvedConsent(gateway, key);
+    const read = (target: TestGateway) =>
+      porticoClient(target, key).GET('/v1/accounts/{accountId}/balances', {
+        params: {
+          path: { accountId },
+          header: { 'Consent-ID': consentId, 'PSU-IP-Address': '192.0.2.1' },
+        },
+      });
+    // Both replicas write the trail and both run their sealer (every 50 ms) while they do.
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        for (let n = 0; n < 10; n++)
+          expect((await read(i % 2 ? second : gateway)).response.status).toBe(200);
+      }),
+    );
+    const report = await sealed();
+    expect(report.firstBreak).toBeNull();
+    const [counts] = await sql<{
+      rows: number;
+      links: number;
+      distinct_links: number;
+      max_seq: number;
+    }>(
+      `SELECT (SELECT count(*) FROM access_log)::int + (SELECT count(*) FROM status_changes)::int AS rows,
+              (SELECT count(*) FROM audit_chain)::int AS links,
+              (SELECT count(DISTINCT (entry_kind, entry_id)) FROM audit_chain)::int AS distinct_links,
+              (SELECT max(seq) FROM audit_chain)::int AS max_seq`,
+    );
+    expect(counts.links).toBe(counts.rows);
+    expect(counts.distinct_links).toBe(counts.links);
+    expect(counts.max_seq).toBe(counts.links);
+    expect(report.links).toBe(counts.links);
+  });
+
+  it('finds an edited, a deleted and a reordered row at its own link, and verifies again once undone', async () => {
+    const rows = await sql<{ id: string; outcome: string; created_at: Date }>(
+      `SELECT id, outcome, created_at FROM access_log ORDER BY id LIMIT 3 OFFSET 5`,
+    );
+    const [a, b] = rows;
+
+    await tamper([
+      [`UPDATE access_log SET outcome = 'refused:CONSENT_INVALID' WHERE id = $1`, [a.id]],
+    ]);
+    let report = await sealed();
+    expect(report.firstBreak).toMatchObject({
+      problem: 'row-edited',
+      seq: await linkOf('access_log', a.id),
+      entryKind: 'access_log',
+      entryId: String(a.id),
+    });
+    await tamper([[`UPDATE access_log SET outcome = $2 WHERE id = $1`, [a.id, a.outcome]]]);
+    expect((await sealed()).firstBreak).toBeNull();
+
+    // The row kept exactly (microseconds included), to put it back.
+    const [copy] = await sql<{ id: string; row: string }>(
+      `SELECT id, to_jsonb(s)::text AS row FROM status_changes s ORDER BY id LIMIT 1 OFFSET 2`,
+    );
+    await tamper([[`DELETE FROM status_changes WHERE id = $1`, [copy.id]]]);
+    report = await sealed();
+    expect(report.firstBreak).toMatchObject({
+      problem: 'row-deleted',
+      seq: await linkOf('status_change', String(copy.id)),
+    });
+    await tamper([
+      [
+        `INSERT INTO status_changes SELECT * FROM jsonb_populate_record(NULL::status_changes, $1::jsonb)`,
+        [copy.row],
+      ],
+    ]);
+    expect((await sealed()).firstBreak).toBeNull();
+
+    // Two calls swap places in time: the earlier of the two links is where the chain breaks.
+    const swap = () =>
+      tamper([
+        [
+          `UPDATE access_log x SET created_at = y.created_at FROM access_log y
+           WHERE (x.id, y.id) IN (($1::bigint, $2::bigint), ($2::bigint, $1::bigint))`,
+          [a.id, b.id],
+        ],
+      ]);
+    await swap();
+    report = await sealed();
+    const [first] = [await linkOf('access_log', a.id), await linkOf('access_log', b.id)].sort(
+      (x, y) => Number(x) - Number(y),
+    );
+    expect(report.firstBreak).toMatchObject({ problem: 'row-edited', seq: first });
+    await swap();
+    expect((await sealed()).firstBreak).toBeNull();
+  });
+
+  it('finds a rewritten link, and a chain rewritten consistently from an edited row by the signed checkpoint', async () => {
+    const chain = gateway.app.get(AuditChainService);
+    const checkpointSeq = await chain.checkpoint();
+    expect(checkpointSeq).toBeDefined();
+    let report = await sealed();
+    expect(report.firstBreak).toBeNull();
+    expect(report.checkpoints.latest?.seq).toBe(checkpointSeq);
+
+    const [link] = await sql<{ seq: string; chain_hash: string }>(
+      `SELECT seq, chain_hash FROM audit_chain WHERE seq = 4`,
+    );
+    await tamper([[`UPDATE audit_chain SET chain_hash = $2 WHERE seq = $1`, [4, 'f'.repeat(64)]]]);
+    report = await sealed();
+    expect(report.firstBreak).toMatchObject({ problem: 'link-altered', seq: '4' });
+    await tamper([[`UPDATE audit_chain SET chain_hash = $2 WHERE seq = $1`, [4, link.chain_hash]]]);
+    expect((await sealed()).firstBreak).toBeNull();
+
+    // An attacker edits a row and recomputes every hash after it: only the signature gives it away.
+    const [row] = await sql<{ id: string; outcome: string }>(
+      `SELECT id, outcome FROM access_log ORDER BY id LIMIT 1 OFFSET 2`,
+    );
+    const seq = await linkOf('access_log', row.id);
+    const rewrite = (outcome: string) =>
+      gateway.dataSource.transaction(async (manager) => {
+        await manager.query(`SET LOCAL TimeZone = 'UTC'`);
+        await manager.query(`SET LOCAL session_replication_role = replica`);
+        await manager.query(`UPDATE access_log SET outcome = $2 WHERE id = $1`, [row.id, outcome]);
+        const [{ hash }] = await manager.query(
+          `SELECT encode(sha256(convert_to(jsonb_strip_nulls(to_jsonb(a))::text, 'UTF8')), 'hex') AS hash FROM access_log a WHERE id = $1`,
+          [row.id],
+        );
+        await manager.query(`UPDATE audit_chain SET row_hash = $2 WHERE seq = $1`, [seq, hash]);
+        const links = await manager.query(
+          `SELECT seq, entry_kind, entry_id, row_hash, chain_hash FROM audit_chain ORDER BY seq`,
+        );
+        let previous = '0'.repeat(64);
+        for (const l of links) {
+          const next = linkHash(
+            previous,
+            String(l.seq),
+            l.entry_kind,
+            String(l.entry_id),
+            l.row_hash,
+          );
+          if (next !== l.chain_hash)
+            await manager.query(`UPDATE audit_chain SET chain_hash = $2 WHERE seq = $1`, [
+              l.seq,
+              next,
+            ]);
+          previous = next;
+        }
+      });
+    await rewrite('ok:forged');
+    report = await sealed();
+    expect(report.firstBreak).toMatchObject({ problem: 'checkpoint-mismatch', seq: checkpointSeq });
+    await rewrite(row.outcome);
+    expect((await sealed()).firstBreak).toBeNull();
+  });
+
+  it('finds a row slipped in with an old date, and answers the verification to auditors and the CLI', async () => {
+    const [before] = await sql<{ changed_at: Date; tenant_id: string }>(
+      `SELECT changed_at, tenant_id FROM status_changes ORDER BY id DESC LIMIT 1`,
+    );
+    await tamper([
+      [
+        `INSERT INTO status_changes (subject_kind, subject_id, tenant_id, from_status, to_status, cause, changed_at)
+         VALUES ('consent', gen_random_uuid(), $1, 'valid', 'revokedByPsu', 'forged', now() - interval '30 days')`,
+        [before.tenant_id],
+      ],
+    ]);
+    const report = await sealed();
+    const [{ id }] = await sql<{ id: string }>(
+      `SELECT id FROM status_changes WHERE cause = 'forged'`,
+    );
+    expect(report.firstBreak).toMatchObject({
+      problem: 'late-seal',
+      seq: await linkOf('status_change', String(id)),
+    });
+
+    const auditor = porticoClient(gateway, (await gateway.newTenantWithKey('auditor')).key);
+    const answered = await auditor.GET('/v1/audit/verification');
+    expect(answered.response.status).toBe(200);
+    expect(answered.data?.ok).toBe(false);
+    const app = porticoClient(gateway, (await gateway.newTenantWithKey('app')).key);
+    expect((await app.GET('/v1/audit/verification')).response.status).toBe(403);
+
+    const cli = await promisify(execFile)(
+      process.execPath,
+      ['dist/cli/main.js', 'audit:verify', '--json'],
+      {
+        env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'error', NODE_OPTIONS: '' },
+      },
+    ).catch((error: { code: number; stdout: string }) => error);
+    expect((cli as { code?: number }).code).toBe(1);
+    expect(JSON.parse((cli as { stdout: string }).stdout).ok).toBe(false);
+  });
+});
+
+describe('the export of a large trail', () => {
+  let database: { url: string; drop(): Promise<void> };
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    database = await ownDatabase();
+    gateway = await startTestGateway(
+      { DATABASE_URL: database.url, AUDIT_SEAL_INTERVAL_MS: '0', AUDIT_SEAL_GRACE_MS: '0' },
+      [],
+      { listen: true },
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await gateway?.close();
+    await database?.drop();
+  });
+
+  // 100,000 rows on PostgreSQL; the embedded engine, five times slower at sealing, does 20,000.
+  const rows = process.env.DATABASE_URL ? 100_000 : 20_000;
+
+  it('streams a large sealed trail with the verification, in time order, from a cursor', async () => {
+    const { tenantId } = await gateway.newTenantWithKey('app');
+    await gateway.dataSource.query(
+      `INSERT INTO access_log (tenant_id, consent_id, operation, psu_present, outcome, upstream_status, latency_ms, completed_at, created_at)
+       SELECT $1, gen_random_uuid(), 'getAccountBalances', n % 2 = 0, 'ok', 200, n % 50, now(), now() - interval '1 hour' + n * interval '1 millisecond'
+       FROM generate_series(1, $2::int) AS n`,
+      [tenantId, rows],
+    );
+    const sealed = await gateway.app.get(AuditChainService).seal();
+    expect(sealed).toBe(rows);
+    const { key } = await gateway.newTenantWithKey('auditor');
+
+    const heapBefore = process.memoryUsage().heapUsed;
+    let peak = heapBefore;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 20);
+    const answer = await fetch(
+      `${gateway.baseUrl}/v1/audit/export?format=csv&tenantId=${tenantId}`,
+      {
+        headers: { authorization: `Bearer ${key}` },
+      },
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toMatch(/text\/csv/);
+    let lines = 0;
+    let head = '';
+    let last = '';
+    let bytes = 0;
+    const decoder = new TextDecoder();
+    for await (const chunk of answer.body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.length;
+      const text = decoder.decode(chunk, { stream: true });
+      if (head.length < 2000) head += text;
+      lines += text.split('\n').length - 1;
+      last = text;
+    }
+    clearInterval(sampler);
+    expect(head).toMatch(/^# verification: ok at .*; links \d+/);
+    expect(head.split('\n')[2]).toMatch(/^kind,id,tenantId,at,/);
+    // Two comment lines, the header row, a row per record.
+    expect(lines).toBe(3 + rows);
+    expect(last.trim().split('\n').pop()).toMatch(
+      /^access_log,\d+,[0-9a-f-]{36},.*,\d+,[0-9a-f]{64}$/,
+    );
+    process.stdout.write(
+      `export of ${rows} rows: ${(bytes / 1e6).toFixed(1)} MB streamed, heap grew at most ${((peak - heapBefore) / 1e6).toFixed(1)} MB\n`,
+    );
+  }, 300_000);
+});
+
+describe('retention of the trail', () => {
+  let database: { url: string; drop(): Promise<void> };
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    database = await ownDatabase();
+    gateway = await startTestGateway({
+      DATABASE_URL: database.url,
+      AUDIT_SEAL_INTERVAL_MS: '0',
+      AUDIT_SEAL_GRACE_MS: '0',
+      AUDIT_RETENTION_DAYS: '1827',
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await gateway?.close();
+    await database?.drop();
+  });
+
+  it('removes the trail older than the period at a signed checkpoint, and the rest still verifies from there', async () => {
+    const { tenantId, key } = await gateway.newTenantWithKey('app');
+    // Six years of age on 40 rows: 20 status changes and 20 calls.
+    await gateway.dataSource.query(
+      `INSERT INTO status_changes (subject_kind, subject_id, tenant_id, from_status, to_status, cause, changed_at)
+       SELECT 'consent', gen_random_uuid(), $1, 'received', 'valid', 'sca-callback', now() - interval '6 years' + n * interval '1 second'
+       FROM generate_series(1, 20) AS n`,
+      [tenantId],
+    );
+    await gateway.dataSource.query(
+      `INSERT INTO access_log (tenant_id, consent_id, operation, psu_present, outcome, upstream_status, latency_ms, completed_at, created_at)
+       SELECT $1, gen_random_uuid(), 'getAccountBalances', true, 'ok', 200, 7, now(), now() - interval '6 years' + n * interval '1 second'
+       FROM generate_series(1, 20) AS n`,
+      [tenantId],
+    );
+    const chain = gateway.app.get(AuditChainService);
+    expect(await chain.seal()).toBe(40);
+    expect(await chain.checkpoint()).toBe('40');
+    expect(
+      (await porticoClient(gateway, key).POST('/v1/payments', { body: domesticPayment() })).response
+        .status,
+    ).toBe(201);
+    await chain.seal();
+    const newest = await chain.checkpoint();
+
+    const cut = await gateway.app.get(AuditRetentionService).cut();
+    expect(cut).toMatchObject({ seq: '40', rowsRemoved: 40 });
+    const [{ old }] = await gateway.dataSource.query(
+      `SELECT (SELECT count(*) FROM status_changes WHERE changed_at < now() - interval '5 years')::int +
+              (SELECT count(*) FROM access_log WHERE created_at < now() - interval '5 years')::int AS old`,
+    );
+    expect(old).toBe(0);
+    const report = await gateway.app.get(AuditVerifierService).verify();
+    expect(report.firstBreak).toBeNull();
+    expect(report.checkpoints.latest?.seq).toBe(newest);
+    expect(report.head?.seq).toBe(newest);
+    // Nothing left to cut: no checkpoint before rows inside the period.
+    expect(await gateway.app.get(AuditRetentionService).cut()).toBeUndefined();
+
+    // Whoever removes the cut record leaves a chain that starts in the middle.
+    const [record] = (await gateway.dataSource.query(
+      `SELECT to_jsonb(r)::text AS row FROM audit_retention_cuts r`,
+    )) as { row: string }[];
+    await gateway.dataSource.transaction(async (manager) => {
+      await manager.query(`SET LOCAL portico.retention = 'on'`);
+      await manager.query(`DELETE FROM audit_retention_cuts`);
+    });
+    expect((await gateway.app.get(AuditVerifierService).verify()).firstBreak).toMatchObject({
+      problem: 'gap',
+      seq: '41',
+    });
+    await gateway.dataSource.query(
+      `INSERT INTO audit_retention_cuts SELECT * FROM jsonb_populate_record(NULL::audit_retention_cuts, $1::jsonb)`,
+      [record.row],
+    );
+    expect((await gateway.app.get(AuditVerifierService).verify()).firstBreak).toBeNull();
+
+    // A cut that removed rows still inside the period is reported.
+    await gateway.dataSource.query(
+      `INSERT INTO audit_retention_cuts (seq, chain_hash, removed_before, cut_at, rows_removed)
+       SELECT seq, chain_hash, now() - interval '1 day', now(), 0 FROM audit_checkpoints ORDER BY seq DESC LIMIT 1`,
+    );
+    expect((await gateway.app.get(AuditVerifierService).verify()).firstBreak).toMatchObject({
+      problem: 'cut-too-early',
+      seq: newest,
+    });
+  });
+});

@@ -1,0 +1,292 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { loadConfig } from '../../src/platform/config/app-config.js';
+import { startEmbeddedPostgres } from '../../src/platform/database/embedded/embedded-postgres.js';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
+import { until } from '../support/chaos.js';
+import { ALICE, consentRequest, domesticPayment } from '../support/fixtures.js';
+import { freePort, startProcess, type RunningProcess } from '../support/processes.js';
+import { completeSca } from '../support/sca.js';
+import { testDatabaseUrl, testEnv } from '../support/test-gateway.js';
+
+const USER_PRESENT = { 'psu-ip-address': '192.0.2.10' };
+
+/**
+ * The gateway as a real process on a database of its own (a fresh PostgreSQL database, or an embedded
+ * engine in a data directory), talking to a sandbox in this process, so that kill -9 takes the gateway
+ * (and an embedded engine with it) and leaves the bank and its call counts.
+ */
+class CrashRig {
+  private gateway?: RunningProcess;
+  key = '';
+  readonly base: string;
+
+  private constructor(
+    readonly sandbox: RunningSandbox,
+    private readonly port: number,
+    private readonly database: OwnDatabase,
+  ) {
+    this.base = `http://127.0.0.1:${port}`;
+  }
+
+  static async create(): Promise<CrashRig> {
+    const sandbox = await startSandbox({
+      ...loadConfig(testEnv()).sandbox,
+      openBankingPort: 0,
+      scaPort: 0,
+    });
+    return new CrashRig(sandbox, await freePort(), await ownDatabase());
+  }
+
+  async start(): Promise<void> {
+    this.gateway = startProcess('dist/main.js', [], {
+      ...this.database.env,
+      PORT: String(this.port),
+      PUBLIC_BASE_URL: this.base,
+      UPSTREAM_OB_BASE_URL: this.sandbox.openBankingUrl,
+      UPSTREAM_DEADLINE_MS: '2000',
+      UPSTREAM_RETRY_DELAYS_MS: 'none',
+      RESOLVER_INTERVAL_MS: '500',
+      RECONCILE_ON_START: 'true',
+      LOG_LEVEL: 'warn',
+    });
+    const [, key] = await this.gateway.waitFor(
+      /Demo API key \(tenant "demo", role app\): (ptk_\S+)/,
+      90_000,
+    );
+    this.key = key;
+  }
+
+  async kill(): Promise<void> {
+    const gateway = this.gateway!;
+    gateway.child.kill('SIGKILL');
+    expect((await gateway.exited).signal).toBe('SIGKILL');
+    this.gateway = undefined;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.gateway) return;
+    this.gateway.child.kill('SIGTERM');
+    await this.gateway.exited;
+    this.gateway = undefined;
+  }
+
+  call(path: string, init: RequestInit = {}): Promise<Response> {
+    return fetch(`${this.base}${path}`, {
+      ...init,
+      headers: {
+        authorization: `Bearer ${this.key}`,
+        'content-type': 'application/json',
+        ...(init.headers as Record<string, string>),
+      },
+    });
+  }
+
+  /** A query on the gateway's database, while the gateway runs. */
+  async query<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+    const client = new pg.Client({ connectionString: await this.database.url() });
+    await client.connect();
+    try {
+      return (await client.query(sql, params)).rows as T[];
+    } finally {
+      await client.end();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.stop().catch(() => undefined);
+    await this.sandbox.close();
+    await this.database.drop();
+  }
+}
+
+interface OwnDatabase {
+  env: Record<string, string>;
+  url(): Promise<string>;
+  drop(): Promise<void>;
+}
+
+async function ownDatabase(): Promise<OwnDatabase> {
+  if (process.env.DATABASE_URL) {
+    const admin = new URL(testDatabaseUrl());
+    const name = `${admin.pathname.slice(1)}_crash_${randomBytes(4).toString('hex')}`;
+    admin.pathname = '/postgres';
+    const adminQuery = async (sql: string) => {
+      const client = new pg.Client({ connectionString: admin.toString() });
+      await client.connect();
+      await client.query(sql).finally(() => client.end());
+    };
+    await adminQuery(`CREATE DATABASE ${name}`);
+    const url = new URL(admin.toString());
+    url.pathname = `/${name}`;
+    return {
+      env: { DATABASE_URL: url.toString() },
+      url: async () => url.toString(),
+      drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    };
+  }
+  const dataDir = join(mkdtempSync(join(tmpdir(), 'portico-crash-')), 'pglite');
+  return {
+    env: { EMBEDDED_DB_DIR: dataDir },
+    // Joins the engine the running gateway owns (two engines on one directory are never started).
+    url: async () => (await startEmbeddedPostgres(dataDir)).url,
+    drop: async () => rmSync(dirname(dataDir), { recursive: true, force: true }),
+  };
+}
+
+describe('kill -9 of a gateway process', () => {
+  let rig: CrashRig;
+  let consentId: string;
+  let accountId: string;
+  beforeAll(async () => {
+    rig = await CrashRig.create();
+    await rig.start();
+    const created = await rig.call('/v1/consents', {
+      method: 'POST',
+      body: JSON.stringify(consentRequest()),
+    });
+    expect(created.status).toBe(201);
+    const consent = (await created.json()) as {
+      consentId: string;
+      _links: { scaRedirect: string };
+    };
+    consentId = consent.consentId;
+    const callback = await completeSca(consent._links.scaRedirect, {
+      ...ALICE,
+      decision: 'approve',
+    });
+    expect((await fetch(callback, { redirect: 'manual' })).status).toBe(303);
+    const stored = (await (await rig.call(`/v1/consents/${consentId}`)).json()) as {
+      accounts: { resourceId: string }[];
+    };
+    accountId = stored.accounts[0].resourceId;
+  }, 180_000);
+  afterAll(() => rig.close());
+
+  it('during a burst of reads leaves one access-log row per read the bank served, and no read unlogged', async () => {
+    // The bank serves each read at once and answers 200 ms later: at any moment reads are in flight.
+    rig.sandbox.chaos.add({ operation: 'getBalances', fault: 'delay', delayMs: 200 });
+    let answered = 0;
+    let stopped = false;
+    const reader = async () => {
+      while (!stopped) {
+        const read = await rig
+          .call(`/v1/accounts/${accountId}/balances`, {
+            headers: { 'consent-id': consentId, ...USER_PRESENT },
+          })
+          .catch(() => undefined);
+        if (!read) return;
+        await read.arrayBuffer();
+        expect(read.status).toBe(200);
+        answered++;
+      }
+    };
+    const readers = Array.from({ length: 16 }, reader);
+    await until(() => answered >= 50, 60_000);
+    await rig.kill();
+    stopped = true;
+    await Promise.all(readers);
+    rig.sandbox.chaos.clear();
+    // Reads the bank took before the kill finish there; nothing new can arrive.
+    await sleep(500);
+    const served = rig.sandbox.bank.control.requestIds('getBalances');
+
+    await rig.start();
+    const rows = await rig.query<{ request_id: string; outcome: string }>(
+      `SELECT request_id, outcome FROM access_log WHERE consent_id = $1 AND operation = 'getAccountBalances'`,
+      [consentId],
+    );
+    const logged = new Map(rows.map((row) => [row.request_id, row.outcome]));
+    expect(logged.size).toBe(rows.length);
+    // Every read the bank served has its row: written before the bank was called.
+    expect(served.filter((id) => !logged.has(id))).toEqual([]);
+    // Rows the bank never saw are reads the kill cut off before they were sent: still `sent`.
+    const neverServed = rows.filter((row) => !served.includes(row.request_id));
+    expect(neverServed.every((row) => row.outcome === 'sent')).toBe(true);
+    // Reads in flight at the kill: served by the bank, their answer lost with the process.
+    const cutOff = rows.filter((row) => row.outcome === 'sent' && served.includes(row.request_id));
+    expect(cutOff.length).toBeGreaterThan(0);
+    expect(rows.length - neverServed.length).toBe(served.length);
+    process.stdout.write(
+      `crash during reads: the app got ${answered} answers, the bank served ${served.length}, ` +
+        `the log holds ${rows.length} (${cutOff.length} served but cut off, ${neverServed.length} never sent)\n`,
+    );
+  }, 180_000);
+
+  it('during creations leaves no row stuck, never fails what the bank may have, and never sends a retry twice', async () => {
+    for (const operation of ['createConsent', 'initiatePayment'])
+      rig.sandbox.chaos.add({ operation, fault: 'delay', delayMs: 5000, times: 2 });
+    const calls = () => rig.sandbox.bank.control.calls();
+    const before = calls();
+    const keys = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const creations = [
+      ['/v1/consents', consentRequest()],
+      ['/v1/consents', consentRequest()],
+      ['/v1/payments', domesticPayment()],
+      ['/v1/payments', domesticPayment()],
+    ].map(([path, body], i) =>
+      rig
+        .call(path as string, {
+          method: 'POST',
+          body: JSON.stringify(body),
+          headers: { 'idempotency-key': keys[i] },
+        })
+        .catch(() => undefined),
+    );
+    await until(
+      () =>
+        (calls().createConsent ?? 0) - (before.createConsent ?? 0) === 2 &&
+        (calls().initiatePayment ?? 0) - (before.initiatePayment ?? 0) === 2,
+      30_000,
+    );
+    await rig.kill();
+    await Promise.all(creations);
+    rig.sandbox.chaos.clear();
+    const atKill = calls();
+
+    await rig.start();
+    // The resolver (every 500 ms, for rows older than the 2 s deadline) works the rows the kill left.
+    const stuck = () =>
+      rig.query<{ n: number }>(
+        `SELECT ((SELECT count(*) FROM consents WHERE status = 'creating') +
+                 (SELECT count(*) FROM payments WHERE status = 'creating'))::int AS n`,
+      );
+    for (let waited = 0; (await stuck())[0].n > 0; waited += 250) {
+      if (waited > 30_000) throw new Error('rows still creating after 30 s');
+      await sleep(250);
+    }
+    const consents = await rig.query<{ status: string; upstream_consent_id: string | null }>(
+      `SELECT status, upstream_consent_id FROM consents WHERE status NOT IN ('valid')`,
+    );
+    const payments = await rig.query<{ status: string; upstream_payment_id: string | null }>(
+      `SELECT status, upstream_payment_id FROM payments`,
+    );
+    // The bank took all four; their answers died with the process. Berlin Group offers no lookup
+    // without the bank's id, so they stay in doubt (visible to app and auditor), never failed.
+    expect(consents.map((c) => c.status)).toEqual(['unknown', 'unknown']);
+    expect(payments.map((p) => p.status)).toEqual(['unknown', 'unknown']);
+
+    // The app retries with the same keys: answered that the outcome is unknown, the bank not called.
+    for (const [i, path] of [
+      '/v1/consents',
+      '/v1/consents',
+      '/v1/payments',
+      '/v1/payments',
+    ].entries()) {
+      const retry = await rig.call(path, {
+        method: 'POST',
+        body: JSON.stringify(i < 2 ? consentRequest() : domesticPayment()),
+        headers: { 'idempotency-key': keys[i] },
+      });
+      expect(retry.status).toBe(409);
+      expect(retry.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    }
+    expect(calls().createConsent).toBe(atKill.createConsent);
+    expect(calls().initiatePayment).toBe(atKill.initiatePayment);
+  }, 180_000);
+});
