@@ -42,12 +42,39 @@ interface FastifyLikeError {
   message?: string;
 }
 
+/** SQLSTATE classes and pool errors that mean "the database cannot serve now", not "this request is wrong". */
+const DATABASE_UNAVAILABLE_STATES = new Set(['53300', '57P01', '57P02', '57P03', '55P03', '40P01']);
+const DATABASE_UNAVAILABLE_MESSAGES = [
+  'timeout exceeded when trying to connect',
+  'Connection terminated',
+  'Client has encountered a connection error',
+];
+
+/** The database is overloaded or unreachable: the request was fine, the replica cannot serve it now. */
+function isDatabaseUnavailable(error: unknown): boolean {
+  const candidate = error as { code?: unknown; message?: unknown; driverError?: unknown };
+  const driver = (candidate?.driverError ?? candidate) as { code?: unknown; message?: unknown };
+  const code = typeof driver?.code === 'string' ? driver.code : '';
+  if (code.startsWith('08') || DATABASE_UNAVAILABLE_STATES.has(code)) return true;
+  if (code === 'ECONNREFUSED' || code === 'ECONNRESET') return true;
+  const message = typeof driver?.message === 'string' ? driver.message : '';
+  return DATABASE_UNAVAILABLE_MESSAGES.some((text) => message.includes(text));
+}
+
 /**
  * Turns anything thrown into a problem. Returns undefined for unknown errors:
  * those are internal and answered as a bare 500 by the caller.
  */
 export function toProblem(error: unknown): ProblemInit | undefined {
   if (error instanceof ProblemException) return error.init;
+  if (isDatabaseUnavailable(error))
+    return {
+      status: 503,
+      type: PROBLEM_TYPES.unavailable,
+      title: 'Service Unavailable',
+      detail: 'The database cannot serve this request right now; send it again shortly',
+      headers: { 'retry-after': '1' },
+    };
   // Nest maps Fastify's own errors (body parsing, size, media type) to HttpException with the original as cause.
   const fastifyError = (error instanceof HttpException ? error.cause : error) as
     FastifyLikeError | undefined;
