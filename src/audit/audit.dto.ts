@@ -125,10 +125,8 @@ export class AuditConsentView extends ConsentView {
   upstreamConsentId: string | null;
 }
 
-export class AuditConsentPage {
-  @ApiProperty({ type: [AuditConsentView], maxItems: 200 })
-  items: AuditConsentView[];
-
+/** Where a page stands in the whole result. */
+abstract class AuditPageInfo {
   @ApiProperty({ format: 'int32', minimum: 1, maximum: 100000 })
   page: number;
 
@@ -137,6 +135,11 @@ export class AuditConsentPage {
 
   @ApiProperty({ format: 'int32', minimum: 0, maximum: 100000000 })
   total: number;
+}
+
+export class AuditConsentPage extends AuditPageInfo {
+  @ApiProperty({ type: [AuditConsentView], maxItems: 200 })
+  items: AuditConsentView[];
 }
 
 export class StatusChangeView {
@@ -239,18 +242,9 @@ export class AuditPaymentView extends PaymentView {
   upstreamPaymentId: string | null;
 }
 
-export class AuditPaymentPage {
+export class AuditPaymentPage extends AuditPageInfo {
   @ApiProperty({ type: [AuditPaymentView], maxItems: 200 })
   items: AuditPaymentView[];
-
-  @ApiProperty({ format: 'int32', minimum: 1, maximum: 100000 })
-  page: number;
-
-  @ApiProperty({ format: 'int32', minimum: 1, maximum: 200 })
-  pageSize: number;
-
-  @ApiProperty({ format: 'int32', minimum: 0, maximum: 100000000 })
-  total: number;
 }
 
 export class AuditPaymentDetail extends AuditPaymentView {
@@ -276,16 +270,7 @@ export class AuditAccessView extends AccessLogView {
   resourceId: string;
 }
 
-export class AuditAccessPage {
+export class AuditAccessPage extends AuditPageInfo {
   @ApiProperty({ type: [AuditAccessView], maxItems: 200 })
   items: AuditAccessView[];
-
-  @ApiProperty({ format: 'int32', minimum: 1, maximum: 100000 })
-  page: number;
-
-  @ApiProperty({ format: 'int32', minimum: 1, maximum: 200 })
-  pageSize: number;
-
-  @ApiProperty({ format: 'int32', minimum: 0, maximum: 100000000 })
-  total: number;
 }

@@ -9,9 +9,9 @@ import { loadConfig } from '../../src/platform/config/app-config.js';
 import { startEmbeddedPostgres } from '../../src/platform/database/embedded/embedded-postgres.js';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
 import { until } from '../support/chaos.js';
-import { ALICE, consentRequest, domesticPayment } from '../support/fixtures.js';
+import { consentRequest, domesticPayment } from '../support/fixtures.js';
 import { freePort, startProcess, type RunningProcess } from '../support/processes.js';
-import { completeSca } from '../support/sca.js';
+import { approvedConsentOverHttp } from '../support/consent-flow.js';
 import { testDatabaseUrl, testEnv } from '../support/test-gateway.js';
 
 const USER_PRESENT = { 'psu-ip-address': '192.0.2.10' };
@@ -146,25 +146,9 @@ describe('kill -9 of a gateway process', () => {
   beforeAll(async () => {
     rig = await CrashRig.create();
     await rig.start();
-    const created = await rig.call('/v1/consents', {
-      method: 'POST',
-      body: JSON.stringify(consentRequest()),
-    });
-    expect(created.status).toBe(201);
-    const consent = (await created.json()) as {
-      consentId: string;
-      _links: { scaRedirect: string };
-    };
-    consentId = consent.consentId;
-    const callback = await completeSca(consent._links.scaRedirect, {
-      ...ALICE,
-      decision: 'approve',
-    });
-    expect((await fetch(callback, { redirect: 'manual' })).status).toBe(303);
-    const stored = (await (await rig.call(`/v1/consents/${consentId}`)).json()) as {
-      accounts: { resourceId: string }[];
-    };
-    accountId = stored.accounts[0].resourceId;
+    ({ consentId, accountId } = await approvedConsentOverHttp((path, init) =>
+      rig.call(path, init),
+    ));
   }, 180_000);
   afterAll(() => rig.close());
 

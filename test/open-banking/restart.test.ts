@@ -2,9 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ALICE, consentRequest } from '../support/fixtures.js';
 import { freePort, startProcess, type RunningProcess } from '../support/processes.js';
-import { completeSca } from '../support/sca.js';
+import { approvedConsentOverHttp } from '../support/consent-flow.js';
 
 const MAIN = 'dist/main.js';
 const USER_PRESENT = { 'psu-ip-address': '192.0.2.10' };
@@ -52,28 +51,9 @@ describe('a restart of npm start on its embedded database', () => {
     let accountId: string;
     let balancesBefore: unknown;
     try {
-      const created = await call(running.key, '/v1/consents', {
-        method: 'POST',
-        body: JSON.stringify(consentRequest()),
-      });
-      expect(created.status).toBe(201);
-      const consent = (await created.json()) as {
-        consentId: string;
-        _links: { scaRedirect: string };
-      };
-      consentId = consent.consentId;
-      const callback = await completeSca(consent._links.scaRedirect, {
-        ...ALICE,
-        decision: 'approve',
-      });
-      const back = await fetch(callback, { redirect: 'manual' });
-      expect(back.status).toBe(303);
-      const stored = (await (await call(running.key, `/v1/consents/${consentId}`)).json()) as {
-        status: string;
-        accounts: { resourceId: string }[];
-      };
-      expect(stored.status).toBe('valid');
-      accountId = stored.accounts[0].resourceId;
+      ({ consentId, accountId } = await approvedConsentOverHttp((path, init) =>
+        call(running.key, path, init),
+      ));
       const balances = await call(running.key, `/v1/accounts/${accountId}/balances`, {
         headers: { 'consent-id': consentId, ...USER_PRESENT },
       });

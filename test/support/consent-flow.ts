@@ -31,3 +31,28 @@ export async function approvedConsent(
   const consent = await api.GET('/v1/consents/{consentId}', { params: { path: { consentId } } });
   return { consentId, accountId: consent.data!.accounts[0]?.resourceId };
 }
+
+/**
+ * The same for a gateway running as its own process: `call` sends a request to it with an app key, and the
+ * browser's step back to Portico goes over the network too.
+ */
+export async function approvedConsentOverHttp(
+  call: (path: string, init?: RequestInit) => Promise<Response>,
+): Promise<{ consentId: string; accountId: string }> {
+  const created = await call('/v1/consents', {
+    method: 'POST',
+    body: JSON.stringify(consentRequest()),
+  });
+  if (created.status !== 201)
+    throw new Error(`consent creation answered ${created.status}: ${await created.text()}`);
+  const consent = (await created.json()) as { consentId: string; _links: { scaRedirect: string } };
+  const callback = await completeSca(consent._links.scaRedirect, { ...ALICE, decision: 'approve' });
+  const back = await fetch(callback, { redirect: 'manual' });
+  if (back.status !== 303) throw new Error(`callback answered ${back.status}`);
+  const stored = (await (await call(`/v1/consents/${consent.consentId}`)).json()) as {
+    status: string;
+    accounts: { resourceId: string }[];
+  };
+  if (stored.status !== 'valid') throw new Error(`consent is ${stored.status}, not valid`);
+  return { consentId: consent.consentId, accountId: stored.accounts[0].resourceId };
+}

@@ -3,6 +3,8 @@
  * schemas of openapi/gateway.json. Deterministic for a given seed.
  */
 
+import { SeededRandom } from '../../src/sandbox/open-banking/bank/seeded-random.js';
+
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 export interface Schema {
@@ -22,32 +24,14 @@ export interface Schema {
   maximum?: number;
 }
 
-/** mulberry32: small, fast, and the same sequence for the same seed on every run. */
-export class Random {
-  private state: number;
-
-  constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-
+/** The sandbox's seeded mulberry32, with the draws the fuzz test needs. */
+export class Random extends SeededRandom {
   int(below: number): number {
     return Math.floor(this.next() * below);
   }
 
   chance(p: number): boolean {
     return this.next() < p;
-  }
-
-  pick<T>(items: readonly T[]): T {
-    return items[this.int(items.length)];
   }
 
   hex(length: number): string {

@@ -5,7 +5,12 @@
 export class SeededRandom {
   private state: number;
 
-  constructor(seed: string) {
+  /** A string seed is hashed (FNV-1a); a number seed is the state itself. */
+  constructor(seed: string | number) {
+    if (typeof seed === 'number') {
+      this.state = seed >>> 0;
+      return;
+    }
     let hash = 2166136261;
     for (const character of seed) hash = Math.imul(hash ^ character.charCodeAt(0), 16777619);
     this.state = hash >>> 0;
