@@ -5,6 +5,8 @@ import { runProcess } from '../support/processes.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import { WebhookDeliveryWorker, retryDelayMs } from '../../src/webhooks/webhook-delivery.worker.js';
 import { ConsentRenewalDueJob } from '../../src/webhooks/consent-renewal-due.job.js';
+import { StatusHistoryService } from '../../src/audit/trail/status-history.service.js';
+import { Consent } from '../../src/open-banking/consents/consent.entity.js';
 import { webhookUrlRefusal } from '../../src/webhooks/webhook-url-policy.js';
 import { ownDatabase, Receiver, verifyStandardWebhook } from './receiver.js';
 
@@ -186,6 +188,43 @@ describe('signed webhooks to apps', () => {
       [paymentId],
     );
     expect(outbox).toBe(changes);
+  });
+
+  it('writes the event in the transaction of the status change: none for a change rolled back or lost to another writer', async () => {
+    const { key, tenantId } = await gateway.newTenantWithKey('app');
+    const created = await call(key, 'POST', '/v1/consents', consentRequest() as never);
+    const consentId = created.json<{ consentId: string }>().consentId;
+    const history = gateway.app.get(StatusHistoryService);
+    const events = async () =>
+      (
+        await gateway.dataSource.query(
+          `SELECT body FROM webhook_events WHERE resource_id = $1 ORDER BY created_at`,
+          [consentId],
+        )
+      ).map((row: { body: string }) => JSON.parse(row.body).data.status);
+    expect(await events()).toEqual(['received']);
+
+    // The transaction fails after the history row and the event were written: neither stays.
+    await expect(
+      gateway.dataSource.transaction(async (manager) => {
+        await history.append(
+          { kind: 'consent', id: consentId, tenantId },
+          'received',
+          'valid',
+          'test',
+          manager,
+        );
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    // Another writer changed the status first: the compare-and-set writes nothing.
+    const stale = { id: consentId, tenantId, status: 'creating' } as Consent;
+    expect(await history.transition(Consent, 'consent', stale, 'failed', 'test')).toBe(false);
+    expect(await events()).toEqual(['received']);
+
+    const current = { id: consentId, tenantId, status: 'received' } as Consent;
+    expect(await history.transition(Consent, 'consent', current, 'rejected', 'test')).toBe(true);
+    expect(await events()).toEqual(['received', 'rejected']);
   });
 
   it('gets an event acknowledged once by a receiver that fails three times then succeeds, with four attempts recorded', async () => {
