@@ -6,6 +6,7 @@ import {
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../platform/config/app-config.js';
@@ -53,6 +54,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
   private claiming?: Promise<unknown>;
   private readonly inFlight = new Set<Promise<void>>();
   private stopping = false;
+  /** This replica, as attempt rows name it. */
+  readonly workerName = `${hostname()}/${process.pid}`.slice(0, 100);
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -149,9 +152,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
         );
       for (const row of rows)
         await manager.query(
-          `INSERT INTO webhook_attempts (delivery_id, event_id, endpoint_id, attempt, started_at)
-           VALUES ($1, $2, $3, $4, now())`,
-          [row.id, row.event_id, row.endpoint_id, row.attempts],
+          `INSERT INTO webhook_attempts (delivery_id, event_id, endpoint_id, attempt, worker, started_at)
+           VALUES ($1, $2, $3, $4, $5, now())`,
+          [row.id, row.event_id, row.endpoint_id, row.attempts, this.workerName],
         );
       return rows.map((row) => ({
         deliveryId: row.id,

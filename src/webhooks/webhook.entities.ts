@@ -150,6 +150,10 @@ export class WebhookAttempt {
   @Column({ type: 'integer' })
   attempt: number;
 
+  /** Which replica ran it (host/pid). */
+  @Column({ type: 'varchar', length: 100, nullable: true })
+  worker: string | null;
+
   @Column({ name: 'started_at', type: 'timestamptz' })
   startedAt: Date;
 

@@ -162,14 +162,16 @@ describe('webhook delivery across gateway processes', () => {
           ])
         ).length === 1,
     );
-    const attempts = await query<{ attempt: number; outcome: string }>(
-      `SELECT attempt, outcome FROM webhook_attempts WHERE event_id = $1 ORDER BY attempt`,
+    const attempts = await query<{ attempt: number; outcome: string; worker: string }>(
+      `SELECT attempt, outcome, worker FROM webhook_attempts WHERE event_id = $1 ORDER BY attempt`,
       [eventId],
     );
     expect(attempts).toEqual([
-      { attempt: 1, outcome: 'lease-expired' },
-      { attempt: 2, outcome: 'delivered' },
+      { attempt: 1, outcome: 'lease-expired', worker: expect.any(String) },
+      { attempt: 2, outcome: 'delivered', worker: expect.any(String) },
     ]);
+    // The killed process ran the first attempt; the other one took the delivery over.
+    expect(attempts[1].worker).not.toBe(attempts[0].worker);
     const [delivery] = await query<{ status: string }>(
       'SELECT status FROM webhook_deliveries WHERE event_id = $1',
       [eventId],

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-export class Webhooks1795440382700 implements MigrationInterface {
-  name = 'Webhooks1795440382700';
+export class Webhooks1795442559223 implements MigrationInterface {
+  name = 'Webhooks1795442559223';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
@@ -32,7 +32,7 @@ export class Webhooks1795440382700 implements MigrationInterface {
       'CREATE INDEX "IDX_284017efc3cbfe592288749a9c" ON "webhook_deliveries"  ("status", "next_attempt_at") ',
     );
     await queryRunner.query(
-      'CREATE TABLE "webhook_attempts" ("id" BIGSERIAL NOT NULL, "delivery_id" uuid NOT NULL, "event_id" uuid NOT NULL, "endpoint_id" uuid NOT NULL, "attempt" integer NOT NULL, "started_at" TIMESTAMP WITH TIME ZONE NOT NULL, "finished_at" TIMESTAMP WITH TIME ZONE, "outcome" character varying(16), "response_status" integer, "latency_ms" integer, "error" character varying(500), CONSTRAINT "PK_2de7e7887ad97de459adab62638" PRIMARY KEY ("id"))',
+      'CREATE TABLE "webhook_attempts" ("id" BIGSERIAL NOT NULL, "delivery_id" uuid NOT NULL, "event_id" uuid NOT NULL, "endpoint_id" uuid NOT NULL, "attempt" integer NOT NULL, "worker" character varying(100), "started_at" TIMESTAMP WITH TIME ZONE NOT NULL, "finished_at" TIMESTAMP WITH TIME ZONE, "outcome" character varying(16), "response_status" integer, "latency_ms" integer, "error" character varying(500), CONSTRAINT "PK_2de7e7887ad97de459adab62638" PRIMARY KEY ("id"))',
     );
     await queryRunner.query(
       'CREATE INDEX "IDX_f6860b071f398869c7ace8f9e7" ON "webhook_attempts"  ("event_id") ',
