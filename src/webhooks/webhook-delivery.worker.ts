@@ -12,6 +12,7 @@ import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../platform/config/app-config.js';
 import { APP_CONFIG } from '../platform/config/config.module.js';
 import { LOGGER } from '../platform/logging/logging.module.js';
+import { Metrics } from '../platform/metrics/metrics.service.js';
 import { sendWebhook, type SendResult } from './webhook-sender.js';
 import { webhookHeaders } from './webhook-signature.js';
 import type { AttemptOutcome } from './webhook.entities.js';
@@ -61,6 +62,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: Metrics,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -142,14 +144,17 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
         [maxAttempts, limit, leaseMs, leaseToken],
       )) as [{ id: string; event_id: string; endpoint_id: string; attempts: number }[], number];
       const touched = [...dead.map((row) => row.id), ...rows.map((row) => row.id)];
-      if (touched.length > 0)
+      if (touched.length > 0) {
         // The attempt a dead worker left in flight.
-        await manager.query(
+        const [, expired] = (await manager.query(
           `UPDATE webhook_attempts SET outcome = 'lease-expired', finished_at = now(),
                   error = 'the worker stopped before the attempt finished (lease expired)'
             WHERE delivery_id = ANY($1::uuid[]) AND outcome IS NULL`,
           [touched],
-        );
+        )) as [unknown, number];
+        for (let i = 0; i < expired; i++) this.metrics.recordWebhookAttempt('lease-expired');
+      }
+      for (let i = 0; i < dead.length; i++) this.metrics.recordWebhookAttempt('dead');
       for (const row of rows)
         await manager.query(
           `INSERT INTO webhook_attempts (delivery_id, event_id, endpoint_id, attempt, worker, started_at)
@@ -234,6 +239,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
       responseStatus: result.status,
       latencyMs: result.latencyMs,
     };
+    this.metrics.recordWebhookAttempt(outcome);
+    if (owned && next === 'dead') this.metrics.recordWebhookAttempt('dead');
     if (!owned)
       this.logger.warn(
         fields,

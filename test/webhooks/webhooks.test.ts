@@ -9,6 +9,8 @@ import { StatusHistoryService } from '../../src/audit/trail/status-history.servi
 import { Consent } from '../../src/open-banking/consents/consent.entity.js';
 import { webhookUrlRefusal } from '../../src/webhooks/webhook-url-policy.js';
 import { ownDatabase, Receiver, verifyStandardWebhook } from './receiver.js';
+import { Metrics } from '../../src/platform/metrics/metrics.service.js';
+import { sampleValue } from '../support/prometheus.js';
 
 const MAX_ATTEMPTS = 5;
 
@@ -280,6 +282,11 @@ describe('signed webhooks to apps', () => {
       receiver.behaviour = () => 200;
     }
     expect(requestsFor(eventId)).toHaveLength(MAX_ATTEMPTS);
+    const metrics = await gateway.app.get(Metrics).registry.metrics();
+    expect(sampleValue(metrics, 'portico_webhook_attempts_total', { outcome: 'dead' })).toBe(1);
+    expect(
+      sampleValue(metrics, 'portico_webhook_attempts_total', { outcome: 'failed' }),
+    ).toBeGreaterThanOrEqual(MAX_ATTEMPTS);
     const dead = (await call(key, 'GET', '/v1/webhooks/events?deliveryStatus=dead')).json();
     expect(dead.items.map((e: { id: string }) => e.id)).toEqual([eventId]);
     let detail = (await call(key, 'GET', `/v1/webhooks/events/${eventId}`)).json();
