@@ -6,6 +6,7 @@ import { DatabaseModule } from '../platform/database/database.module.js';
 import { LoggingModule } from '../platform/logging/logging.module.js';
 import { TenantsModule } from '../access/tenants/tenants.module.js';
 import { AuditTrailModule } from '../audit/trail/audit-trail.module.js';
+import { WebhooksCoreModule } from '../webhooks/webhooks.module.js';
 
 /** What the CLI needs: configuration, the database and the services it drives; no HTTP. */
 @Module({})
@@ -19,6 +20,7 @@ export class CliModule {
         DatabaseModule,
         TenantsModule,
         AuditTrailModule,
+        WebhooksCoreModule,
       ],
     };
   }

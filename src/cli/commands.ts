@@ -4,6 +4,9 @@ import { CreateTenantRequest } from '../access/tenants/dto/tenant.dto.js';
 import { TenantsService } from '../access/tenants/tenants.service.js';
 import { AuditChainService } from '../audit/trail/audit-chain.service.js';
 import { AuditVerifierService } from '../audit/trail/audit-verifier.service.js';
+import { CreateWebhookEndpointRequest } from '../webhooks/dto/webhook.dto.js';
+import { WEBHOOK_EVENT_TYPE_NAMES } from '../webhooks/webhook-event-types.js';
+import { WebhooksService } from '../webhooks/webhooks.service.js';
 import { validateSync } from 'class-validator';
 import { readFileSync } from 'node:fs';
 import { readCertificateChain } from '../shared/qwac/qwac-reader.js';
@@ -225,6 +228,97 @@ COMMANDS['audit:verify'] = {
       return 1;
     }
     context.out('the chain verifies');
+    return 0;
+  },
+};
+
+const webhooksOf = (context: CommandContext) => context.app.get(WebhooksService);
+const tenantIdOf = async (context: CommandContext) =>
+  (await tenantsOf(context).findTenant(required(context.args, 0, '<tenant>'))).id;
+
+COMMANDS['webhook:add'] = {
+  summary: 'Register a webhook endpoint for a tenant; its signing secret (whsec_…) is printed once',
+  synopsis: `webhook:add <tenant slug or id> --url https://… --events ${WEBHOOK_EVENT_TYPE_NAMES.slice(0, 2).join(',')},… [--description "…"]`,
+  positionals: 1,
+  options: {
+    url: { type: 'string' },
+    events: { type: 'string' },
+    description: { type: 'string' },
+  },
+  needsDatabase: true,
+  async run(context) {
+    const tenantId = await tenantIdOf(context);
+    const { url, events, description } = context.args.options;
+    const request = plainToInstance(CreateWebhookEndpointRequest, {
+      url,
+      eventTypes: typeof events === 'string' ? events.split(',').map((e) => e.trim()) : undefined,
+      ...(typeof description === 'string' ? { description } : {}),
+    });
+    const errors = validateSync(request);
+    if (errors.length)
+      throw new UsageError(
+        `${errors.flatMap((e) => Object.values(e.constraints ?? {})).join('; ')} (event types: ${WEBHOOK_EVENT_TYPE_NAMES.join(', ')})`,
+      );
+    const endpoint = await webhooksOf(context).createEndpoint(tenantId, request);
+    context.out(`registered webhook endpoint ${endpoint.id} -> ${endpoint.url}`);
+    context.out(`events: ${endpoint.eventTypes.join(', ')}`);
+    context.out(`signing secret (shown once, store it now): ${endpoint.secret}`);
+    return 0;
+  },
+};
+
+COMMANDS['webhook:list'] = {
+  summary: "List a tenant's webhook endpoints (never their secrets)",
+  synopsis: 'webhook:list <tenant slug or id>',
+  positionals: 1,
+  needsDatabase: true,
+  async run(context) {
+    const endpoints = await webhooksOf(context).listEndpoints(await tenantIdOf(context));
+    table(
+      endpoints.map((e) => ({
+        id: e.id,
+        url: e.url,
+        events: e.eventTypes.join(','),
+        created: e.createdAt.toISOString(),
+        'previous secret until':
+          e.previousSecretExpiresAt && e.previousSecretExpiresAt > new Date()
+            ? e.previousSecretExpiresAt.toISOString()
+            : '-',
+      })),
+    ).forEach(context.out);
+    return 0;
+  },
+};
+
+COMMANDS['webhook:remove'] = {
+  summary: 'Remove a webhook endpoint; its pending deliveries are cancelled',
+  synopsis: 'webhook:remove <tenant slug or id> <endpoint id>',
+  positionals: 2,
+  needsDatabase: true,
+  async run(context) {
+    const endpointId = required(context.args, 1, '<endpoint id>');
+    await webhooksOf(context).removeEndpoint(await tenantIdOf(context), endpointId);
+    context.out(`removed webhook endpoint ${endpointId}`);
+    return 0;
+  },
+};
+
+COMMANDS['webhook:rotate-secret'] = {
+  summary:
+    "Rotate a webhook endpoint's secret (printed once); the old one also signs for WEBHOOK_SECRET_GRACE_MS",
+  synopsis: 'webhook:rotate-secret <tenant slug or id> <endpoint id>',
+  positionals: 2,
+  needsDatabase: true,
+  async run(context) {
+    const endpointId = required(context.args, 1, '<endpoint id>');
+    const endpoint = await webhooksOf(context).rotateSecret(await tenantIdOf(context), endpointId);
+    context.out(`rotated the secret of webhook endpoint ${endpoint.id}`);
+    context.out(`signing secret (shown once, store it now): ${endpoint.secret}`);
+    context.out(
+      endpoint.previousSecretExpiresAt
+        ? `the previous secret also signs until ${endpoint.previousSecretExpiresAt.toISOString()}`
+        : 'the previous secret no longer signs',
+    );
     return 0;
   },
 };

@@ -637,6 +637,134 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's webhook endpoints
+         * @description Never the secrets.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Events of the chosen types are POSTed to the URL, signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with the endpoint's secret, which this answer shows once. Role app or admin, for the key's own tenant.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description Never its secret.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a webhook endpoint
+         * @description Nothing more is sent to it; its pending deliveries are cancelled.
+         */
+        delete: operations["removeWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{endpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description A new secret, shown once. Until `previousSecretExpiresAt` (WEBHOOK_SECRET_GRACE_MS) every attempt carries two signatures, one per secret, so the app can switch without losing an event.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's webhook events
+         * @description Newest first, with their deliveries by state; filtered and paged.
+         */
+        get: operations["listWebhookEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/events/{eventId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook event with its deliveries and every attempt
+         * @description Each attempt with its outcome, response status, latency and error.
+         */
+        get: operations["getWebhookEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/events/{eventId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook event again
+         * @description A new delivery to every endpoint now subscribed to its type, with the same webhook-id (a receiver that keeps the ids it handled will ignore it). Dead-lettered events are sent again this way.
+         */
+        post: operations["replayWebhookEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1456,6 +1584,34 @@ export interface components {
              */
             slug: string;
         };
+        CreateWebhookEndpointRequest: {
+            /** @description What the endpoint is for */
+            description?: string;
+            /**
+             * @description The event types sent to this endpoint. `consent.status_changed`: A consent moved to another status; `consent.renewal_due`: An account-information consent needs a fresh SCA or ends soon; `payment.status_changed`: An open-banking payment moved to another status; `card_payment.status_changed`: A card payment moved to another status (reserved: not sent yet); `card_refund.status_changed`: A card refund moved to another status (reserved: not sent yet); `notification.status_changed`: A provider notification's outcome (reserved: not sent yet); `iris_session.status_changed`: An IRIS session moved to another status (reserved: not sent yet); `pos_transaction.status_changed`: A POS transaction moved to another status (reserved: not sent yet).
+             * @example [
+             *       "consent.status_changed",
+             *       "consent.renewal_due",
+             *       "payment.status_changed"
+             *     ]
+             */
+            eventTypes: ("consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed")[];
+            /**
+             * @description Where events are POSTed. https (http too in sandbox mode); in production never a loopback, link-local, private or metadata address.
+             * @example https://app.example.com/portico/webhooks
+             */
+            url: string;
+        };
+        DeliveryCounts: {
+            /** Format: int32 */
+            cancelled: number;
+            /** Format: int32 */
+            dead: number;
+            /** Format: int32 */
+            delivered: number;
+            /** Format: int32 */
+            pending: number;
+        };
         FundsConfirmationRequest: {
             /**
              * @description The account of the consent
@@ -1945,6 +2101,158 @@ export interface components {
             ok: boolean;
             /** Format: date-time */
             verifiedAt: string;
+        };
+        WebhookAttemptView: {
+            /** Format: int32 */
+            attempt: number;
+            error: string | null;
+            /** Format: date-time */
+            finishedAt: string | null;
+            /** Format: int32 */
+            latencyMs: number | null;
+            /**
+             * @description delivered (2xx), failed (another status or a network error), timeout, lease-expired (the worker stopped mid-attempt: retried), null while in flight
+             * @enum {string|null}
+             */
+            outcome: "delivered" | "failed" | "timeout" | "lease-expired" | null;
+            /** Format: int32 */
+            responseStatus: number | null;
+            /** Format: date-time */
+            startedAt: string;
+        };
+        WebhookDeliveryView: {
+            attempts: components["schemas"]["WebhookAttemptView"][];
+            /** Format: date-time */
+            deliveredAt: string | null;
+            /** Format: uuid */
+            endpointId: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            /** @description A replay asked for by the app */
+            replay: boolean;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "dead" | "cancelled";
+        };
+        WebhookEndpointList: {
+            items: components["schemas"]["WebhookEndpointView"][];
+        };
+        WebhookEndpointView: {
+            /** Format: date-time */
+            createdAt: string;
+            description: string | null;
+            eventTypes: ("consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed")[];
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description Until when the secret before the last rotation still signs (a second signature)
+             */
+            previousSecretExpiresAt: string | null;
+            url: string;
+        };
+        WebhookEndpointWithSecret: {
+            /** Format: date-time */
+            createdAt: string;
+            description: string | null;
+            eventTypes: ("consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed")[];
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description Until when the secret before the last rotation still signs (a second signature)
+             */
+            previousSecretExpiresAt: string | null;
+            /** @description The signing secret (Standard Webhooks: `whsec_` + base64). Shown only here, at creation and rotation: store it now. */
+            secret: string;
+            url: string;
+        };
+        WebhookEventData: {
+            /** @description Why the status changed: sca-callback, upstream-status, upstream-created, deleted-by-app, valid-until-passed, resolver, … */
+            cause?: string;
+            /** Format: uuid */
+            consentId?: string;
+            /**
+             * Format: date-time
+             * @description consent.renewal_due: when the consent stops working unless renewed
+             */
+            dueAt?: string;
+            /** Format: uuid */
+            paymentId?: string;
+            /** @description The status before the change */
+            previousStatus?: string;
+            /**
+             * @description consent.renewal_due: sca-renewal (RTS Art. 10a, 180 days after the last SCA) or valid-until
+             * @enum {string}
+             */
+            reason?: "sca-renewal" | "valid-until";
+            /** Format: date-time */
+            scaRenewalDueAt?: string | null;
+            /** @description The status after the change, or now */
+            status?: string;
+            /** Format: date */
+            validUntil?: string | null;
+        };
+        WebhookEventDetail: {
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Deliveries of the event by state */
+            deliveries: components["schemas"]["DeliveryCounts"];
+            deliveryList: components["schemas"]["WebhookDeliveryView"][];
+            /**
+             * Format: uuid
+             * @description Also the webhook-id header
+             */
+            id: string;
+            /** @description The body sent, parsed */
+            payload: components["schemas"]["WebhookPayload"];
+            /** Format: uuid */
+            resourceId: string | null;
+            /** @enum {string} */
+            type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed";
+        };
+        WebhookEventPage: {
+            items: components["schemas"]["WebhookEventView"][];
+            /** Format: int32 */
+            page: number;
+            /** Format: int32 */
+            pageSize: number;
+            /** Format: int32 */
+            total: number;
+        };
+        WebhookEventView: {
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Deliveries of the event by state */
+            deliveries: components["schemas"]["DeliveryCounts"];
+            /**
+             * Format: uuid
+             * @description Also the webhook-id header
+             */
+            id: string;
+            /** @description The body sent, parsed */
+            payload: components["schemas"]["WebhookPayload"];
+            /** Format: uuid */
+            resourceId: string | null;
+            /** @enum {string} */
+            type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed";
+        };
+        WebhookPayload: {
+            data: components["schemas"]["WebhookEventData"];
+            /**
+             * Format: date-time
+             * @description When the event happened
+             */
+            timestamp: string;
+            /** @enum {string} */
+            type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed";
+        };
+        WebhookReplay: {
+            /** @description The new deliveries, one per endpoint now subscribed to the type */
+            deliveryIds: string[];
+            /** Format: uuid */
+            eventId: string;
         };
     };
     responses: never;
@@ -6316,6 +6624,895 @@ export interface operations {
             };
             /** @description No such key for this tenant (or, for an admin key, not its own tenant) */
             404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app or admin */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app or admin */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Portico's webhook endpoint id */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointView"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app or admin */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such endpoint for this tenant */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Portico's webhook endpoint id */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app or admin */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such endpoint for this tenant */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Portico's webhook endpoint id */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app or admin */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such endpoint for this tenant */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookEvents: {
+        parameters: {
+            query?: {
+                /** @description Created at or after (an ISO date or date-time) */
+                createdFrom?: string;
+                /** @description Created before (an ISO date or date-time) */
+                createdTo?: string;
+                /** @description Only events with a delivery in this state (dead: dead-lettered) */
+                deliveryStatus?: "pending" | "delivered" | "dead" | "cancelled";
+                page?: number;
+                pageSize?: number;
+                /** @description Only events about this consent or payment */
+                resourceId?: string;
+                /** @description Only this event type */
+                type?: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEventPage"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app or admin */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Portico's webhook event id (the webhook-id header) */
+                eventId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEventDetail"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app or admin */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such event for this tenant */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replayWebhookEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Portico's webhook event id (the webhook-id header) */
+                eventId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReplay"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app or admin */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such event for this tenant */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No endpoint of the tenant is subscribed to the event type */
+            409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
                     "RateLimit-Limit"?: number;

@@ -13,6 +13,7 @@ import {
 import { AuditChainService } from './audit-chain.service.js';
 import { AuditVerifierService } from './audit-verifier.service.js';
 import { AuditRetentionService } from './audit-retention.service.js';
+import { WebhookOutboxModule } from '../../webhooks/webhook-outbox.module.js';
 
 /**
  * The append-only audit trail: status histories and the access log, written by every capability, and
@@ -28,6 +29,7 @@ import { AuditRetentionService } from './audit-retention.service.js';
       AuditSealFloor,
       AuditRetentionCut,
     ]),
+    WebhookOutboxModule,
   ],
   providers: [
     StatusHistoryService,

@@ -2,12 +2,19 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, EntityTarget, Repository } from 'typeorm';
 import { currentRequestId } from '../../platform/logging/request-context.js';
+import { WebhookOutboxService } from '../../webhooks/webhook-outbox.service.js';
 import { StatusChange, type SubjectKind } from './status-change.entity.js';
 
-/** Appends to the status history of consents and payments. */
+/**
+ * Appends to the status history of consents and payments, and (in the same transaction) records the
+ * webhook event of each change in the outbox: the one place status changes are written.
+ */
 @Injectable()
 export class StatusHistoryService {
-  constructor(@InjectRepository(StatusChange) private readonly changes: Repository<StatusChange>) {}
+  constructor(
+    @InjectRepository(StatusChange) private readonly changes: Repository<StatusChange>,
+    private readonly outbox: WebhookOutboxService,
+  ) {}
 
   async append(
     subject: { kind: SubjectKind; id: string; tenantId: string },
@@ -16,8 +23,11 @@ export class StatusHistoryService {
     cause: string,
     manager?: EntityManager,
   ): Promise<void> {
-    const repository = manager ? manager.getRepository(StatusChange) : this.changes;
-    await repository.insert({
+    if (!manager)
+      return this.changes.manager.transaction((own) =>
+        this.append(subject, fromStatus, toStatus, cause, own),
+      );
+    await manager.getRepository(StatusChange).insert({
       subjectKind: subject.kind,
       subjectId: subject.id,
       tenantId: subject.tenantId,
@@ -26,6 +36,8 @@ export class StatusHistoryService {
       cause,
       requestId: currentRequestId() ?? null,
     });
+    if (fromStatus !== null)
+      await this.outbox.statusChanged(manager, subject, fromStatus, toStatus, cause);
   }
 
   /**

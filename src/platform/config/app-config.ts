@@ -63,6 +63,28 @@ export interface AppConfig {
     /** Ed25519 private key (PKCS#8 PEM) that signs checkpoints; unset: a development key (sandbox) or none. */
     signingKeyPem?: string;
   };
+  /** Signed webhooks to apps: the delivery worker, its retry schedule, and the renewal-due job. */
+  webhooks: {
+    /** How often the delivery worker looks for due attempts (0: no worker on this replica). */
+    workerIntervalMs: number;
+    /** Attempts a worker runs at once. */
+    concurrency: number;
+    /** The pause before retry n (the last one repeats), each varied by ± jitterPercent. */
+    retryScheduleMs: number[];
+    jitterPercent: number;
+    /** Attempts before a delivery is dead-lettered. */
+    maxAttempts: number;
+    /** How long one attempt may take (connect, send, answer). */
+    timeoutMs: number;
+    /** How long a claimed attempt is a worker's; a crashed worker's attempt is retried after it. */
+    leaseMs: number;
+    /** How long the previous secret still signs after a rotation. */
+    secretGraceMs: number;
+    /** consent.renewal_due is sent this many days before scaRenewalDueAt or validUntil. */
+    renewalDueDays: number;
+    /** How often the renewal-due job looks for consents (0: never on this replica). */
+    renewalIntervalMs: number;
+  };
   sandbox: {
     /** Where the development certificates live (made by npm run certs). */
     certsDir: string;
@@ -250,6 +272,43 @@ export const VARIABLES = {
     doc: `Comma-separated services offered: ${OPEN_BANKING_SERVICES_DOC}`,
     default: 'ais,cof,pis',
   },
+  WEBHOOK_WORKER_INTERVAL_MS: {
+    doc: 'How often the webhook delivery worker looks for due attempts (0: no worker on this replica)',
+    default: '1000',
+  },
+  WEBHOOK_CONCURRENCY: { doc: 'Webhook attempts one replica runs at once', default: '8' },
+  WEBHOOK_RETRY_SCHEDULE_MS: {
+    doc: 'Comma-separated pauses before each webhook retry (the last repeats), in milliseconds',
+    default: '5000,30000,120000,600000,3600000,14400000,43200000',
+  },
+  WEBHOOK_RETRY_JITTER_PERCENT: {
+    doc: 'Each webhook retry pause is varied at random by up to this many percent',
+    default: '20',
+  },
+  WEBHOOK_MAX_ATTEMPTS: {
+    doc: 'Attempts of one webhook delivery before it is dead-lettered',
+    default: '8',
+  },
+  WEBHOOK_TIMEOUT_MS: {
+    doc: 'How long one webhook attempt may take (connect, send, answer)',
+    default: '15000',
+  },
+  WEBHOOK_LEASE_MS: {
+    doc: "How long a claimed webhook attempt is one replica's (more than WEBHOOK_TIMEOUT_MS); a crashed replica's attempt is retried after it",
+    default: '60000',
+  },
+  WEBHOOK_SECRET_GRACE_MS: {
+    doc: 'How long the previous endpoint secret still signs (a second signature) after a rotation',
+    default: '86400000',
+  },
+  WEBHOOK_RENEWAL_DUE_DAYS: {
+    doc: 'consent.renewal_due is sent this many days before scaRenewalDueAt or validUntil',
+    default: '14',
+  },
+  WEBHOOK_RENEWAL_INTERVAL_MS: {
+    doc: 'How often the consent.renewal_due job runs (0: never on this replica)',
+    default: '3600000',
+  },
   SANDBOX_CERTS_DIR: {
     doc: 'Development certificates (npm run certs makes them)',
     default: './certs/dev',
@@ -410,6 +469,18 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retentionIntervalMs: integer('AUDIT_RETENTION_INTERVAL_MS', 0, 31 * 86_400_000),
       signingKeyPem: raw('AUDIT_SIGNING_KEY'),
     },
+    webhooks: {
+      workerIntervalMs: integer('WEBHOOK_WORKER_INTERVAL_MS', 0, 3_600_000),
+      concurrency: integer('WEBHOOK_CONCURRENCY', 1, 256),
+      retryScheduleMs: integers('WEBHOOK_RETRY_SCHEDULE_MS', 0, 7 * 86_400_000),
+      jitterPercent: integer('WEBHOOK_RETRY_JITTER_PERCENT', 0, 100),
+      maxAttempts: integer('WEBHOOK_MAX_ATTEMPTS', 1, 100),
+      timeoutMs: integer('WEBHOOK_TIMEOUT_MS', 1, 300_000),
+      leaseMs: integer('WEBHOOK_LEASE_MS', 1, 3_600_000),
+      secretGraceMs: integer('WEBHOOK_SECRET_GRACE_MS', 0, 30 * 86_400_000),
+      renewalDueDays: integer('WEBHOOK_RENEWAL_DUE_DAYS', 0, 365),
+      renewalIntervalMs: integer('WEBHOOK_RENEWAL_INTERVAL_MS', 0, 31 * 86_400_000),
+    },
     sandbox: {
       certsDir: raw('SANDBOX_CERTS_DIR') as string,
       host: raw('SANDBOX_HOST') as string,
@@ -418,6 +489,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
       scaPublicUrl: url('SANDBOX_SCA_PUBLIC_URL', ['http:', 'https:']),
     },
   };
+  if (config.webhooks.leaseMs <= config.webhooks.timeoutMs)
+    problems.push(
+      `WEBHOOK_LEASE_MS: must be longer than WEBHOOK_TIMEOUT_MS (${config.webhooks.timeoutMs}), else two replicas could run one attempt`,
+    );
+  if (config.webhooks.retryScheduleMs.length === 0 && config.webhooks.maxAttempts > 1)
+    problems.push(
+      'WEBHOOK_RETRY_SCHEDULE_MS: needs at least one pause when WEBHOOK_MAX_ATTEMPTS > 1',
+    );
   if (config.metrics.port && config.metrics.port === port)
     problems.push(
       `METRICS_PORT: must differ from PORT (${port}); metrics are not served on the API port`,

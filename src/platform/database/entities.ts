@@ -9,6 +9,7 @@ import {
   AuditRetentionCut,
   AuditSealFloor,
 } from '../../audit/trail/audit-chain.entity.js';
+import { WEBHOOK_ENTITIES } from '../../webhooks/webhook.entities.js';
 
 /** Every entity, listed explicitly (ESM has no reliable glob loading). */
 export const ENTITIES = [
@@ -21,4 +22,5 @@ export const ENTITIES = [
   AuditCheckpoint,
   AuditSealFloor,
   AuditRetentionCut,
+  ...WEBHOOK_ENTITIES,
 ];

@@ -73,6 +73,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly webhookAttempts = new Counter({
+    name: 'portico_webhook_attempts_total',
+    help: 'Webhook attempts by outcome (delivered, failed, timeout, lease-expired) and deliveries dead-lettered (dead)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   private poolSource?: () => PoolCounts | undefined;
 
   constructor() {
@@ -114,6 +121,10 @@ export class Metrics {
 
   recordBudgetRefusal(): void {
     this.budgetRefusals.inc();
+  }
+
+  recordWebhookAttempt(outcome: string): void {
+    this.webhookAttempts.inc({ outcome });
   }
 
   /** Where the pool gauge reads its counts at each scrape; undefined counts leave it empty. */

@@ -43,6 +43,10 @@ const TAGS: [string, string][] = [
     'Domestic, SEPA and cross-border credit transfers the user approves at the bank',
   ],
   ['SCA callback', "Where the bank sends the user's browser back; not called by apps"],
+  [
+    'Webhooks',
+    'Signed event notifications to the app (Standard Webhooks): endpoints, the event log, replay',
+  ],
   ['Health', 'Liveness and readiness probes for orchestrators; no API key'],
   ['Tenants and API keys', 'Who is calling: tenants (fintech apps), their API keys and roles'],
 ];

@@ -1,0 +1,111 @@
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Logger } from 'pino';
+import type { DataSource } from 'typeorm';
+import { SCA_RENEWAL_DAYS } from '../open-banking/consents/consent.entity.js';
+import type { AppConfig } from '../platform/config/app-config.js';
+import { APP_CONFIG } from '../platform/config/config.module.js';
+import { LOGGER } from '../platform/logging/logging.module.js';
+import { WebhookOutboxService } from './webhook-outbox.service.js';
+
+/** The advisory lock one replica holds while it looks for renewals due. */
+export const RENEWAL_DUE_LOCK_KEY = 74_111_007;
+const DAY_MS = 86_400_000;
+
+/**
+ * Sends `consent.renewal_due` WEBHOOK_RENEWAL_DUE_DAYS before a valid account-information consent stops
+ * working: its scaRenewalDueAt (180 days after the last SCA) or the end of its validUntil, whichever
+ * comes first. One replica at a time looks (an advisory lock), and each (consent, due date) is sent
+ * once (the event's dedupe key): a fresh SCA moves the due date, and a new warning follows in time.
+ */
+@Injectable()
+export class ConsentRenewalDueJob implements OnApplicationBootstrap, OnApplicationShutdown {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<unknown>;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly outbox: WebhookOutboxService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const { renewalIntervalMs } = this.config.webhooks;
+    if (renewalIntervalMs === 0) return;
+    this.timer = setInterval(() => {
+      this.running ??= this.run()
+        .catch((error: unknown) => this.logger.error({ err: error }, 'renewal-due job failed'))
+        .finally(() => (this.running = undefined));
+    }, renewalIntervalMs);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One pass: returns how many events it recorded (0 when another replica holds the lock). */
+  async run(now = new Date()): Promise<number> {
+    const days = this.config.webhooks.renewalDueDays;
+    return this.dataSource.transaction(async (manager) => {
+      const [{ locked }] = (await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [
+        RENEWAL_DUE_LOCK_KEY,
+      ])) as { locked: boolean }[];
+      if (!locked) return 0;
+      const horizon = new Date(now.getTime() + days * DAY_MS);
+      const rows = (await manager.query(
+        `SELECT id, tenant_id, status, to_char(valid_until, 'YYYY-MM-DD') AS valid_until, last_sca_at
+           FROM consents
+          WHERE kind = 'ais' AND status = 'valid'
+            AND ((last_sca_at IS NOT NULL AND last_sca_at + make_interval(days => $1) <= $2)
+              OR (valid_until IS NOT NULL AND valid_until + 1 <= $2::timestamptz::date))`,
+        [SCA_RENEWAL_DAYS, horizon],
+      )) as {
+        id: string;
+        tenant_id: string;
+        status: string;
+        valid_until: string | null;
+        last_sca_at: Date | null;
+      }[];
+      let recorded = 0;
+      for (const row of rows) {
+        const scaDue = row.last_sca_at
+          ? new Date(new Date(row.last_sca_at).getTime() + SCA_RENEWAL_DAYS * DAY_MS)
+          : null;
+        // validUntil is the consent's last day (inclusive): it stops working at the next midnight UTC.
+        const validEnd = row.valid_until
+          ? new Date(new Date(`${row.valid_until}T00:00:00Z`).getTime() + DAY_MS)
+          : null;
+        const [dueAt, reason] =
+          scaDue && (!validEnd || scaDue <= validEnd)
+            ? [scaDue, 'sca-renewal']
+            : [validEnd!, 'valid-until'];
+        if (dueAt > horizon) continue;
+        const id = await this.outbox.record(manager, {
+          tenantId: row.tenant_id,
+          type: 'consent.renewal_due',
+          resourceId: row.id,
+          dedupeKey: `consent.renewal_due:${row.id}:${dueAt.toISOString()}`,
+          data: {
+            consentId: row.id,
+            status: row.status,
+            dueAt: dueAt.toISOString(),
+            reason,
+            scaRenewalDueAt: scaDue?.toISOString() ?? null,
+            validUntil: row.valid_until,
+          },
+        });
+        if (id) recorded++;
+      }
+      if (recorded > 0) this.logger.info({ recorded }, 'consent.renewal_due events recorded');
+      return recorded;
+    });
+  }
+}

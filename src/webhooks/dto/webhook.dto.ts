@@ -1,0 +1,386 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
+import { DATE_OR_DATE_TIME, IsDateOrDateTime } from '../../platform/common/date-or-date-time.js';
+import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '../../platform/common/text.js';
+import {
+  WEBHOOK_EVENT_TYPE_NAMES,
+  WEBHOOK_EVENT_TYPES,
+  type WebhookEventType,
+} from '../webhook-event-types.js';
+import {
+  ATTEMPT_OUTCOMES,
+  DELIVERY_STATUSES,
+  type AttemptOutcome,
+  type DeliveryStatus,
+  type WebhookEndpoint,
+} from '../webhook.entities.js';
+
+const URL_PATTERN = '^https?://[^\\s]+$';
+const EVENT_TYPES_DOC = WEBHOOK_EVENT_TYPE_NAMES.map(
+  (name) =>
+    `\`${name}\`: ${WEBHOOK_EVENT_TYPES[name].about}${WEBHOOK_EVENT_TYPES[name].sent ? '' : ' (reserved: not sent yet)'}`,
+).join('; ');
+const STATUS_TEXT = { maxLength: 24, pattern: '^[A-Za-z]{1,24}$' };
+
+export class EndpointParams {
+  @ApiProperty({ description: "Portico's webhook endpoint id", format: 'uuid', maxLength: 36 })
+  @IsUUID(undefined, { message: 'endpointId must be a webhook endpoint id (UUID)' })
+  endpointId: string;
+}
+
+export class EventParams {
+  @ApiProperty({
+    description: "Portico's webhook event id (the webhook-id header)",
+    format: 'uuid',
+    maxLength: 36,
+  })
+  @IsUUID(undefined, { message: 'eventId must be a webhook event id (UUID)' })
+  eventId: string;
+}
+
+export class CreateWebhookEndpointRequest {
+  @ApiProperty({
+    description:
+      'Where events are POSTed. https (http too in sandbox mode); in production never a loopback, link-local, private or metadata address.',
+    example: 'https://app.example.com/portico/webhooks',
+    maxLength: 2000,
+    pattern: URL_PATTERN,
+  })
+  @IsString()
+  @MaxLength(2000)
+  @Matches(new RegExp(URL_PATTERN), { message: 'url must be an http(s) URL' })
+  url: string;
+
+  @ApiProperty({
+    description: `The event types sent to this endpoint. ${EVENT_TYPES_DOC}.`,
+    enum: WEBHOOK_EVENT_TYPE_NAMES,
+    isArray: true,
+    minItems: 1,
+    maxItems: WEBHOOK_EVENT_TYPE_NAMES.length,
+    uniqueItems: true,
+    example: ['consent.status_changed', 'consent.renewal_due', 'payment.status_changed'],
+  })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(WEBHOOK_EVENT_TYPE_NAMES.length)
+  @ArrayUnique()
+  @IsIn(WEBHOOK_EVENT_TYPE_NAMES, { each: true })
+  eventTypes: WebhookEventType[];
+
+  @ApiPropertyOptional({
+    description: 'What the endpoint is for',
+    maxLength: 200,
+    pattern: PRINTABLE_TEXT_SOURCE,
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  @Matches(PRINTABLE_TEXT, { message: 'description must be printable text' })
+  description?: string;
+}
+
+export class WebhookEndpointView {
+  @ApiProperty({ format: 'uuid', maxLength: 36 })
+  id: string;
+
+  @ApiProperty({ maxLength: 2000, pattern: URL_PATTERN })
+  url: string;
+
+  @ApiProperty({
+    enum: WEBHOOK_EVENT_TYPE_NAMES,
+    isArray: true,
+    maxItems: WEBHOOK_EVENT_TYPE_NAMES.length,
+  })
+  eventTypes: WebhookEventType[];
+
+  @ApiProperty({ maxLength: 200, pattern: PRINTABLE_TEXT_SOURCE, nullable: true, type: String })
+  description: string | null;
+
+  @ApiProperty({ format: 'date-time', maxLength: 40 })
+  createdAt: string;
+
+  @ApiProperty({
+    description: 'Until when the secret before the last rotation still signs (a second signature)',
+    format: 'date-time',
+    maxLength: 40,
+    nullable: true,
+    type: String,
+  })
+  previousSecretExpiresAt: string | null;
+
+  static of(endpoint: WebhookEndpoint): WebhookEndpointView {
+    const live =
+      endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > new Date()
+        ? endpoint.previousSecretExpiresAt.toISOString()
+        : null;
+    return {
+      id: endpoint.id,
+      url: endpoint.url,
+      eventTypes: endpoint.eventTypes as WebhookEventType[],
+      description: endpoint.description,
+      createdAt: endpoint.createdAt.toISOString(),
+      previousSecretExpiresAt: live,
+    };
+  }
+}
+
+export class WebhookEndpointWithSecret extends WebhookEndpointView {
+  @ApiProperty({
+    description:
+      'The signing secret (Standard Webhooks: `whsec_` + base64). Shown only here, at creation and rotation: store it now.',
+    maxLength: 100,
+    pattern: '^whsec_[A-Za-z0-9+/=]+$',
+  })
+  secret: string;
+}
+
+export class WebhookEndpointList {
+  @ApiProperty({ type: [WebhookEndpointView], maxItems: 1000 })
+  items: WebhookEndpointView[];
+}
+
+export class WebhookEventsQuery {
+  @ApiPropertyOptional({ enum: WEBHOOK_EVENT_TYPE_NAMES, description: 'Only this event type' })
+  @IsOptional()
+  @IsIn(WEBHOOK_EVENT_TYPE_NAMES)
+  type?: WebhookEventType;
+
+  @ApiPropertyOptional({
+    description: 'Only events about this consent or payment',
+    format: 'uuid',
+    maxLength: 36,
+  })
+  @IsOptional()
+  @IsUUID()
+  resourceId?: string;
+
+  @ApiPropertyOptional({
+    enum: DELIVERY_STATUSES,
+    description: 'Only events with a delivery in this state (dead: dead-lettered)',
+  })
+  @IsOptional()
+  @IsIn(DELIVERY_STATUSES)
+  deliveryStatus?: DeliveryStatus;
+
+  @ApiPropertyOptional({
+    description: 'Created at or after (an ISO date or date-time)',
+    maxLength: 40,
+    pattern: DATE_OR_DATE_TIME.source,
+  })
+  @IsOptional()
+  @IsDateOrDateTime('createdFrom')
+  createdFrom?: string;
+
+  @ApiPropertyOptional({
+    description: 'Created before (an ISO date or date-time)',
+    maxLength: 40,
+    pattern: DATE_OR_DATE_TIME.source,
+  })
+  @IsOptional()
+  @IsDateOrDateTime('createdTo')
+  createdTo?: string;
+
+  @ApiPropertyOptional({ default: 1, format: 'int32', minimum: 1, maximum: 100000 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100000)
+  page?: number;
+
+  @ApiPropertyOptional({ default: 50, format: 'int32', minimum: 1, maximum: 200 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  pageSize?: number;
+}
+
+/** What `data` may hold; each event type uses some of these (README: Webhooks). */
+export class WebhookEventData {
+  @ApiPropertyOptional({ format: 'uuid', maxLength: 36 })
+  consentId?: string;
+
+  @ApiPropertyOptional({ format: 'uuid', maxLength: 36 })
+  paymentId?: string;
+
+  @ApiPropertyOptional({ description: 'The status before the change', ...STATUS_TEXT })
+  previousStatus?: string;
+
+  @ApiPropertyOptional({ description: 'The status after the change, or now', ...STATUS_TEXT })
+  status?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'Why the status changed: sca-callback, upstream-status, upstream-created, deleted-by-app, valid-until-passed, resolver, …',
+    maxLength: 64,
+    pattern: PRINTABLE_TEXT_SOURCE,
+  })
+  cause?: string;
+
+  @ApiPropertyOptional({
+    description: 'consent.renewal_due: when the consent stops working unless renewed',
+    format: 'date-time',
+    maxLength: 40,
+  })
+  dueAt?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'consent.renewal_due: sca-renewal (RTS Art. 10a, 180 days after the last SCA) or valid-until',
+    enum: ['sca-renewal', 'valid-until'],
+  })
+  reason?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', maxLength: 40, nullable: true, type: String })
+  scaRenewalDueAt?: string | null;
+
+  @ApiPropertyOptional({ format: 'date', maxLength: 10, nullable: true, type: String })
+  validUntil?: string | null;
+}
+
+/** The body POSTed to the endpoint (Standard Webhooks' suggested shape). */
+export class WebhookPayload {
+  @ApiProperty({ enum: WEBHOOK_EVENT_TYPE_NAMES })
+  type: WebhookEventType;
+
+  @ApiProperty({ description: 'When the event happened', format: 'date-time', maxLength: 40 })
+  timestamp: string;
+
+  @ApiProperty({ type: WebhookEventData })
+  data: WebhookEventData;
+}
+
+export class DeliveryCounts {
+  @ApiProperty({ format: 'int32', minimum: 0, maximum: 1000000 })
+  pending: number;
+
+  @ApiProperty({ format: 'int32', minimum: 0, maximum: 1000000 })
+  delivered: number;
+
+  @ApiProperty({ format: 'int32', minimum: 0, maximum: 1000000 })
+  dead: number;
+
+  @ApiProperty({ format: 'int32', minimum: 0, maximum: 1000000 })
+  cancelled: number;
+}
+
+export class WebhookEventView {
+  @ApiProperty({ description: 'Also the webhook-id header', format: 'uuid', maxLength: 36 })
+  id: string;
+
+  @ApiProperty({ enum: WEBHOOK_EVENT_TYPE_NAMES })
+  type: WebhookEventType;
+
+  @ApiProperty({ format: 'uuid', maxLength: 36, nullable: true, type: String })
+  resourceId: string | null;
+
+  @ApiProperty({ format: 'date-time', maxLength: 40 })
+  createdAt: string;
+
+  @ApiProperty({ type: WebhookPayload, description: 'The body sent, parsed' })
+  payload: WebhookPayload;
+
+  @ApiProperty({ type: DeliveryCounts, description: 'Deliveries of the event by state' })
+  deliveries: DeliveryCounts;
+}
+
+export class WebhookEventPage {
+  @ApiProperty({ type: [WebhookEventView], maxItems: 200 })
+  items: WebhookEventView[];
+
+  @ApiProperty({ format: 'int32', minimum: 1, maximum: 100000 })
+  page: number;
+
+  @ApiProperty({ format: 'int32', minimum: 1, maximum: 200 })
+  pageSize: number;
+
+  @ApiProperty({ format: 'int32', minimum: 0, maximum: 100000000 })
+  total: number;
+}
+
+export class WebhookAttemptView {
+  @ApiProperty({ format: 'int32', minimum: 1, maximum: 1000 })
+  attempt: number;
+
+  @ApiProperty({ format: 'date-time', maxLength: 40 })
+  startedAt: string;
+
+  @ApiProperty({ format: 'date-time', maxLength: 40, nullable: true, type: String })
+  finishedAt: string | null;
+
+  @ApiProperty({
+    description:
+      'delivered (2xx), failed (another status or a network error), timeout, lease-expired (the worker stopped mid-attempt: retried), null while in flight',
+    enum: ATTEMPT_OUTCOMES,
+    nullable: true,
+    type: String,
+  })
+  outcome: AttemptOutcome | null;
+
+  @ApiProperty({ format: 'int32', minimum: 100, maximum: 599, nullable: true, type: Number })
+  responseStatus: number | null;
+
+  @ApiProperty({ format: 'int32', minimum: 0, maximum: 3600000, nullable: true, type: Number })
+  latencyMs: number | null;
+
+  @ApiProperty({ maxLength: 500, pattern: PRINTABLE_TEXT_SOURCE, nullable: true, type: String })
+  error: string | null;
+}
+
+export class WebhookDeliveryView {
+  @ApiProperty({ format: 'uuid', maxLength: 36 })
+  id: string;
+
+  @ApiProperty({ format: 'uuid', maxLength: 36 })
+  endpointId: string;
+
+  @ApiProperty({ enum: DELIVERY_STATUSES })
+  status: DeliveryStatus;
+
+  @ApiProperty({ description: 'A replay asked for by the app', type: Boolean })
+  replay: boolean;
+
+  @ApiProperty({ format: 'date-time', maxLength: 40, nullable: true, type: String })
+  nextAttemptAt: string | null;
+
+  @ApiProperty({ format: 'date-time', maxLength: 40, nullable: true, type: String })
+  deliveredAt: string | null;
+
+  @ApiProperty({ type: [WebhookAttemptView], maxItems: 100 })
+  attempts: WebhookAttemptView[];
+}
+
+export class WebhookEventDetail extends WebhookEventView {
+  @ApiProperty({ type: [WebhookDeliveryView], maxItems: 1000 })
+  deliveryList: WebhookDeliveryView[];
+}
+
+export class WebhookReplay {
+  @ApiProperty({ format: 'uuid', maxLength: 36 })
+  eventId: string;
+
+  @ApiProperty({
+    description: 'The new deliveries, one per endpoint now subscribed to the type',
+    type: 'array',
+    items: { type: 'string', format: 'uuid', maxLength: 36 },
+    maxItems: 1000,
+  })
+  deliveryIds: string[];
+}

@@ -1,0 +1,252 @@
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { DataSource } from 'typeorm';
+import type { AppConfig } from '../platform/config/app-config.js';
+import { APP_CONFIG } from '../platform/config/config.module.js';
+import { LOGGER } from '../platform/logging/logging.module.js';
+import { Metrics } from '../platform/metrics/metrics.service.js';
+import { sendWebhook, type SendResult } from './webhook-sender.js';
+import { webhookHeaders } from './webhook-signature.js';
+import type { AttemptOutcome } from './webhook.entities.js';
+
+interface ClaimedAttempt {
+  deliveryId: string;
+  eventId: string;
+  endpointId: string;
+  attempt: number;
+  leaseToken: string;
+}
+
+/** The pause before the attempt after `attempt` failed: the schedule's entry (the last repeats) ± jitter. */
+export function retryDelayMs(
+  attempt: number,
+  schedule: readonly number[],
+  jitterPercent: number,
+  random = Math.random,
+): number {
+  const base = schedule[Math.min(attempt - 1, schedule.length - 1)] ?? 0;
+  const jitter = (base * jitterPercent * (2 * random() - 1)) / 100;
+  return Math.max(0, Math.round(base + jitter));
+}
+
+const truncate = (text: string | undefined) =>
+  // eslint-disable-next-line no-control-regex -- control characters are what is replaced
+  text === undefined ? null : text.replace(/[\u0000-\u001f\u007f]/g, ' ').slice(0, 500);
+
+/**
+ * Delivers the outbox at least once. Every WEBHOOK_WORKER_INTERVAL_MS it claims due attempts under a
+ * lease (`FOR UPDATE SKIP LOCKED`, lease_until, and one attempt row per attempt number, unique), so that
+ * of N replicas exactly one runs each attempt; it signs and POSTs, records the outcome, and schedules
+ * the next attempt (back-off with jitter) or dead-letters the delivery after WEBHOOK_MAX_ATTEMPTS. A
+ * replica killed mid-attempt leaves a lease that expires: the attempt is recorded as lease-expired and
+ * the delivery is attempted again, by any replica.
+ */
+@Injectable()
+export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+  private timer?: NodeJS.Timeout;
+  private claiming?: Promise<unknown>;
+  private readonly inFlight = new Set<Promise<void>>();
+  private stopping = false;
+  /** This replica, as attempt rows name it. */
+  readonly workerName = `${hostname()}/${process.pid}`.slice(0, 100);
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: Metrics,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const { workerIntervalMs } = this.config.webhooks;
+    if (workerIntervalMs === 0) return;
+    this.timer = setInterval(() => {
+      this.claiming ??= this.tick().finally(() => (this.claiming = undefined));
+    }, workerIntervalMs);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.timer);
+    await this.claiming;
+    await Promise.all([...this.inFlight]);
+  }
+
+  /** Claims what this replica has room for and starts those attempts; returns how many it started. */
+  async tick(): Promise<number> {
+    const room = this.config.webhooks.concurrency - this.inFlight.size;
+    if (room <= 0 || this.stopping) return 0;
+    let claimed: ClaimedAttempt[];
+    try {
+      claimed = await this.claim(room);
+    } catch (error) {
+      this.logger.error({ err: error }, 'webhook worker could not claim attempts');
+      return 0;
+    }
+    for (const attempt of claimed) {
+      const running = this.attempt(attempt)
+        .catch((error: unknown) =>
+          this.logger.error(
+            { err: error, eventId: attempt.eventId, deliveryId: attempt.deliveryId },
+            'webhook attempt failed to complete; its lease will expire and it is retried',
+          ),
+        )
+        .finally(() => this.inFlight.delete(running));
+      this.inFlight.add(running);
+    }
+    return claimed.length;
+  }
+
+  /** Runs every due attempt until none is left (tests, and a drain): returns how many it ran. */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const started = await this.tick();
+      await Promise.all([...this.inFlight]);
+      if (started === 0) return total;
+      total += started;
+    }
+  }
+
+  private async claim(limit: number): Promise<ClaimedAttempt[]> {
+    const { maxAttempts, leaseMs } = this.config.webhooks;
+    const leaseToken = randomUUID();
+    return this.dataSource.transaction(async (manager) => {
+      // A delivery whose last attempt's worker died after the last allowed attempt: dead-lettered.
+      const [dead] = (await manager.query(
+        `UPDATE webhook_deliveries SET status = 'dead', lease_until = NULL, lease_token = NULL
+          WHERE id IN (SELECT id FROM webhook_deliveries
+                        WHERE status = 'pending' AND attempts >= $1 AND lease_until < now()
+                        FOR UPDATE SKIP LOCKED)
+          RETURNING id`,
+        [maxAttempts],
+      )) as [{ id: string }[], number];
+      const [rows] = (await manager.query(
+        `UPDATE webhook_deliveries d
+            SET attempts = d.attempts + 1,
+                lease_until = now() + make_interval(secs => $3::double precision / 1000),
+                lease_token = $4
+          WHERE d.id IN (SELECT id FROM webhook_deliveries
+                          WHERE status = 'pending' AND next_attempt_at <= now() AND attempts < $1
+                            AND (lease_until IS NULL OR lease_until < now())
+                          ORDER BY next_attempt_at LIMIT $2
+                          FOR UPDATE SKIP LOCKED)
+          RETURNING d.id, d.event_id, d.endpoint_id, d.attempts`,
+        [maxAttempts, limit, leaseMs, leaseToken],
+      )) as [{ id: string; event_id: string; endpoint_id: string; attempts: number }[], number];
+      const touched = [...dead.map((row) => row.id), ...rows.map((row) => row.id)];
+      if (touched.length > 0) {
+        // The attempt a dead worker left in flight.
+        const [, expired] = (await manager.query(
+          `UPDATE webhook_attempts SET outcome = 'lease-expired', finished_at = now(),
+                  error = 'the worker stopped before the attempt finished (lease expired)'
+            WHERE delivery_id = ANY($1::uuid[]) AND outcome IS NULL`,
+          [touched],
+        )) as [unknown, number];
+        for (let i = 0; i < expired; i++) this.metrics.recordWebhookAttempt('lease-expired');
+      }
+      for (let i = 0; i < dead.length; i++) this.metrics.recordWebhookAttempt('dead');
+      for (const row of rows)
+        await manager.query(
+          `INSERT INTO webhook_attempts (delivery_id, event_id, endpoint_id, attempt, worker, started_at)
+           VALUES ($1, $2, $3, $4, $5, now())`,
+          [row.id, row.event_id, row.endpoint_id, row.attempts, this.workerName],
+        );
+      return rows.map((row) => ({
+        deliveryId: row.id,
+        eventId: row.event_id,
+        endpointId: row.endpoint_id,
+        attempt: row.attempts,
+        leaseToken,
+      }));
+    });
+  }
+
+  private async attempt(claimed: ClaimedAttempt): Promise<void> {
+    const [target] = (await this.dataSource.query(
+      `SELECT v.body, e.url, e.secret, e.previous_secret,
+              (e.previous_secret_expires_at > now()) AS previous_valid
+         FROM webhook_events v, webhook_endpoints e WHERE v.id = $1 AND e.id = $2`,
+      [claimed.eventId, claimed.endpointId],
+    )) as {
+      body: string;
+      url: string;
+      secret: string;
+      previous_secret: string | null;
+      previous_valid: boolean | null;
+    }[];
+    const secrets = [target.secret];
+    if (target.previous_secret && target.previous_valid) secrets.push(target.previous_secret);
+    const result = await sendWebhook(
+      target.url,
+      target.body,
+      webhookHeaders(secrets, claimed.eventId, target.body),
+      { timeoutMs: this.config.webhooks.timeoutMs, mode: this.config.mode },
+    );
+    await this.complete(claimed, result);
+  }
+
+  private async complete(claimed: ClaimedAttempt, result: SendResult): Promise<void> {
+    const { maxAttempts, retryScheduleMs, jitterPercent } = this.config.webhooks;
+    const delivered = result.error === undefined;
+    const outcome: AttemptOutcome = delivered
+      ? 'delivered'
+      : result.timedOut
+        ? 'timeout'
+        : 'failed';
+    const next = delivered ? 'delivered' : claimed.attempt >= maxAttempts ? 'dead' : 'pending';
+    const delayMs =
+      next === 'pending' ? retryDelayMs(claimed.attempt, retryScheduleMs, jitterPercent) : 0;
+    const owned = await this.dataSource.transaction(async (manager) => {
+      await manager.query(
+        `UPDATE webhook_attempts SET outcome = $3, finished_at = now(), response_status = $4,
+                latency_ms = $5, error = $6
+          WHERE delivery_id = $1 AND attempt = $2 AND outcome IS NULL`,
+        [
+          claimed.deliveryId,
+          claimed.attempt,
+          outcome,
+          result.status ?? null,
+          result.latencyMs,
+          truncate(result.error),
+        ],
+      );
+      const [, affected] = (await manager.query(
+        `UPDATE webhook_deliveries
+            SET status = $3::varchar, lease_until = NULL, lease_token = NULL,
+                delivered_at = CASE WHEN $3::varchar = 'delivered' THEN now() ELSE delivered_at END,
+                next_attempt_at = now() + make_interval(secs => $4::double precision / 1000)
+          WHERE id = $1 AND lease_token = $2`,
+        [claimed.deliveryId, claimed.leaseToken, next, delayMs],
+      )) as [unknown, number];
+      return affected === 1;
+    });
+    const fields = {
+      eventId: claimed.eventId,
+      deliveryId: claimed.deliveryId,
+      endpointId: claimed.endpointId,
+      attempt: claimed.attempt,
+      outcome,
+      responseStatus: result.status,
+      latencyMs: result.latencyMs,
+    };
+    this.metrics.recordWebhookAttempt(outcome);
+    if (owned && next === 'dead') this.metrics.recordWebhookAttempt('dead');
+    if (!owned)
+      this.logger.warn(
+        fields,
+        'webhook attempt finished after its lease expired; not recorded again',
+      );
+    else if (next === 'dead') this.logger.warn(fields, 'webhook delivery dead-lettered');
+    else this.logger.debug({ ...fields, next, retryInMs: delayMs }, 'webhook attempt finished');
+  }
+}

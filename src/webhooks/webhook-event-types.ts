@@ -1,0 +1,32 @@
+/**
+ * Every event type an app can subscribe to. `sent: false` types are declared for the card side and
+ * land with it: adding one is one line here (and `sent: true` once its service records it).
+ */
+export const WEBHOOK_EVENT_TYPES = {
+  'consent.status_changed': { sent: true, about: 'A consent moved to another status' },
+  'consent.renewal_due': {
+    sent: true,
+    about: 'An account-information consent needs a fresh SCA or ends soon',
+  },
+  'payment.status_changed': {
+    sent: true,
+    about: 'An open-banking payment moved to another status',
+  },
+  'card_payment.status_changed': { sent: false, about: 'A card payment moved to another status' },
+  'card_refund.status_changed': { sent: false, about: 'A card refund moved to another status' },
+  'notification.status_changed': { sent: false, about: "A provider notification's outcome" },
+  'iris_session.status_changed': { sent: false, about: 'An IRIS session moved to another status' },
+  'pos_transaction.status_changed': {
+    sent: false,
+    about: 'A POS transaction moved to another status',
+  },
+} as const satisfies Record<string, { sent: boolean; about: string }>;
+
+export type WebhookEventType = keyof typeof WEBHOOK_EVENT_TYPES;
+export const WEBHOOK_EVENT_TYPE_NAMES = Object.keys(WEBHOOK_EVENT_TYPES) as WebhookEventType[];
+
+/** The event a status change of each audited kind of resource sends, and the name of its id in `data`. */
+export const STATUS_CHANGE_EVENTS = {
+  consent: { type: 'consent.status_changed', idField: 'consentId' },
+  payment: { type: 'payment.status_changed', idField: 'paymentId' },
+} as const satisfies Record<string, { type: WebhookEventType; idField: string }>;

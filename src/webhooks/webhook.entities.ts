@@ -1,0 +1,177 @@
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  PrimaryColumn,
+  PrimaryGeneratedColumn,
+} from 'typeorm';
+
+/** Where a tenant's app receives events, which ones, and the secrets that sign them. */
+@Entity({ name: 'webhook_endpoints' })
+@Index(['tenantId', 'createdAt'])
+export class WebhookEndpoint {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'tenant_id', type: 'uuid' })
+  tenantId: string;
+
+  @Column({ type: 'varchar', length: 2000 })
+  url: string;
+
+  @Column({ name: 'event_types', type: 'jsonb', default: [] })
+  eventTypes: string[];
+
+  @Column({ type: 'varchar', length: 200, nullable: true })
+  description: string | null;
+
+  /** `whsec_` + base64 of 32 random bytes. Needed to sign, so stored as is: guard the database. */
+  @Column({ type: 'varchar', length: 100 })
+  secret: string;
+
+  /** The secret before the last rotation; it signs too until previousSecretExpiresAt. */
+  @Column({ name: 'previous_secret', type: 'varchar', length: 100, nullable: true })
+  previousSecret: string | null;
+
+  @Column({ name: 'previous_secret_expires_at', type: 'timestamptz', nullable: true })
+  previousSecretExpiresAt: Date | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  /** Removed endpoints are kept (their attempts name them) but receive nothing more. */
+  @Column({ name: 'removed_at', type: 'timestamptz', nullable: true })
+  removedAt: Date | null;
+}
+
+/** One event, written in the transaction of the change it reports (the outbox). */
+@Entity({ name: 'webhook_events' })
+@Index(['tenantId', 'createdAt'])
+@Index(['tenantId', 'resourceId'])
+export class WebhookEvent {
+  /** Also the `webhook-id` header: the same for every attempt and replay. */
+  @PrimaryColumn({ type: 'uuid' })
+  id: string;
+
+  @Column({ name: 'tenant_id', type: 'uuid' })
+  tenantId: string;
+
+  @Column({ type: 'varchar', length: 64 })
+  type: string;
+
+  /** The Portico id of the consent or payment the event is about. */
+  @Column({ name: 'resource_id', type: 'uuid', nullable: true })
+  resourceId: string | null;
+
+  /** The JSON body sent, exactly as signed. */
+  @Column({ type: 'text' })
+  body: string;
+
+  /** Events that must exist once only (consent.renewal_due) carry a key: a second insert is a no-op. */
+  @Index({ unique: true })
+  @Column({ name: 'dedupe_key', type: 'varchar', length: 200, nullable: true })
+  dedupeKey: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'dead', 'cancelled'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** One event to one endpoint (a replay is a new delivery): attempted until a 2xx or dead-lettered. */
+@Entity({ name: 'webhook_deliveries' })
+@Index(['status', 'nextAttemptAt'])
+@Index(['eventId'])
+export class WebhookDelivery {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'event_id', type: 'uuid' })
+  eventId: string;
+
+  @Column({ name: 'endpoint_id', type: 'uuid' })
+  endpointId: string;
+
+  @Column({ name: 'tenant_id', type: 'uuid' })
+  tenantId: string;
+
+  @Column({ type: 'varchar', length: 12 })
+  status: DeliveryStatus;
+
+  /** Attempts claimed so far (the one in flight included). */
+  @Column({ type: 'integer', default: 0 })
+  attempts: number;
+
+  @Column({ name: 'next_attempt_at', type: 'timestamptz' })
+  nextAttemptAt: Date;
+
+  /** Until when the worker that claimed the current attempt owns it. */
+  @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
+  leaseUntil: Date | null;
+
+  @Column({ name: 'lease_token', type: 'uuid', nullable: true })
+  leaseToken: string | null;
+
+  @Column({ name: 'delivered_at', type: 'timestamptz', nullable: true })
+  deliveredAt: Date | null;
+
+  @Column({ type: 'boolean', default: false })
+  replay: boolean;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}
+
+export const ATTEMPT_OUTCOMES = ['delivered', 'failed', 'timeout', 'lease-expired'] as const;
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
+/**
+ * Every attempt, written when it is claimed (outcome null: in flight) and completed after. One row per
+ * (delivery, attempt number): a second worker can never claim the same attempt.
+ */
+@Entity({ name: 'webhook_attempts' })
+@Index(['deliveryId', 'attempt'], { unique: true })
+@Index(['eventId'])
+export class WebhookAttempt {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ name: 'delivery_id', type: 'uuid' })
+  deliveryId: string;
+
+  @Column({ name: 'event_id', type: 'uuid' })
+  eventId: string;
+
+  @Column({ name: 'endpoint_id', type: 'uuid' })
+  endpointId: string;
+
+  @Column({ type: 'integer' })
+  attempt: number;
+
+  /** Which replica ran it (host/pid). */
+  @Column({ type: 'varchar', length: 100, nullable: true })
+  worker: string | null;
+
+  @Column({ name: 'started_at', type: 'timestamptz' })
+  startedAt: Date;
+
+  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
+  finishedAt: Date | null;
+
+  @Column({ type: 'varchar', length: 16, nullable: true })
+  outcome: AttemptOutcome | null;
+
+  @Column({ name: 'response_status', type: 'integer', nullable: true })
+  responseStatus: number | null;
+
+  @Column({ name: 'latency_ms', type: 'integer', nullable: true })
+  latencyMs: number | null;
+
+  /** Why it failed, truncated to 500 characters. */
+  @Column({ type: 'varchar', length: 500, nullable: true })
+  error: string | null;
+}
+
+export const WEBHOOK_ENTITIES = [WebhookEndpoint, WebhookEvent, WebhookDelivery, WebhookAttempt];

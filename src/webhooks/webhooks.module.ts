@@ -1,0 +1,25 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ConsentRenewalDueJob } from './consent-renewal-due.job.js';
+import { WebhookDeliveryWorker } from './webhook-delivery.worker.js';
+import { WebhookOutboxModule } from './webhook-outbox.module.js';
+import { WEBHOOK_ENTITIES } from './webhook.entities.js';
+import { WebhooksController } from './webhooks.controller.js';
+import { WebhooksService } from './webhooks.service.js';
+
+/** Endpoints and the event log, without the worker (what the CLI needs). */
+@Module({
+  imports: [TypeOrmModule.forFeature(WEBHOOK_ENTITIES), WebhookOutboxModule],
+  providers: [WebhooksService],
+  exports: [WebhooksService],
+})
+export class WebhooksCoreModule {}
+
+/** Signed webhooks to apps: the API, the delivery worker and the consent.renewal_due job. */
+@Module({
+  imports: [WebhooksCoreModule, WebhookOutboxModule],
+  controllers: [WebhooksController],
+  providers: [WebhookDeliveryWorker, ConsentRenewalDueJob],
+  exports: [WebhookDeliveryWorker, ConsentRenewalDueJob],
+})
+export class WebhooksModule {}
