@@ -30,6 +30,16 @@ export interface AccessGate {
   params: unknown[];
 }
 
+/** The most completions one group write carries. */
+const MAX_GROUP = 256;
+
+interface PendingCompletion {
+  id: string;
+  result: AccessOutcome;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
 const INSERT_SENT = `INSERT INTO access_log
          (tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id, outcome)`;
 
@@ -80,14 +90,47 @@ export class AccessLogService {
     return { id: String(row.access_log_id), gate: row };
   }
 
-  /** Records the outcome of a call written ahead; a row is completed once (the trigger refuses more). */
-  async complete(id: string, result: AccessOutcome): Promise<void> {
-    await this.sql.query(
-      'access-log:complete',
-      `UPDATE access_log SET outcome = $2, upstream_status = $3, latency_ms = $4, completed_at = now()
-       WHERE id = $1 AND outcome = '${SENT}'`,
-      [id, result.outcome, result.upstreamStatus ?? null, result.latencyMs],
-    );
+  /**
+   * Records the outcome of a call written ahead; a row is completed once (the trigger refuses more).
+   * Completions that arrive while one statement is in flight are written together by the next one
+   * (a group write: one round-trip for many concurrent calls); each caller still waits for its row.
+   */
+  complete(id: string, result: AccessOutcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ id, result, resolve, reject });
+      if (!this.writing) void this.writeCompletions();
+    });
+  }
+
+  private pending: PendingCompletion[] = [];
+  private writing = false;
+
+  private async writeCompletions(): Promise<void> {
+    this.writing = true;
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, MAX_GROUP);
+      try {
+        await this.sql.query(
+          'access-log:complete',
+          `UPDATE access_log a
+              SET outcome = u.outcome, upstream_status = u.upstream_status, latency_ms = u.latency_ms,
+                  completed_at = now()
+             FROM unnest($1::bigint[], $2::text[], $3::int[], $4::int[])
+                  AS u(id, outcome, upstream_status, latency_ms)
+            WHERE a.id = u.id AND a.outcome = '${SENT}'`,
+          [
+            batch.map((c) => c.id),
+            batch.map((c) => c.result.outcome),
+            batch.map((c) => c.result.upstreamStatus ?? null),
+            batch.map((c) => c.result.latencyMs),
+          ],
+        );
+        for (const c of batch) c.resolve();
+      } catch (error) {
+        for (const c of batch) c.reject(error);
+      }
+    }
+    this.writing = false;
   }
 
   /** Records a call that never reached the bank (refused by Portico, or answered from the store). */
