@@ -4,6 +4,7 @@
 //   npm run bench                  3 rounds of 20 s at 32 and at 4 connections
 //   npm run bench -- --quick       1 round of 5 s (while developing)
 //   npm run bench -- --json        the figures as JSON on stdout instead of the table
+//   npm run bench -- --json=FILE   the table, and the figures as JSON in FILE
 //
 // The sandbox runs in its own process (as the bank would); Portico runs on PostgreSQL (a database of its
 // own, BENCH_DATABASE, created fresh) and on the embedded engine; nginx (when installed) runs one worker
@@ -20,6 +21,7 @@ import { completeSca } from '../sandbox/scripted-psu.js';
 const args = new Set(process.argv.slice(2));
 const QUICK = args.has('--quick');
 const JSON_OUT = args.has('--json');
+const JSON_FILE = [...args].find((arg) => arg.startsWith('--json='))?.slice('--json='.length);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 5 : 20));
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '32,4').split(',').map(Number);
@@ -655,12 +657,12 @@ async function main(): Promise<void> {
     rmSync(dataDir, { recursive: true, force: true });
   }
 
+  const figures = `${JSON.stringify({ rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, startups, rows }, null, 2)}\n`;
   if (JSON_OUT) {
-    process.stdout.write(
-      `${JSON.stringify({ rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, startups, rows }, null, 2)}\n`,
-    );
+    process.stdout.write(figures);
     return;
   }
+  if (JSON_FILE) writeFileSync(JSON_FILE, figures);
   printTable(rows);
   if (ROUNDS > 1) printSpread(rows);
   log('\nStart-up (spawn to the ready banner, migrations included) and memory 2 s after it:');
