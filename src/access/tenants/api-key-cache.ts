@@ -86,11 +86,12 @@ export class ApiKeyCache implements OnModuleInit, OnModuleDestroy {
     this.schedulePoll(new Date(Date.now() - POLL_OVERLAP_MS));
   }
 
-  async onModuleDestroy(): Promise<void> {
+  onModuleDestroy(): void {
     this.closed = true;
     clearTimeout(this.reconnect);
     clearTimeout(this.poller);
-    await this.listener?.end().catch(() => undefined);
+    // Not awaited: shutdown goes on to close the listeners at once (in-flight requests still finish).
+    void this.listener?.end().catch(() => undefined);
   }
 
   /** Forgets the keys revoked since `since`; then again, from a little before this poll. */
