@@ -3,12 +3,14 @@
 // shell only, which does not pass them on; so the scripts say `exec node scripts/start.js …`, the shell
 // becomes this process, and the signal npm forwards reaches the running gateway.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const entry = resolve(process.argv[2] ?? 'dist/main.js');
+// `node scripts/start.js --build-only`: build when stale and stop (the pre-scripts of cli, bench, …).
+const BUILD_ONLY = process.argv[2] === '--build-only';
+const entry = resolve(BUILD_ONLY ? 'dist/main.js' : (process.argv[2] ?? 'dist/main.js'));
 const BUILD_INFO = 'dist/.tsbuildinfo';
 const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
 
@@ -48,11 +50,18 @@ function build() {
 }
 
 try {
-  if (needsBuild()) await build();
+  if (needsBuild()) {
+    await build();
+    // tsc leaves its build info untouched when it found nothing to emit (a file saved unchanged):
+    // mark the build current, or every start would run tsc again.
+    const now = new Date();
+    if (existsSync(BUILD_INFO)) utimesSync(BUILD_INFO, now, now);
+  }
 } catch (error) {
   process.stderr.write(`portico: ${error.message}\n`);
   process.exit(1);
 }
+if (BUILD_ONLY) process.exit(0);
 
 /**
  * A signal sent to the whole process group (Ctrl-C in a terminal, systemd, docker) reaches this process

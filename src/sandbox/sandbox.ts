@@ -71,6 +71,8 @@ async function listen(
     return holder.bank;
   });
   registerChaosControls(sca, chaos);
+  const counters = { handshakes: () => 0 };
+  sca.get('/sandbox/tls-handshakes', async () => ({ handshakes: counters.handshakes() }));
   await sca.listen({ host: options.host, port: options.scaPort });
   const scaPort = (sca.server.address() as { port: number }).port;
   const scaUrl = options.scaPublicUrl ?? `http://localhost:${scaPort}`;
@@ -94,6 +96,7 @@ async function listen(
     installOpenBankingChaos(openBanking.server, chaos, contract);
     await openBanking.server.listen({ host: options.host, port: options.openBankingPort });
     const obPort = (openBanking.server.server.address() as { port: number }).port;
+    counters.handshakes = openBanking.handshakes;
 
     return {
       openBankingUrl: `https://localhost:${obPort}`,

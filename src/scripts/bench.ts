@@ -1,32 +1,65 @@
-// `npm run bench`: start-up time, idle memory and request latency of the real gateway process,
-// on the embedded engine and (when reachable) on PostgreSQL. Prints figures; asserts nothing.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+// `npm run bench`: Portico's audited read side by side with a bare mTLS reverse proxy (nginx) in front of
+// the same sandbox, under the same wrk load. Prints figures; asserts nothing.
+//
+//   npm run bench                  3 rounds of 20 s at 32 and at 4 connections
+//   npm run bench -- --quick       1 round of 5 s (while developing)
+//   npm run bench -- --json        the figures as JSON on stdout instead of the table
+//   npm run bench -- --json=FILE   the table, and the figures as JSON in FILE
+//
+// The sandbox runs in its own process (as the bank would); Portico runs on PostgreSQL (a database of its
+// own, BENCH_DATABASE, created fresh) and on the embedded engine; nginx (when installed) runs one worker
+// with a keep-alive pool of TLS connections presenting the same client certificate. Each round drives every
+// target in turn, so the ratio Portico/nginx compares figures taken moments apart.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import pg from 'pg';
-import { ClientCredentials } from '../upstreams/open-banking/qwac/client-credentials.js';
 import { ensureDevCertificates } from '../sandbox/dev-certificates.js';
-import { startSandbox } from '../sandbox/sandbox.js';
 import { completeSca } from '../sandbox/scripted-psu.js';
-import { UpstreamTransport } from '../upstreams/http/upstream-transport.js';
 
+const args = new Set(process.argv.slice(2));
+const QUICK = args.has('--quick');
+const JSON_OUT = args.has('--json');
+const JSON_FILE = [...args].find((arg) => arg.startsWith('--json='))?.slice('--json='.length);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 5 : 20));
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '32,4').split(',').map(Number);
+const PORT_BASE = Number(process.env.BENCH_PORT_BASE ?? 18700);
 const POSTGRES_URL =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DATABASE = process.env.BENCH_DATABASE ?? 'portico_bench';
+const NGINX = process.env.BENCH_NGINX ?? '/usr/sbin/nginx';
+const CERTS = resolve('certs/dev');
+const CLK_TCK = 100;
+const IBAN = 'HU75118000170000001234567817';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
+/** A card payment through Portico and through nginx, once the card side exists; until then, no rows. */
+const CARD_PAYMENT_SCENARIO: ((target: Target) => Scenario | undefined) | undefined = undefined;
+
+const log = (line: string) => {
+  if (!JSON_OUT) process.stdout.write(`${line}\n`);
+  else process.stderr.write(`${line}\n`);
+};
+
+// ---------------------------------------------------------------------------------------------- processes
+
+function cpuTicks(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
 }
 
 function rssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
 }
 
 function childPids(pid: number): number[] {
@@ -35,243 +68,627 @@ function childPids(pid: number): number[] {
     .map(Number)
     .filter((candidate) => {
       try {
-        return (
-          Number(readFileSync(`/proc/${candidate}/stat`, 'utf8').split(') ')[1].split(' ')[1]) ===
-          pid
-        );
+        const stat = readFileSync(`/proc/${candidate}/stat`, 'utf8');
+        return Number(stat.split(') ')[1].split(' ')[1]) === pid;
       } catch {
         return false;
       }
     });
 }
 
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS portico_bench WITH (FORCE)`);
-    await client.query(`CREATE DATABASE portico_bench`);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpMatchArray>;
+  stop: () => Promise<void>;
 }
 
-interface Figures {
-  readyMs: number;
-  gatewayRssMiB: number;
-  engineRssMiB?: number;
-  p50Ms: number;
-  p99Ms: number;
-  requestsPerSecond: number;
-  facade: { p50Ms: number; p99Ms: number; perSecond: number };
-}
-
-async function measure(env: Record<string, string>): Promise<Figures> {
-  const port = await freePort();
-  const started = performance.now();
-
-  const child: ChildProcess = spawn(process.execPath, ['dist/main.js'], {
-    env: {
-      ...process.env,
-      ...env,
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      SANDBOX_OB_PORT: '0',
-      SANDBOX_SCA_PORT: '0',
-      METRICS_PORT: '0',
-      RATE_LIMIT_PER_MINUTE: '1000000',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+function start(command: string, argv: string[], env: Record<string, string>): Started {
+  const child = spawn(command, argv, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  const key = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /Demo API key \(tenant "demo", role app\): (ptk_\S+)/.exec(out);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}:\n${out}`)));
-  });
-  try {
-    const readyMs = performance.now() - started;
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    const gatewayRssMiB = rssMiB(child.pid as number);
-    const engine = childPids(child.pid as number)[0];
-    const engineRssMiB = engine ? rssMiB(engine) : undefined;
-
-    const latencies: number[] = [];
-    const url = `http://127.0.0.1:${port}/v1/me`;
-    const headers = { authorization: `Bearer ${key}` };
-    for (let i = 0; i < 50; i++) await fetch(url, { headers }).then((r) => r.arrayBuffer());
-    const loopStart = performance.now();
-    for (let i = 0; i < 500; i++) {
-      const t = performance.now();
-      const response = await fetch(url, { headers });
-      await response.arrayBuffer();
-      latencies.push(performance.now() - t);
-    }
-    const requestsPerSecond = 500 / ((performance.now() - loopStart) / 1000);
-    latencies.sort((a, b) => a - b);
-    const facade = await measureFacadeReads(`http://127.0.0.1:${port}`, key);
-    return {
-      readyMs,
-      gatewayRssMiB,
-      engineRssMiB,
-      p50Ms: latencies[249],
-      p99Ms: latencies[494],
-      requestsPerSecond,
-      facade,
-    };
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
-  }
-}
-
-/** A consent approved by the scripted user, then 300 balance reads through the facade (local checks, access log, mTLS to the sandbox). */
-async function measureFacadeReads(
-  base: string,
-  key: string,
-): Promise<{ p50Ms: number; p99Ms: number; perSecond: number }> {
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const iban = 'HU75118000170000001234567817';
-  const created = (await (
-    await fetch(`${base}/v1/consents`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        brandId: 'danube-bank',
-        access: { accounts: [{ iban }], balances: [{ iban }], transactions: [{ iban }] },
-        recurringIndicator: true,
-        validUntil: '2099-12-31',
-        redirectUri: 'https://app.example/back',
-      }),
-    })
-  ).json()) as { consentId: string; _links: { scaRedirect: string } };
-  const callback = await completeSca(created._links.scaRedirect, {
-    username: 'alice',
-    password: 'alice-pass',
-    decision: 'approve',
-  });
-  await fetch(callback, { redirect: 'manual' });
-  const consent = (await (
-    await fetch(`${base}/v1/consents/${created.consentId}`, { headers })
-  ).json()) as { accounts: { resourceId: string }[] };
-  const url = `${base}/v1/accounts/${consent.accounts[0].resourceId}/balances`;
-  const readHeaders = {
-    ...headers,
-    'consent-id': created.consentId,
-    'psu-ip-address': '192.0.2.1',
+  // Keep only the start of the output (the banner); later lines are read and dropped.
+  const keep = (chunk: Buffer) => {
+    if (out.length < 200_000) out += chunk.toString();
   };
-  const latencies: number[] = [];
-  const started = performance.now();
-  for (let i = 0; i < 300; i++) {
-    const t = performance.now();
-    const response = await fetch(url, { headers: readHeaders });
-    await response.arrayBuffer();
-    if (response.status !== 200) throw new Error(`balance read answered ${response.status}`);
-    latencies.push(performance.now() - t);
-  }
-  const perSecond = 300 / ((performance.now() - started) / 1000);
-  latencies.sort((a, b) => a - b);
-  return { p50Ms: latencies[149], p99Ms: latencies[296], perSecond };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  return {
+    child,
+    output: () => out,
+    waitFor: (pattern, timeoutMs = 120_000) =>
+      new Promise((done, fail) => {
+        const timer = setTimeout(
+          () => fail(new Error(`timed out waiting for ${pattern}:\n${out}`)),
+          timeoutMs,
+        );
+        const check = () => {
+          const match = pattern.exec(out);
+          if (match) {
+            clearTimeout(timer);
+            done(match);
+          }
+        };
+        child.stdout?.on('data', check);
+        child.stderr?.on('data', check);
+        child.once('exit', (code) => {
+          clearTimeout(timer);
+          fail(new Error(`${command} exited with ${code}:\n${out}`));
+        });
+        check();
+      }),
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
 }
 
-function print(label: string, figures: Figures): void {
-  const engine =
-    figures.engineRssMiB === undefined
-      ? ''
-      : ` + embedded engine ${figures.engineRssMiB.toFixed(0)} MiB`;
-  process.stdout.write(
-    `${label}\n` +
-      `  npm start to ready:      ${figures.readyMs.toFixed(0)} ms (process spawn to the ready banner, migrations included)\n` +
-      `  idle RSS after 3 s:      gateway ${figures.gatewayRssMiB.toFixed(0)} MiB${engine}\n` +
-      `  GET /v1/me (authenticated, rate-limited), 500 sequential: p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms, ${figures.requestsPerSecond.toFixed(0)} req/s\n` +
-      `  GET /v1/accounts/{id}/balances (consent checks, access log, mTLS to the sandbox), 300 sequential: p50 ${figures.facade.p50Ms.toFixed(2)} ms, p99 ${figures.facade.p99Ms.toFixed(2)} ms, ${figures.facade.perSecond.toFixed(0)} req/s\n`,
-  );
+// ---------------------------------------------------------------------------------------------- targets
+
+interface Scenario {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
 }
 
-async function measureUpstream(): Promise<void> {
-  const certsDir = 'certs/dev';
-  ensureDevCertificates(certsDir);
-  const sandbox = await startSandbox({
-    certsDir,
-    host: '127.0.0.1',
-    openBankingPort: 0,
-    scaPort: 0,
-  });
-  const credentials = new ClientCredentials({
-    certFile: `${certsDir}/tpp.pem`,
-    keyFile: `${certsDir}/tpp.key`,
-    caFile: `${certsDir}/ca.pem`,
-    clientCaFile: `${certsDir}/ca.pem`,
-  });
-  const transport = new UpstreamTransport({
-    name: 'open-banking',
-    baseUrl: sandbox.openBankingUrl,
-    tls: { current: () => credentials.current() },
-    connectTimeoutMs: 5000,
-    headersTimeoutMs: 5000,
-    bodyTimeoutMs: 5000,
-    poolConnections: 16,
-    keepAliveTimeoutMs: 30_000,
-  });
-  const latencies: number[] = [];
-  const started = performance.now();
-  for (let i = 0; i < 1000; i++) {
-    const t = performance.now();
-    await transport.send({ method: 'GET', path: '/brands' });
-    latencies.push(performance.now() - t);
+interface Target {
+  name: string;
+  /** Processes whose CPU is charged to this target, by role. */
+  pids: () => Promise<Record<string, number[]>>;
+  scenarios: Scenario[];
+  /** Database statements sent so far (Portico's counter), when known. */
+  statements?: () => Promise<number>;
+  startup?: { readyMs: number; rssMiB: Record<string, number> };
+  stop: () => Promise<void>;
+}
+
+async function metricValue(metricsUrl: string, name: string): Promise<number> {
+  const text = await (await fetch(metricsUrl)).text();
+  const match = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  return match ? Number(match[1]) : NaN;
+}
+
+interface PorticoOptions {
+  name: string;
+  env: Record<string, string>;
+  port: number;
+  metricsPort: number;
+  sandbox: SandboxProcess;
+  postgresPids?: () => Promise<number[]>;
+}
+
+/** Portico as `npm start` runs it (dist/main.js), in sandbox mode against the sandbox process. */
+async function startPortico(options: PorticoOptions): Promise<
+  Target & {
+    consentIds: { attended: string; unattended: string };
   }
-  const seconds = (performance.now() - started) / 1000;
-  const sequentialHandshakes = sandbox.tlsHandshakes();
-  const concurrentStart = performance.now();
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      for (let i = 0; i < 125; i++) await transport.send({ method: 'GET', path: '/brands' });
+> {
+  const started = performance.now();
+  const gateway = start(process.execPath, ['dist/main.js'], {
+    ...options.env,
+    PORT: String(options.port),
+    METRICS_PORT: String(options.metricsPort),
+    LOG_LEVEL: 'info',
+    UPSTREAM_OB_BASE_URL: options.sandbox.openBankingUrl,
+    SANDBOX_CERTS_DIR: CERTS,
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    RECONCILE_ON_START: 'false',
+  });
+  const [, key] = await gateway.waitFor(/Demo API key \(tenant "demo", role app\): (ptk_\S+)/);
+  const readyMs = performance.now() - started;
+  const pid = gateway.child.pid as number;
+  await new Promise((done) => setTimeout(done, 2000));
+  const engine = childPids(pid)[0];
+  const rss: Record<string, number> = { gateway: rssMiB(pid) };
+  if (engine) rss.engine = rssMiB(engine);
+
+  const base = `http://127.0.0.1:${options.port}`;
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const consent = async (): Promise<{ consentId: string; accountId: string }> => {
+    const created = (await (
+      await fetch(`${base}/v1/consents`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          brandId: 'danube-bank',
+          access: { accounts: [{ iban: IBAN }], balances: [{ iban: IBAN }] },
+          recurringIndicator: true,
+          validUntil: '2099-12-31',
+          frequencyPerDay: 100,
+          redirectUri: 'https://app.example/back',
+        }),
+      })
+    ).json()) as { consentId: string; _links: { scaRedirect: string } };
+    const callback = await completeSca(created._links.scaRedirect, {
+      username: 'alice',
+      password: 'alice-pass',
+      decision: 'approve',
+    });
+    await fetch(callback, { redirect: 'manual' });
+    const read = (await (
+      await fetch(`${base}/v1/consents/${created.consentId}`, { headers })
+    ).json()) as { accounts: { resourceId: string }[] };
+    return { consentId: created.consentId, accountId: read.accounts[0].resourceId };
+  };
+  const attended = await consent();
+  const unattended = await consent();
+  const readUrl = (c: { accountId: string }) => `${base}/v1/accounts/${c.accountId}/balances`;
+  const metricsUrl = `http://127.0.0.1:${options.metricsPort}/metrics`;
+  return {
+    name: options.name,
+    startup: { readyMs, rssMiB: rss },
+    consentIds: { attended: attended.consentId, unattended: unattended.consentId },
+    scenarios: [
+      {
+        name: 'attended balances read',
+        url: readUrl(attended),
+        headers: {
+          authorization: headers.authorization,
+          'consent-id': attended.consentId,
+          'psu-ip-address': '192.0.2.1',
+        },
+      },
+      {
+        name: 'unattended balances read',
+        url: readUrl(unattended),
+        headers: { authorization: headers.authorization, 'consent-id': unattended.consentId },
+      },
+    ],
+    pids: async () => ({
+      gateway: [pid],
+      ...(engine ? { engine: [engine] } : {}),
+      ...(options.postgresPids ? { postgres: await options.postgresPids() } : {}),
     }),
+    statements: () => metricValue(metricsUrl, 'portico_db_statements_total'),
+    stop: gateway.stop,
+  };
+}
+
+interface SandboxProcess {
+  openBankingUrl: string;
+  scaUrl: string;
+  pid: number;
+  handshakes: () => Promise<number>;
+  stop: () => Promise<void>;
+}
+
+async function startSandboxProcess(): Promise<SandboxProcess> {
+  const sandbox = start(process.execPath, ['dist/sandbox/main.js'], {
+    SANDBOX_CERTS_DIR: CERTS,
+    SANDBOX_OB_PORT: String(PORT_BASE + 10),
+    SANDBOX_SCA_PORT: String(PORT_BASE + 11),
+    DATABASE_URL: '',
+  });
+  await sandbox.waitFor(/SCA pages and controls:\s+(\S+)/);
+  const scaUrl = `http://localhost:${PORT_BASE + 11}`;
+  return {
+    openBankingUrl: `https://localhost:${PORT_BASE + 10}`,
+    scaUrl,
+    pid: sandbox.child.pid as number,
+    handshakes: async () =>
+      ((await (await fetch(`${scaUrl}/sandbox/tls-handshakes`)).json()) as { handshakes: number })
+        .handshakes,
+    stop: sandbox.stop,
+  };
+}
+
+/** nginx, one worker, as a plain reverse proxy presenting the TPP certificate to the sandbox. */
+async function startNginx(
+  sandbox: SandboxProcess,
+  upstreamConsents: { attended: string; unattended: string; accountId: string },
+): Promise<Target | undefined> {
+  if (!existsSync(NGINX)) return undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'portico-bench-nginx-'));
+  const port = PORT_BASE + 20;
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  upstream sandbox {
+    server 127.0.0.1:${PORT_BASE + 10};
+    keepalive 16;
+  }
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      proxy_pass https://sandbox;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host localhost:${PORT_BASE + 10};
+      proxy_ssl_certificate ${CERTS}/tpp.pem;
+      proxy_ssl_certificate_key ${CERTS}/tpp.key;
+      proxy_ssl_trusted_certificate ${CERTS}/ca.pem;
+      proxy_ssl_verify on;
+      proxy_ssl_name localhost;
+      proxy_ssl_server_name on;
+      proxy_ssl_session_reuse on;
+    }
+  }
+}
+`,
   );
-  const concurrentSeconds = (performance.now() - concurrentStart) / 1000;
-  latencies.sort((a, b) => a - b);
-  process.stdout.write(
-    'Upstream transport (mTLS to the in-process sandbox, GET /brands)\n' +
-      `  1,000 sequential calls: ${sequentialHandshakes} TLS handshake(s); p50 ${latencies[499].toFixed(2)} ms, p99 ${latencies[989].toFixed(2)} ms, ${(1000 / seconds).toFixed(0)} calls/s\n` +
-      `  1,000 calls, 8 concurrent: ${sandbox.tlsHandshakes()} handshake(s) in all (pool of 16); ${(1000 / concurrentSeconds).toFixed(0)} calls/s\n`,
+  const nginx = start(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], {});
+  const url = `http://127.0.0.1:${port}/danube-bank/bg/v1/accounts/${upstreamConsents.accountId}/balances`;
+  for (let i = 0; i < 50; i++) {
+    try {
+      await fetch(url);
+      break;
+    } catch {
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  }
+  const bankHeaders = (consentId: string) => ({
+    'consent-id': consentId,
+    'x-request-id': '6e1f1c9a-3b8d-4f1e-9a47-2f5b1d0c8e11',
+  });
+  return {
+    name: 'nginx → sandbox (mTLS, keep-alive pool of 16)',
+    scenarios: [
+      {
+        name: 'attended balances read',
+        url,
+        headers: { ...bankHeaders(upstreamConsents.attended), 'psu-ip-address': '192.0.2.1' },
+      },
+      { name: 'unattended balances read', url, headers: bankHeaders(upstreamConsents.unattended) },
+    ],
+    pids: async () => ({ nginx: childPids(nginx.child.pid as number) }),
+    stop: async () => {
+      await nginx.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------- load
+
+interface Load {
+  requestsPerSecond: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+}
+
+function toMs(value: string): number {
+  const match = /^([\d.]+)(us|ms|s|m)$/.exec(value.trim());
+  if (!match) return NaN;
+  const factor = { us: 0.001, ms: 1, s: 1000, m: 60_000 }[match[2] as 'us' | 'ms' | 's' | 'm'];
+  return Number(match[1]) * factor;
+}
+
+async function wrk(scenario: Scenario, connections: number, seconds: number): Promise<Load> {
+  const argv = ['-t', String(Math.min(2, connections)), '-c', String(connections)];
+  argv.push('-d', `${seconds}s`, '--latency');
+  for (const [name, value] of Object.entries(scenario.headers))
+    argv.push('-H', `${name}: ${value}`);
+  argv.push(scenario.url);
+  const run = start('wrk', argv, {});
+  await new Promise<void>((done) => run.child.once('exit', () => done()));
+  const out = run.output();
+  const percentile = (p: string) =>
+    toMs(new RegExp(`^\\s+${p}%\\s+(\\S+)`, 'm').exec(out)?.[1] ?? '');
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1] ?? NaN);
+  const errors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  return {
+    requestsPerSecond: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN),
+    requests,
+    non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0),
+    errors: errors ? errors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0,
+    p50Ms: percentile('50'),
+    p90Ms: percentile('90'),
+    p99Ms: percentile('99'),
+  };
+}
+
+interface Row extends Load {
+  round: number;
+  target: string;
+  scenario: string;
+  connections: number;
+  loadAverage: string;
+  /** CPU milliseconds per request, by process role. */
+  cpuMsPerRequest: Record<string, number>;
+  rssMiB: Record<string, number>;
+  dbRoundTripsPerRequest?: number;
+  upstreamHandshakes: number;
+  ratioToNginx?: number;
+}
+
+async function measure(
+  target: Target,
+  scenario: Scenario,
+  connections: number,
+  round: number,
+  sandbox: SandboxProcess,
+): Promise<Row> {
+  const pids = { ...(await target.pids()), sandbox: [sandbox.pid] };
+  const ticks = () =>
+    Object.fromEntries(
+      Object.entries(pids).map(([role, list]) => [
+        role,
+        list.reduce((sum, pid) => sum + cpuTicks(pid), 0),
+      ]),
+    );
+  const handshakesBefore = await sandbox.handshakes();
+  const statementsBefore = target.statements ? await target.statements() : undefined;
+  const before = ticks();
+  const load = await wrk(scenario, connections, SECONDS);
+  const after = ticks();
+  const statementsAfter = target.statements ? await target.statements() : undefined;
+  const handshakes = (await sandbox.handshakes()) - handshakesBefore;
+  const cpu: Record<string, number> = {};
+  for (const role of Object.keys(pids))
+    cpu[role] = ((after[role] - before[role]) * (1000 / CLK_TCK)) / Math.max(1, load.requests);
+  const rss: Record<string, number> = {};
+  for (const [role, list] of Object.entries(pids))
+    rss[role] = list.reduce((sum, pid) => sum + rssMiB(pid), 0);
+  return {
+    round,
+    target: target.name,
+    scenario: scenario.name,
+    connections,
+    loadAverage: loadAverage(),
+    ...load,
+    cpuMsPerRequest: cpu,
+    rssMiB: rss,
+    ...(statementsBefore !== undefined && statementsAfter !== undefined
+      ? {
+          dbRoundTripsPerRequest: (statementsAfter - statementsBefore) / Math.max(1, load.requests),
+        }
+      : {}),
+    upstreamHandshakes: handshakes,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------- report
+
+const fixed = (value: number | undefined, digits = 0) =>
+  value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits);
+
+function printTable(rows: Row[]): void {
+  log(
+    '\n| round | load avg | scenario | conns | target | req/s | p50 ms | p90 ms | p99 ms | non-2xx | ratio P/nginx | CPU ms/req | RSS MiB | DB trips/read | handshakes |',
   );
-  await transport.close();
-  await sandbox.close();
+  log(
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  );
+  for (const row of rows) {
+    const cpu = Object.entries(row.cpuMsPerRequest)
+      .map(([role, ms]) => `${role} ${ms.toFixed(2)}`)
+      .join(', ');
+    const rss = Object.entries(row.rssMiB)
+      .filter(([role]) => role !== 'postgres')
+      .map(([role, mib]) => `${role} ${mib.toFixed(0)}`)
+      .join(', ');
+    log(
+      `| ${row.round} | ${row.loadAverage} | ${row.scenario} | ${row.connections} | ${row.target} | ${fixed(row.requestsPerSecond)} | ${fixed(row.p50Ms, 2)} | ${fixed(row.p90Ms, 2)} | ${fixed(row.p99Ms, 2)} | ${row.non2xx + row.errors} | ${fixed(row.ratioToNginx, 2)} | ${cpu} | ${rss} | ${fixed(row.dbRoundTripsPerRequest, 2)} | ${row.upstreamHandshakes} |`,
+    );
+  }
+}
+
+function printSpread(rows: Row[]): void {
+  const groups = new Map<string, Row[]>();
+  for (const row of rows) {
+    const key = `${row.scenario} | ${row.connections} | ${row.target}`;
+    groups.set(key, [...(groups.get(key) ?? []), row]);
+  }
+  log('\n| scenario | conns | target | req/s min–max | ratio min–max | p50 ms min–max |');
+  log('| --- | --- | --- | --- | --- | --- |');
+  for (const [key, group] of groups) {
+    const range = (values: (number | undefined)[], digits: number) => {
+      const known = values.filter((v): v is number => v !== undefined && !Number.isNaN(v));
+      return known.length
+        ? `${Math.min(...known).toFixed(digits)}–${Math.max(...known).toFixed(digits)}`
+        : '–';
+    };
+    log(
+      `| ${key} | ${range(
+        group.map((r) => r.requestsPerSecond),
+        0,
+      )} | ${range(
+        group.map((r) => r.ratioToNginx),
+        2,
+      )} | ${range(
+        group.map((r) => r.p50Ms),
+        2,
+      )} |`,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- main
+
+async function freshDatabase(): Promise<string | undefined> {
+  const admin = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
+  try {
+    await admin.connect();
+    // Only the bench's own database is ever dropped.
+    await admin.query(`DROP DATABASE IF EXISTS "${DATABASE}" WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE "${DATABASE}"`);
+    const url = new URL(POSTGRES_URL);
+    url.pathname = `/${DATABASE}`;
+    return url.toString();
+  } catch {
+    return undefined;
+  } finally {
+    await admin.end().catch(() => undefined);
+  }
 }
 
 async function main(): Promise<void> {
-  await measureUpstream();
+  if (!/^[a-z_][a-z0-9_]*$/.test(DATABASE))
+    throw new Error('BENCH_DATABASE: a plain lower-case name');
+  if (spawnSync('wrk', ['--version']).error)
+    throw new Error('wrk is not installed (apt-get install wrk)');
+  ensureDevCertificates(CERTS);
+  const stops: (() => Promise<void>)[] = [];
   const dataDir = mkdtempSync(join(tmpdir(), 'portico-bench-'));
+  const rows: Row[] = [];
+  const startups: Record<string, unknown>[] = [];
   try {
-    print(
-      'Embedded engine (PGlite, fresh data directory)',
-      await measure({ EMBEDDED_DB_DIR: join(dataDir, 'pglite') }),
-    );
-    print(
-      'Embedded engine (PGlite, existing data directory)',
-      await measure({ EMBEDDED_DB_DIR: join(dataDir, 'pglite') }),
-    );
+    const sandbox = await startSandboxProcess();
+    stops.push(sandbox.stop);
+    const targets: Target[] = [];
+
+    const databaseUrl = await freshDatabase();
+    let upstream: { attended: string; unattended: string; accountId: string } | undefined;
+    if (databaseUrl) {
+      const db = new pg.Client({ connectionString: databaseUrl });
+      await db.connect();
+      stops.push(() => db.end());
+      const portico = await startPortico({
+        name: 'Portico on PostgreSQL',
+        env: { DATABASE_URL: databaseUrl },
+        port: PORT_BASE + 30,
+        metricsPort: PORT_BASE + 31,
+        sandbox,
+        postgresPids: async () =>
+          (
+            await db.query<{ pid: number }>(
+              'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+              [DATABASE],
+            )
+          ).rows.map((row) => row.pid),
+      });
+      stops.push(portico.stop);
+      targets.push(portico);
+      const upstreamOf = async (consentId: string) =>
+        (
+          await db.query<{ upstream_consent_id: string; accounts: { resourceId: string }[] }>(
+            'SELECT upstream_consent_id, accounts FROM consents WHERE id = $1',
+            [consentId],
+          )
+        ).rows[0];
+      const attended = await upstreamOf(portico.consentIds.attended);
+      const unattended = await upstreamOf(portico.consentIds.unattended);
+      upstream = {
+        attended: attended.upstream_consent_id,
+        unattended: unattended.upstream_consent_id,
+        accountId: attended.accounts[0].resourceId,
+      };
+    } else {
+      log(`PostgreSQL at ${POSTGRES_URL} not reachable: Portico on PostgreSQL and nginx skipped`);
+    }
+
+    const embedded = await startPortico({
+      name: 'Portico on the embedded engine',
+      env: { DATABASE_URL: '', EMBEDDED_DB_DIR: join(dataDir, 'pglite') },
+      port: PORT_BASE + 40,
+      metricsPort: PORT_BASE + 41,
+      sandbox,
+    });
+    stops.push(embedded.stop);
+    targets.push(embedded);
+
+    const nginx = upstream ? await startNginx(sandbox, upstream) : undefined;
+    if (nginx) {
+      stops.push(nginx.stop);
+      targets.unshift(nginx);
+    } else if (upstream) log(`nginx not found at ${NGINX} (apt-get install nginx-light): skipped`);
+
+    for (const target of targets)
+      if (target.startup) startups.push({ target: target.name, fresh: true, ...target.startup });
+    if (CARD_PAYMENT_SCENARIO)
+      for (const target of targets) {
+        const scenario = CARD_PAYMENT_SCENARIO(target);
+        if (scenario) target.scenarios.push(scenario);
+      }
+
+    // Warm-up: JIT, pools and connections, before any figure is taken.
+    for (const target of targets)
+      for (const scenario of target.scenarios) await wrk(scenario, 4, 2);
+
+    const scenarioNames = [...new Set(targets.flatMap((t) => t.scenarios.map((s) => s.name)))];
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const scenarioName of scenarioNames)
+        for (const connections of CONNECTIONS) {
+          const same: Row[] = [];
+          for (const target of targets) {
+            const scenario = target.scenarios.find((s) => s.name === scenarioName);
+            if (!scenario) continue;
+            const row = await measure(target, scenario, connections, round, sandbox);
+            same.push(row);
+            log(
+              `round ${round} ${scenarioName} c=${connections} ${target.name}: ${row.requestsPerSecond.toFixed(0)} req/s, p50 ${row.p50Ms} ms (load ${row.loadAverage})`,
+            );
+          }
+          const reference = same.find((row) => row.target.startsWith('nginx'));
+          for (const row of same)
+            if (reference && row !== reference)
+              row.ratioToNginx = row.requestsPerSecond / reference.requestsPerSecond;
+          rows.push(...same);
+        }
+    }
+
+    // Start-up on an existing embedded data directory (the second start of `npm start`).
+    await embedded.stop();
+    stops.splice(stops.indexOf(embedded.stop), 1);
+    const again = await startPortico({
+      name: 'Portico on the embedded engine',
+      env: { DATABASE_URL: '', EMBEDDED_DB_DIR: join(dataDir, 'pglite') },
+      port: PORT_BASE + 40,
+      metricsPort: PORT_BASE + 41,
+      sandbox,
+    });
+    startups.push({ target: again.name, fresh: false, ...again.startup });
+    await again.stop();
   } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
     rmSync(dataDir, { recursive: true, force: true });
   }
-  if (await postgresReachable()) {
-    const url = new URL(POSTGRES_URL);
-    url.pathname = '/portico_bench';
-    print(`PostgreSQL (${url.host})`, await measure({ DATABASE_URL: url.toString() }));
-  } else {
-    process.stdout.write(
-      `PostgreSQL at ${POSTGRES_URL} not reachable: skipped (set BENCH_DATABASE_URL)\n`,
+
+  const figures = `${JSON.stringify({ rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, startups, rows }, null, 2)}\n`;
+  if (JSON_OUT) {
+    process.stdout.write(figures);
+    return;
+  }
+  if (JSON_FILE) writeFileSync(JSON_FILE, figures);
+  printTable(rows);
+  if (ROUNDS > 1) printSpread(rows);
+  log('\nStart-up (spawn to the ready banner, migrations included) and memory 2 s after it:');
+  for (const startup of startups) {
+    const s = startup as {
+      target: string;
+      fresh: boolean;
+      readyMs: number;
+      rssMiB: Record<string, number>;
+    };
+    log(
+      `  ${s.target} (${s.fresh ? 'fresh database' : 'existing data directory'}): ${s.readyMs.toFixed(0)} ms; RSS ${Object.entries(
+        s.rssMiB,
+      )
+        .map(([role, mib]) => `${role} ${mib.toFixed(0)} MiB`)
+        .join(', ')}`,
     );
   }
+  log(
+    `\nCPU ms/req: CPU time of each process over the run divided by requests; "postgres" is this database's backends. DB trips/read: statements Portico sent per request (portico_db_statements_total). handshakes: TLS handshakes the sandbox completed during the run.`,
+  );
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(
+    `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -5,11 +5,18 @@ import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.j
 import { requestContext } from '../../platform/logging/request-context.js';
 import type { ApiKeyRole } from '../tenants/api-key.entity.js';
 import { TenantsService, type Principal } from '../tenants/tenants.service.js';
-import { RATE_LIMIT_HEADERS, RateLimitService } from './rate-limit.service.js';
+import { RATE_LIMIT_HEADERS, RateLimitService, type RateLimitState } from './rate-limit.service.js';
 
 export const ROLES_KEY = 'portico:roles';
 /** Set by @OptionalAuth(): a request without Authorization passes, with no principal. */
 export const OPTIONAL_AUTH_KEY = 'portico:optional-auth';
+
+/**
+ * Set on a route whose own guard counts the request against the key's rate limit in the statement
+ * it sends anyway (the consent-access admission), saving a round-trip; that guard must then call
+ * applyRateLimit before anything else happens.
+ */
+export const RATE_LIMIT_IN_ROUTE_KEY = 'portico:rate-limit-in-route';
 
 export type AuthenticatedRequest = FastifyRequest & { principal?: Principal };
 
@@ -63,22 +70,11 @@ export class ApiKeyGuard implements CanActivate {
     const store = requestContext.getStore();
     if (store) store.tenantId = principal.tenantId;
 
-    const usage = await this.rateLimit.consume(principal.keyId);
-    const rateHeaders = {
-      [RATE_LIMIT_HEADERS.limit]: String(usage.limit),
-      [RATE_LIMIT_HEADERS.remaining]: String(usage.remaining),
-      [RATE_LIMIT_HEADERS.reset]: String(usage.resetSeconds),
-    };
-    context.switchToHttp().getResponse<FastifyReply>().headers(rateHeaders);
-    if (usage.exceeded) {
-      throw new ProblemException({
-        status: 429,
-        type: PROBLEM_TYPES.rateLimited,
-        title: 'Too Many Requests',
-        detail: `This API key may make ${usage.limit} requests a minute; try again in ${usage.resetSeconds} s`,
-        headers: { ...rateHeaders, 'Retry-After': String(usage.resetSeconds) },
-      });
-    }
+    if (!this.reflector.get<boolean>(RATE_LIMIT_IN_ROUTE_KEY, context.getHandler()))
+      applyRateLimit(
+        context.switchToHttp().getResponse<FastifyReply>(),
+        await this.rateLimit.consume(principal.keyId),
+      );
     if (roles.length > 0 && !roles.includes(principal.role)) {
       throw new ProblemException({
         status: 403,
@@ -88,5 +84,24 @@ export class ApiKeyGuard implements CanActivate {
       });
     }
     return true;
+  }
+}
+
+/** The rate-limit headers of the answer, and 429 when the key used up its minute. */
+export function applyRateLimit(reply: FastifyReply, usage: RateLimitState): void {
+  const rateHeaders = {
+    [RATE_LIMIT_HEADERS.limit]: String(usage.limit),
+    [RATE_LIMIT_HEADERS.remaining]: String(usage.remaining),
+    [RATE_LIMIT_HEADERS.reset]: String(usage.resetSeconds),
+  };
+  reply.headers(rateHeaders);
+  if (usage.exceeded) {
+    throw new ProblemException({
+      status: 429,
+      type: PROBLEM_TYPES.rateLimited,
+      title: 'Too Many Requests',
+      detail: `This API key may make ${usage.limit} requests a minute; try again in ${usage.resetSeconds} s`,
+      headers: { ...rateHeaders, 'Retry-After': String(usage.resetSeconds) },
+    });
   }
 }

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
+import { PlainSql } from '../../platform/database/plain-sql.js';
 
 export interface RateLimitState {
   limit: number;
@@ -20,33 +21,62 @@ export const RATE_LIMIT_HEADERS = {
 
 const WINDOW_SECONDS = 60;
 
+/** What the rate-limit part of a statement returns (see RateLimitService.cte). */
+export interface RateLimitRow {
+  rate_count: number;
+  rate_reset_seconds: number;
+}
+
 /**
  * A fixed one-minute window per API key, counted in PostgreSQL so that N replicas share one budget.
  * The same statement records the key's last use (at most one write a minute).
  */
 @Injectable()
 export class RateLimitService {
+  private readonly sql: PlainSql;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.sql = new PlainSql(dataSource);
+  }
+
+  /**
+   * The CTEs that count one request of the key whose id is the parameter `keyParam`, for a statement
+   * that does more in the same round-trip (the consent-access admission): they define `rate_usage`,
+   * one row of RateLimitRow.
+   */
+  static cte(keyParam: string): string {
+    return `rate_touched AS (
+         UPDATE api_keys SET last_used_at = now()
+          WHERE id = ${keyParam} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+       ),
+       rate_usage AS (
+         INSERT INTO api_key_usage (key_id, window_start, count) VALUES (${keyParam}, date_trunc('minute', now()), 1)
+         ON CONFLICT (key_id, window_start) DO UPDATE SET count = api_key_usage.count + 1
+         RETURNING count AS rate_count,
+                   ceil(extract(epoch FROM (window_start + interval '${WINDOW_SECONDS} seconds' - now())))::int AS rate_reset_seconds
+       )`;
+  }
 
   async consume(keyId: string): Promise<RateLimitState> {
-    const limit = this.config.http.rateLimitPerMinute;
-    const rows: { count: number; reset_seconds: number }[] = await this.dataSource.query(
-      `WITH touched AS (
-         UPDATE api_keys SET last_used_at = now()
-          WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
-       )
-       INSERT INTO api_key_usage (key_id, window_start, count) VALUES ($1, date_trunc('minute', now()), 1)
-       ON CONFLICT (key_id, window_start) DO UPDATE SET count = api_key_usage.count + 1
-       RETURNING count, ceil(extract(epoch FROM (window_start + interval '${WINDOW_SECONDS} seconds' - now())))::int AS reset_seconds`,
+    const rows = await this.sql.query<RateLimitRow>(
+      'rate-limit:consume',
+      `WITH ${RateLimitService.cte('$1')} SELECT rate_count, rate_reset_seconds FROM rate_usage`,
       [keyId],
     );
-    const { count, reset_seconds: resetSeconds } = rows[0];
+    return this.counted(keyId, rows[0]);
+  }
+
+  /** The state after a request was counted (by consume, or by a statement built with cte). */
+  async counted(keyId: string, row: RateLimitRow): Promise<RateLimitState> {
+    const limit = this.config.http.rateLimitPerMinute;
+    const count = row.rate_count;
     if (count === 1) {
       // First request of a new window: drop this key's finished windows.
-      await this.dataSource.query(
+      await this.sql.query(
+        'rate-limit:prune',
         `DELETE FROM api_key_usage WHERE key_id = $1 AND window_start < date_trunc('minute', now())`,
         [keyId],
       );
@@ -54,7 +84,7 @@ export class RateLimitService {
     return {
       limit,
       remaining: Math.max(0, limit - count),
-      resetSeconds: Math.max(1, resetSeconds),
+      resetSeconds: Math.max(1, row.rate_reset_seconds),
       exceeded: count > limit,
     };
   }

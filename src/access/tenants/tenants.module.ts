@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApiKeyGuard } from '../auth/api-key.guard.js';
 import { RateLimitService } from '../auth/rate-limit.service.js';
+import { ApiKeyCache } from './api-key-cache.js';
 import { ApiKeyUsage } from './api-key-usage.entity.js';
 import { ApiKey } from './api-key.entity.js';
 import { Tenant } from './tenant.entity.js';
@@ -13,7 +14,7 @@ import { TenantsService } from './tenants.service.js';
 @Module({
   imports: [TypeOrmModule.forFeature([Tenant, ApiKey, ApiKeyUsage])],
   controllers: [TenantsController],
-  providers: [TenantsService, ApiKeyGuard, RateLimitService],
+  providers: [TenantsService, ApiKeyCache, ApiKeyGuard, RateLimitService],
   exports: [TenantsService, ApiKeyGuard, RateLimitService],
 })
 export class TenantsModule {}

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, QueryFailedError, type Repository } from 'typeorm';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
-import { generateKey, keyMatches, parseKey } from './api-key-secret.js';
+import { ApiKeyCache, KEY_REVOKED_CHANNEL } from './api-key-cache.js';
+import { generateKey, hashKey, keyMatches, parseKey } from './api-key-secret.js';
 import { ApiKey, type ApiKeyRole } from './api-key.entity.js';
 import { assertMayManageRole, maySeeTenant, tenantNotFound, type Actor } from './key-policy.js';
 import { Tenant } from './tenant.entity.js';
@@ -40,6 +41,7 @@ export class TenantsService {
   constructor(
     @InjectRepository(Tenant) private readonly tenants: Repository<Tenant>,
     @InjectRepository(ApiKey) private readonly apiKeys: Repository<ApiKey>,
+    private readonly cache: ApiKeyCache,
   ) {}
 
   async createTenant(slug: string, name: string): Promise<Tenant> {
@@ -144,23 +146,40 @@ export class TenantsService {
     if (!apiKey.revokedAt) {
       apiKey.revokedAt = new Date();
       await this.apiKeys.update({ id: apiKey.id }, { revokedAt: apiKey.revokedAt });
+      await this.announceRevoked([apiKey.id]);
     }
     return apiKey;
   }
 
   /** Revokes every unrevoked key of a tenant with this label; returns how many. */
   async revokeKeysByLabel(tenantId: string, label: string): Promise<number> {
+    const keys = await this.apiKeys.find({ where: { tenantId, label, revokedAt: IsNull() } });
+    if (keys.length === 0) return 0;
     const result = await this.apiKeys.update(
       { tenantId, label, revokedAt: IsNull() },
       { revokedAt: new Date() },
     );
+    await this.announceRevoked(keys.map((key) => key.id));
     return result.affected ?? 0;
+  }
+
+  /** Drops revoked keys from this replica's cache and tells the others (ApiKeyCache). */
+  private async announceRevoked(keyIds: string[]): Promise<void> {
+    for (const id of keyIds) this.cache.forget(id);
+    await this.apiKeys.query(`SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id`, [
+      KEY_REVOKED_CHANNEL,
+      keyIds,
+    ]);
   }
 
   /** The principal a presented key stands for, or undefined when it is unknown, wrong or revoked. */
   async authenticate(key: string): Promise<Principal | undefined> {
     const parsed = parseKey(key);
     if (!parsed) return undefined;
+    // The replica's cache of keys it checked recently (revocations reach it by NOTIFY, bounded by a TTL).
+    const hash = hashKey(key);
+    const cached = this.cache.get(hash);
+    if (cached) return cached as Principal;
     // One indexed read on the hot path (no ORM relation loading).
     const rows: {
       id: string;
@@ -176,6 +195,13 @@ export class TenantsService {
     );
     const row = rows[0];
     if (!row || !keyMatches(key, row.secret_hash)) return undefined;
-    return { tenantId: row.tenant_id, tenantSlug: row.slug, keyId: row.id, role: row.role };
+    const principal = {
+      tenantId: row.tenant_id,
+      tenantSlug: row.slug,
+      keyId: row.id,
+      role: row.role,
+    };
+    this.cache.set(hash, principal);
+    return principal;
   }
 }

@@ -16,6 +16,15 @@ function secondsToUtcMidnight(now = new Date()): number {
   return Math.max(1, Math.ceil((midnight - now.getTime()) / 1000));
 }
 
+/** A budget of `limit` with `count` units taken today. */
+export function budgetOf(limit: number, count: number): Budget {
+  return {
+    limit,
+    remaining: Math.max(0, limit - count),
+    resetSeconds: secondsToUtcMidnight(),
+  };
+}
+
 /**
  * Unattended reads per consent per UTC day, counted in PostgreSQL so that replicas share them.
  * A read takes its unit before the bank is called and gives it back if the bank refuses, so Portico's
@@ -24,6 +33,24 @@ function secondsToUtcMidnight(now = new Date()): number {
 @Injectable()
 export class BudgetService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** SQL for the units taken today by the consent whose id is the expression (0 when none). */
+  static usedTodaySql(consentExpr: string): string {
+    return `COALESCE((SELECT count FROM consent_usage WHERE consent_id = ${consentExpr} AND day = ${TODAY}), 0)`;
+  }
+
+  /**
+   * A CTE named `gate` that takes one unit of the consent `consentParam` within `limitParam` (parameter
+   * placeholders of the statement it joins) and returns `budget_count`; no row when the budget is spent.
+   */
+  static takeGateCte(consentParam: string, limitParam: string): string {
+    return `gate AS (
+         INSERT INTO consent_usage (consent_id, day, count) VALUES (${consentParam}, ${TODAY}, 1)
+         ON CONFLICT (consent_id, day) DO UPDATE SET count = consent_usage.count + 1
+           WHERE consent_usage.count < ${limitParam}
+         RETURNING count AS budget_count
+       )`;
+  }
 
   /** Takes one unit; undefined when the day's budget is used up. */
   async take(consentId: string, limit: number): Promise<Budget | undefined> {

@@ -7,6 +7,7 @@ import {
   type ExecutionContext,
 } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
+import { RATE_LIMIT_IN_ROUTE_KEY } from '../../access/auth/api-key.guard.js';
 import {
   CONSENT_ACCESS_RULE,
   ConsentAccessGuard,
@@ -23,6 +24,8 @@ export function ConsentAccess(rule: ConsentAccessRule): MethodDecorator {
   const kind = rule.kind === 'ais' ? 'account-information' : 'confirmation-of-funds';
   return applyDecorators(
     SetMetadata(CONSENT_ACCESS_RULE, rule),
+    // The consent-access guard counts the request in the statement that reads the consent.
+    SetMetadata(RATE_LIMIT_IN_ROUTE_KEY, true),
     UseGuards(ConsentAccessGuard),
     UseInterceptors(ConsentAccessInterceptor),
     ApiHeader({

@@ -1,12 +1,14 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { AuthenticatedRequest } from '../../access/auth/api-key.guard.js';
+import type { FastifyReply } from 'fastify';
+import { applyRateLimit, type AuthenticatedRequest } from '../../access/auth/api-key.guard.js';
+import { RateLimitService } from '../../access/auth/rate-limit.service.js';
 import {
   ConsentAccessService,
   type ConsentAccessGrant,
   type ConsentAccessRule,
 } from './consent-access.service.js';
-import { readConsentHeaders } from './consent-headers.js';
+import { readConsentHeaders, type ConsentHeaders } from './consent-headers.js';
 
 export const CONSENT_ACCESS_RULE = 'portico:consent-access-rule';
 
@@ -16,21 +18,36 @@ export type ConsentAccessRequest = AuthenticatedRequest & {
   consentAccess?: ConsentAccessGrant;
 };
 
-/** Admits a call under a consent (local rules, budget) before the handler; refusals are logged. */
+/**
+ * Admits a call under a consent (local rules, budget) before the handler; refusals are logged. The
+ * route's rate limit is counted here, in the statement that reads the consent (RATE_LIMIT_IN_ROUTE_KEY).
+ */
 @Injectable()
 export class ConsentAccessGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly access: ConsentAccessService,
+    private readonly rateLimit: RateLimitService,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const rule = this.reflector.get<ConsentAccessRule>(CONSENT_ACCESS_RULE, context.getHandler());
     const request = context.switchToHttp().getRequest<ConsentAccessRequest>();
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
+    const keyId = request.principal!.keyId;
+    let headers: ConsentHeaders;
+    try {
+      headers = readConsentHeaders(request.headers);
+    } catch (error) {
+      // Refused before the consent is read: the request still counts against the key's minute.
+      applyRateLimit(reply, await this.rateLimit.consume(keyId));
+      throw error;
+    }
     const iban = (request.body as { account?: { iban?: unknown } } | undefined)?.account?.iban;
     request.consentAccess = await this.access.admit(rule, {
       tenantId: request.principal!.tenantId,
-      headers: readConsentHeaders(request.headers),
+      headers,
+      rateLimit: { keyId, apply: (state) => applyRateLimit(reply, state) },
       accountId: request.params?.accountId,
       iban: rule.kind === 'cof' && typeof iban === 'string' ? iban : undefined,
     });

@@ -1,5 +1,13 @@
 import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import {
+  RateLimitService,
+  type RateLimitRow,
+  type RateLimitState,
+} from '../../access/auth/rate-limit.service.js';
 import { AccessLogService, type AccessSubject } from '../../audit/trail/access-log.service.js';
+import { PlainSql } from '../../platform/database/plain-sql.js';
 import { ProblemException } from '../../platform/errors/problem.js';
 import { Metrics } from '../../platform/metrics/metrics.service.js';
 import { failureOutcome } from '../../upstreams/http/upstream-caller.js';
@@ -9,7 +17,7 @@ import {
   type ConsentKind,
 } from '../consents/consent.entity.js';
 import { ConsentsService, consentProblem, renewalProblem } from '../consents/consents.service.js';
-import { BudgetService, type Budget } from './budget.service.js';
+import { BudgetService, budgetOf, type Budget } from './budget.service.js';
 import type { ConsentHeaders } from './consent-headers.js';
 
 export const BUDGET_HEADERS = {
@@ -37,6 +45,8 @@ export interface ConsentAccessGrant {
   psuIpAddress?: string;
   accountId?: string;
   budget?: Budget;
+  /** Units of the daily budget taken today when the consent was read (for the headers of attended reads). */
+  usedToday: number;
   started: number;
   /** The access-log row written ahead of the bank call, completed with its outcome. */
   logId: string;
@@ -49,7 +59,15 @@ export interface ConsentCallRequest {
   accountId?: string;
   /** An IBAN the call names directly (funds confirmation): it must be the consent's. */
   iban?: string;
+  /**
+   * The API key whose rate limit this call counts against, in the statement that reads the consent
+   * (the route defers its rate limit to this service), and what to do with the result: set the
+   * headers, and refuse (throw) when the key used up its minute.
+   */
+  rateLimit?: { keyId: string; apply: (state: RateLimitState) => void };
 }
+
+type AdmissionRow = Partial<RateLimitRow> & { used_today: number } & Record<string, unknown>;
 
 type Granted = Partial<Record<'accounts' | 'balances' | 'transactions', { iban: string }[]>>;
 
@@ -60,12 +78,46 @@ type Granted = Partial<Record<'accounts' | 'balances' | 'transactions', { iban: 
  */
 @Injectable()
 export class ConsentAccessService {
+  private readonly sql: PlainSql;
+  private readonly admitWithRateLimit: string;
+  private readonly admitAlone: string;
+
   constructor(
     private readonly consents: ConsentsService,
     private readonly budgets: BudgetService,
     private readonly accessLog: AccessLogService,
     private readonly metrics: Metrics,
-  ) {}
+    private readonly rateLimits: RateLimitService,
+    @InjectDataSource() dataSource: DataSource,
+  ) {
+    this.sql = new PlainSql(dataSource);
+    // One round-trip: the key's request counted, the consent read, today's budget units read.
+    const consent = `${consents.columnsSql('c')}, ${BudgetService.usedTodaySql('c.id')} AS used_today`;
+    this.admitWithRateLimit = `WITH ${RateLimitService.cte('$1')}
+       SELECT rate_usage.rate_count, rate_usage.rate_reset_seconds, ${consent}
+         FROM rate_usage LEFT JOIN consents c ON c.id = $2 AND c.tenant_id = $3`;
+    this.admitAlone = `SELECT ${consent} FROM consents c WHERE c.id = $1 AND c.tenant_id = $2`;
+  }
+
+  /** Counts the request (when asked) and reads the consent, in one statement. */
+  private async readConsent(call: ConsentCallRequest): Promise<AdmissionRow> {
+    const { consentId } = call.headers;
+    if (!call.rateLimit) {
+      const [row] = await this.sql.query<AdmissionRow>('consent-access:admit', this.admitAlone, [
+        consentId,
+        call.tenantId,
+      ]);
+      return row ?? { used_today: 0 };
+    }
+    const { keyId, apply } = call.rateLimit;
+    const [row] = await this.sql.query<AdmissionRow>(
+      'consent-access:admit-rate-limited',
+      this.admitWithRateLimit,
+      [keyId, consentId, call.tenantId],
+    );
+    apply(await this.rateLimits.counted(keyId, row as RateLimitRow));
+    return row;
+  }
 
   async admit(rule: ConsentAccessRule, call: ConsentCallRequest): Promise<ConsentAccessGrant> {
     const started = performance.now();
@@ -85,25 +137,33 @@ export class ConsentAccessService {
       });
       return error;
     };
-    let consent: Consent;
+    // A key over its rate limit is refused here (apply throws), before anything is logged.
+    const row = await this.readConsent(call);
+    const consent = this.consents.hydrate(row);
+    if (!consent) throw await refuse(null, ConsentsService.unknown(call.headers.consentId));
+    const usedToday = Number(row.used_today);
+    let unattended: boolean;
     try {
-      consent = await this.consents.find(call.tenantId, call.headers.consentId);
-    } catch (error) {
-      throw await refuse(null, error);
-    }
-    let budget: Budget | undefined;
-    try {
-      budget = await this.check(rule, consent, call, attended);
+      unattended = await this.check(rule, consent, call, attended);
     } catch (error) {
       throw await refuse(consent.id, error);
     }
     // Written ahead: from here on the bank may be called, and a crash leaves this row as `sent`.
+    // An unattended read takes its unit of the daily budget in the same statement.
     let logId: string;
-    try {
+    let budget: Budget | undefined;
+    if (unattended) {
+      const limit = this.limitOf(consent);
+      const begun = await this.accessLog.beginGated<{ budget_count: number }>(subject(consent.id), {
+        name: 'budget',
+        cte: BudgetService.takeGateCte('$9', '$10'),
+        params: [consent.id, limit],
+      });
+      if (!begun) throw await refuse(consent.id, await this.budgetSpent(consent, limit));
+      logId = begun.id;
+      budget = budgetOf(limit, begun.gate.budget_count);
+    } else {
       logId = await this.accessLog.begin(subject(consent.id));
-    } catch (error) {
-      if (budget) await this.budgets.giveBack(consent.id).catch(() => undefined);
-      throw error;
     }
     return {
       rule,
@@ -113,17 +173,32 @@ export class ConsentAccessService {
       psuIpAddress: call.headers.psuIpAddress,
       accountId: call.accountId,
       budget,
+      usedToday,
       started,
       logId,
     };
+  }
+
+  /** The 429 of an unattended read beyond the day's budget. */
+  private async budgetSpent(consent: Consent, limit: number): Promise<ProblemException> {
+    const current = await this.budgets.current(consent.id, limit);
+    this.metrics.recordBudgetRefusal();
+    return new ProblemException({
+      status: 429,
+      type: 'urn:portico:problem:consent:access-exceeded',
+      title: 'ACCESS_EXCEEDED',
+      detail: `The consent allows ${limit} reads a day without the user present; send PSU-IP-Address when the user is present`,
+      headers: { 'Retry-After': String(current.resetSeconds), ...budgetHeaders(current) },
+      extensions: { code: 'ACCESS_EXCEEDED' },
+    });
   }
 
   /** The call was answered: logged, and the budget headers it answers with. */
   async completed(grant: ConsentAccessGrant): Promise<Budget | undefined> {
     await this.log(grant, 200, 'ok');
     if (grant.rule.kind !== 'ais') return undefined;
-    const limit = this.limitOf(grant.consent);
-    return grant.budget ?? (await this.budgets.current(grant.consent.id, limit));
+    // Attended reads take no unit: their headers show the budget as read with the consent.
+    return grant.budget ?? budgetOf(this.limitOf(grant.consent), grant.usedToday);
   }
 
   /**
@@ -167,12 +242,13 @@ export class ConsentAccessService {
     return error;
   }
 
+  /** The local rules; whether the read is unattended (takes a unit of the daily budget). */
   private async check(
     rule: ConsentAccessRule,
     consent: Consent,
     call: ConsentCallRequest,
     attended: boolean,
-  ): Promise<Budget | undefined> {
+  ): Promise<boolean> {
     if (consent.kind !== rule.kind) {
       const expected = rule.kind === 'ais' ? 'an account-information' : 'a confirmation-of-funds';
       throw consentProblem(401, 'CONSENT_INVALID', `This operation needs ${expected} consent`);
@@ -188,20 +264,7 @@ export class ConsentAccessService {
     if (consent.status !== 'valid')
       throw consentProblem(401, 'CONSENT_INVALID', `The consent is ${consent.status}, not valid`);
     this.checkAccount(rule, consent, call);
-    if (rule.kind !== 'ais' || attended) return undefined;
-    const limit = this.limitOf(consent);
-    const budget = await this.budgets.take(consent.id, limit);
-    if (budget) return budget;
-    const current = await this.budgets.current(consent.id, limit);
-    this.metrics.recordBudgetRefusal();
-    throw new ProblemException({
-      status: 429,
-      type: 'urn:portico:problem:consent:access-exceeded',
-      title: 'ACCESS_EXCEEDED',
-      detail: `The consent allows ${limit} reads a day without the user present; send PSU-IP-Address when the user is present`,
-      headers: { 'Retry-After': String(current.resetSeconds), ...budgetHeaders(current) },
-      extensions: { code: 'ACCESS_EXCEEDED' },
-    });
+    return rule.kind === 'ais' && !attended;
   }
 
   private checkAccount(rule: ConsentAccessRule, consent: Consent, call: ConsentCallRequest): void {

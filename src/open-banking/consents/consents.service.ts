@@ -141,16 +141,42 @@ export class ConsentsService {
     const consent = isUuid(consentId)
       ? await this.consents.findOne({ where: { id: consentId, tenantId } })
       : null;
-    if (!consent || (kind && consent.kind !== kind)) {
-      throw new ProblemException({
-        status: 404,
-        type: PROBLEM_TYPES.notFound,
-        title: 'Not Found',
-        detail: `No consent ${consentId}`,
-        extensions: { code: 'CONSENT_UNKNOWN' },
-      });
-    }
+    if (!consent || (kind && consent.kind !== kind)) throw ConsentsService.unknown(consentId);
     return consent;
+  }
+
+  /**
+   * The consent's columns for a hand-written statement (each as "c_<property>"), and the consent made
+   * of such a row (hydrate): for the consent-access admission, which reads the consent in the same
+   * round-trip as it counts the request.
+   */
+  columnsSql(alias: string): string {
+    return this.consents.metadata.columns
+      .map((column) => `${alias}.${column.databaseName} AS "c_${column.propertyName}"`)
+      .join(', ');
+  }
+
+  hydrate(row: Record<string, unknown>): Consent | undefined {
+    if (row.c_id === null || row.c_id === undefined) return undefined;
+    const consent = this.consents.create();
+    const driver = this.consents.manager.connection.driver;
+    for (const column of this.consents.metadata.columns)
+      column.setEntityValue(
+        consent,
+        driver.prepareHydratedValue(row[`c_${column.propertyName}`], column),
+      );
+    return consent;
+  }
+
+  /** The 404 of a consent that is not the tenant's (or not of the kind asked for). */
+  static unknown(consentId: string): ProblemException {
+    return new ProblemException({
+      status: 404,
+      type: PROBLEM_TYPES.notFound,
+      title: 'Not Found',
+      detail: `No consent ${consentId}`,
+      extensions: { code: 'CONSENT_UNKNOWN' },
+    });
   }
 
   /** The consent with its status brought up to date: expiry by date, and the bank's word for open consents. */

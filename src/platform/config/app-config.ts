@@ -12,6 +12,11 @@ export interface AppConfig {
     shutdownTimeoutMs: number;
     /** Requests per API key per minute, across all replicas. */
     rateLimitPerMinute: number;
+    /**
+     * How long a replica trusts an API key it authenticated before it looks at the key's row again:
+     * the bound on how long a revoked key keeps working when the revocation notice is lost.
+     */
+    keyCacheTtlMs: number;
   };
   log: { level: LogLevel };
   /** The Prometheus `/metrics` listener, apart from the API port; no port means none is started. */
@@ -156,6 +161,10 @@ export const VARIABLES = {
   RATE_LIMIT_PER_MINUTE: {
     doc: 'Requests each API key may make per minute, shared by all replicas',
     default: '600',
+  },
+  KEY_CACHE_TTL_MS: {
+    doc: 'How long a replica trusts an API key it checked before reading its row again: the bound on how long a revoked key works when the revocation notice (LISTEN/NOTIFY) is lost (0: no cache)',
+    default: '5000',
   },
   LOG_LEVEL: { doc: `One of ${LOG_LEVELS.join(', ')}`, default: 'info' },
   METRICS_HOST: {
@@ -418,6 +427,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       bodyLimitBytes: integer('BODY_LIMIT_BYTES', 1024, 100 * 1024 * 1024),
       shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', 0, 600_000),
       rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 1, 1_000_000),
+      keyCacheTtlMs: integer('KEY_CACHE_TTL_MS', 0, 60_000),
     },
     log: { level: oneOf('LOG_LEVEL', LOG_LEVELS) },
     metrics: {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { statementsSent } from '../database/statement-counter.js';
 
 export type BreakerState = 'closed' | 'half-open' | 'open';
 
@@ -85,6 +86,15 @@ export class Metrics {
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     const readPool = () => this.poolSource?.();
+    new Counter({
+      name: 'portico_db_statements_total',
+      help: 'Statements sent to PostgreSQL by this process (each one a round-trip)',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(statementsSent());
+      },
+    });
     new Gauge({
       name: 'portico_db_pool_connections',
       help: 'Connections of the database pool: total open, idle, and requests waiting for one',

@@ -8,6 +8,7 @@ import type { SandboxBank } from './bank/sandbox-bank.js';
  *   POST /sandbox/consents/{consentId}/revoke  the user revokes a valid consent at the bank (204, 404)
  *   GET  /sandbox/calls                        API calls answered since start, by operationId
  *   GET  /sandbox/calls/{operationId}/request-ids  their X-Request-IDs, oldest first
+ *   GET  /sandbox/tls-handshakes               TLS handshakes on the open-banking listener since start
  *   POST /sandbox/reset                        forget every consent, payment, authorisation, session,
  *                                              counter and booked payment, in the store too (204)
  */

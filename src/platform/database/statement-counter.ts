@@ -1,0 +1,24 @@
+import pg from 'pg';
+
+/**
+ * Counts the statements this process sends to PostgreSQL (each `pg` query is one round-trip), for the
+ * metric `portico_db_statements_total` and the bench's "database round-trips per read". Installed once,
+ * on the `pg` client every pool of the process uses; the cost is one increment per statement.
+ */
+let sent = 0;
+const marker = Symbol.for('portico.statementCounter');
+const proto = pg.Client.prototype as unknown as Record<string | symbol, unknown> & {
+  query: (...args: unknown[]) => unknown;
+};
+if (!proto[marker]) {
+  const original = proto.query;
+  proto.query = function countedQuery(this: unknown, ...args: unknown[]) {
+    sent++;
+    return original.apply(this, args);
+  };
+  proto[marker] = true;
+}
+
+export function statementsSent(): number {
+  return sent;
+}
