@@ -10,6 +10,7 @@ import { OpenBankingModule } from './open-banking/open-banking.module.js';
 import { LoggingModule } from './platform/logging/logging.module.js';
 import { MetricsModule } from './platform/metrics/metrics.module.js';
 import { TenantsModule } from './access/tenants/tenants.module.js';
+import { CardModule } from './card/card.module.js';
 
 /** The gateway: one module per capability, configured by one typed config object. */
 @Module({})
@@ -27,6 +28,7 @@ export class AppModule {
         HealthModule,
         OpenBankingModule,
         AuditModule,
+        CardModule,
         ...(extra as Type[]),
       ],
     };

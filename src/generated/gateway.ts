@@ -637,6 +637,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tenants/{tenantId}/card-credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a tenant's card merchant keys, masked
+         * @description Prefix and last four characters of each key, never more. Role operator: any tenant. Role admin: the key's own tenant (another answers 404).
+         */
+        get: operations["getCardCredentials"];
+        /**
+         * Set a tenant's card merchant keys
+         * @description The tenant's secret and public keys at the card provider (its own merchant account). Stored encrypted (AES-256-GCM); the answer and every later read show them masked only. Replaces keys set before (in sandbox mode, the sandbox merchant given at creation). Role operator.
+         */
+        put: operations["setCardCredentials"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1102,6 +1126,28 @@ export interface components {
             brandId: string;
             /** @example Danube Bank Hungary Zrt. (sandbox) */
             brandName: string;
+        };
+        CardCredentialsView: {
+            /** @example null */
+            merchantId: string | null;
+            /** @example null */
+            posKey: string | null;
+            /** @example pk_…I7jx */
+            publicKey: string | null;
+            /**
+             * @description Masked: prefix and last four
+             * @example sk_…7dc1
+             */
+            secretKey: string;
+            /**
+             * @description `operator` (set through the API or the CLI) or `sandbox` (a sandbox merchant given at tenant creation)
+             * @enum {string}
+             */
+            source: "operator" | "sandbox";
+            /** Format: uuid */
+            tenantId: string;
+            /** Format: date-time */
+            updatedAt: string;
         };
         ChainBreakView: {
             /** @example access_log 1042 differs from what was sealed */
@@ -1864,6 +1910,20 @@ export interface components {
             checks?: components["schemas"]["ReadinessChecks"];
             /** @enum {string} */
             status: "ok" | "fail";
+        };
+        SetCardCredentialsRequest: {
+            /** @description The point-of-sale interface key, when the merchant has one. Stored encrypted. */
+            posKey?: string;
+            /**
+             * @description The merchant's public key (card tokens from browsers and apps). Stored encrypted.
+             * @example pk_live_TYooMQauvdEDq54NiTphI7jx
+             */
+            publicKey: string;
+            /**
+             * @description The merchant's secret key at the card provider (all operations). Stored encrypted.
+             * @example sk_live_4eC39HqLyjWDarjtT1zdp7dc
+             */
+            secretKey: string;
         };
         SignedCheckpointView: {
             /** @description The link hash */
@@ -6315,6 +6375,238 @@ export interface operations {
                 };
             };
             /** @description No such key for this tenant (or, for an admin key, not its own tenant) */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCardCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant id */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardCredentialsView"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not operator or admin */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such tenant, or it has no card merchant keys */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setCardCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tenant id */
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetCardCredentialsRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardCredentialsView"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not operator */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such tenant */
             404: {
                 headers: {
                     /** @description Requests this API key may make per minute */

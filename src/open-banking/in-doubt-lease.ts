@@ -6,7 +6,7 @@ import type { EntityManager } from 'typeorm';
  */
 export async function leaseInDoubt(
   manager: EntityManager,
-  table: 'consents' | 'payments',
+  table: 'consents' | 'payments' | 'card_resources',
   olderThanMs: number,
   limit = 20,
 ): Promise<string[]> {

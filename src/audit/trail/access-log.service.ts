@@ -6,7 +6,7 @@ import { AccessLogEntry } from './access-log-entry.entity.js';
 
 /** Who made a call, under what, and on which account: the part of a row known before the call. */
 export type AccessSubject = Pick<AccessLogEntry, 'tenantId' | 'operation' | 'psuPresent'> &
-  Partial<Pick<AccessLogEntry, 'consentId' | 'paymentId' | 'accountId'>>;
+  Partial<Pick<AccessLogEntry, 'consentId' | 'paymentId' | 'accountId' | 'cardResourceId'>>;
 
 /** How a call ended. */
 export interface AccessOutcome {
@@ -34,8 +34,9 @@ export class AccessLogService {
   async begin(subject: AccessSubject): Promise<string> {
     const [row] = (await this.entries.query(
       `INSERT INTO access_log
-         (tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id, outcome)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+         (tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id, outcome,
+          card_resource_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
       [
         subject.tenantId,
         subject.consentId ?? null,
@@ -45,6 +46,7 @@ export class AccessLogService {
         subject.psuPresent,
         currentRequestId() ?? null,
         SENT,
+        subject.cardResourceId ?? null,
       ],
     )) as { id: string }[];
     return String(row.id);
@@ -64,8 +66,8 @@ export class AccessLogService {
     await this.entries.query(
       `INSERT INTO access_log
          (tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id,
-          outcome, upstream_status, latency_ms, completed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now())`,
+          outcome, upstream_status, latency_ms, completed_at, card_resource_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`,
       [
         subject.tenantId,
         subject.consentId ?? null,
@@ -77,6 +79,7 @@ export class AccessLogService {
         result.outcome,
         result.upstreamStatus ?? null,
         result.latencyMs,
+        subject.cardResourceId ?? null,
       ],
     );
   }
@@ -88,6 +91,10 @@ export class AccessLogService {
 
   forConsent(consentId: string, limit = 500): Promise<AccessLogEntry[]> {
     return this.entries.find({ where: { consentId }, order: { id: 'DESC' }, take: limit });
+  }
+
+  forCardResource(cardResourceId: string, limit = 500): Promise<AccessLogEntry[]> {
+    return this.entries.find({ where: { cardResourceId }, order: { id: 'DESC' }, take: limit });
   }
 
   forPayment(paymentId: string, limit = 500): Promise<AccessLogEntry[]> {
