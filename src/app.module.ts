@@ -11,6 +11,7 @@ import { LoggingModule } from './platform/logging/logging.module.js';
 import { MetricsModule } from './platform/metrics/metrics.module.js';
 import { TenantsModule } from './access/tenants/tenants.module.js';
 import { CardModule } from './card/card.module.js';
+import { InDoubtModule } from './platform/in-doubt/in-doubt-settlers.js';
 
 /** The gateway: one module per capability, configured by one typed config object. */
 @Module({})
@@ -23,6 +24,7 @@ export class AppModule {
         LoggingModule.forRoot(logger),
         MetricsModule,
         DatabaseModule,
+        InDoubtModule,
         CertificatesModule,
         TenantsModule,
         HealthModule,

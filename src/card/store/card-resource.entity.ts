@@ -14,7 +14,11 @@ export type CardResourceKind = (typeof CARD_RESOURCE_KINDS)[number];
 @Entity({ name: 'card_resources' })
 @Index(['tenantId', 'kind', 'createdAt'])
 @Index(['tenantId', 'token'], { unique: true, where: 'token IS NOT NULL' })
-@Index(['tenantId', 'merchantRef'], { unique: true, where: "kind = 'payment'" })
+// A failed payment leaves its merchant_ref free (the provider made no payment), as the provider does.
+@Index(['tenantId', 'merchantRef'], {
+  unique: true,
+  where: "kind = 'payment' AND status <> 'failed'",
+})
 export class CardResource {
   @PrimaryColumn({ type: 'uuid' })
   id: string;

@@ -10,7 +10,7 @@ import { AuditChain1795433603017 } from './1795433603017-AuditChain.js';
 import { ApiKeyRoles1795434914630 } from './1795434914630-ApiKeyRoles.js';
 import { AuditRetention1795436538899 } from './1795436538899-AuditRetention.js';
 import { ConsentRenewal1795437310415 } from './1795437310415-ConsentRenewal.js';
-import { CardApi1795440326641 } from './1795440326641-CardApi.js';
+import { CardApi1795441852748 } from './1795441852748-CardApi.js';
 
 export const MIGRATIONS = [
   Initial1795216535010,
@@ -24,5 +24,5 @@ export const MIGRATIONS = [
   ApiKeyRoles1795434914630,
   AuditRetention1795436538899,
   ConsentRenewal1795437310415,
-  CardApi1795440326641,
+  CardApi1795441852748,
 ];

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-export class CardApi1795440326641 implements MigrationInterface {
-  name = 'CardApi1795440326641';
+export class CardApi1795441852748 implements MigrationInterface {
+  name = 'CardApi1795441852748';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
@@ -11,7 +11,7 @@ export class CardApi1795440326641 implements MigrationInterface {
       'CREATE TABLE "card_resources" ("id" uuid NOT NULL, "tenant_id" uuid NOT NULL, "kind" character varying(16) NOT NULL, "token" character varying(64), "parent_token" character varying(64), "merchant_ref" character varying(120), "status" character varying(24) NOT NULL, "amount" integer, "data" jsonb, "resolver_lease_until" TIMESTAMP WITH TIME ZONE, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "updated_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "PK_8c6e5479dab95078ddee723d7f3" PRIMARY KEY ("id"))',
     );
     await queryRunner.query(
-      'CREATE UNIQUE INDEX "IDX_352541f7862426f36c73c11f37" ON "card_resources"  ("tenant_id", "merchant_ref") WHERE kind = \'payment\'',
+      'CREATE UNIQUE INDEX "IDX_d7c17fc0e92f4bd35c942111a9" ON "card_resources"  ("tenant_id", "merchant_ref") WHERE kind = \'payment\' AND status <> \'failed\'',
     );
     await queryRunner.query(
       'CREATE UNIQUE INDEX "IDX_c63baf839e931d87e6b1941fcd" ON "card_resources"  ("tenant_id", "token") WHERE token IS NOT NULL',
@@ -37,7 +37,7 @@ export class CardApi1795440326641 implements MigrationInterface {
     await queryRunner.query('ALTER TABLE "access_log" DROP COLUMN "card_resource_id"');
     await queryRunner.query('DROP INDEX "public"."IDX_c6844fd1cc9b475890adaaba1a"');
     await queryRunner.query('DROP INDEX "public"."IDX_c63baf839e931d87e6b1941fcd"');
-    await queryRunner.query('DROP INDEX "public"."IDX_352541f7862426f36c73c11f37"');
+    await queryRunner.query('DROP INDEX "public"."IDX_d7c17fc0e92f4bd35c942111a9"');
     await queryRunner.query('DROP TABLE "card_resources"');
     await queryRunner.query('DROP TABLE "card_credentials"');
   }
