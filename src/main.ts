@@ -97,6 +97,7 @@ async function main(): Promise<void> {
     if (sandbox)
       lines.push(
         `  Sandbox:      open banking ${sandbox.openBankingUrl} (mTLS), SCA pages ${sandbox.scaUrl}`,
+        `  Sandbox card: ${sandbox.cardUrl} (TLS, Basic auth; test merchant: POST ${sandbox.scaUrl}/sandbox/card/merchants)`,
       );
   }
   logger.info({ startedInMs, mode: config.mode, url: base, metricsUrl }, 'ready');
