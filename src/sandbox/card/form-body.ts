@@ -71,7 +71,7 @@ export function decodeFormBody(
   }
   // Holes left by indices given out of order (a[2] without a[1]) are refused.
   for (const [name, value] of Object.entries(root))
-    if (Array.isArray(value) && value.some((item) => item === undefined))
+    if (Array.isArray(value) && Object.keys(value).length !== value.length)
       throw new FormBodyError(name);
   return { ...root };
 }
