@@ -108,6 +108,7 @@ async function main(): Promise<void> {
     if (sandbox)
       lines.push(
         `  Sandbox:      open banking ${sandbox.openBankingUrl} (mTLS), SCA pages ${sandbox.scaUrl}`,
+        `  Sandbox card: ${sandbox.cardUrl} (TLS, Basic auth; test merchant: POST ${sandbox.scaUrl}/sandbox/card/merchants)`,
       );
     lines.push(`  Card API:     ${base}/v1/card/payments (demo tenant's card merchant: ${card})`);
   }

@@ -81,6 +81,7 @@ async function measure(env: Record<string, string>): Promise<Figures> {
       LOG_LEVEL: 'warn',
       SANDBOX_OB_PORT: '0',
       SANDBOX_SCA_PORT: '0',
+      SANDBOX_CARD_PORT: '0',
       METRICS_PORT: '0',
       RATE_LIMIT_PER_MINUTE: '1000000',
     },

@@ -72,7 +72,12 @@ export async function startTestGateway(
     ? { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }
     : {};
   const base = loadConfig(testEnv({ ...listenEnv, ...env }));
-  const sandbox = await startSandbox({ ...base.sandbox, openBankingPort: 0, scaPort: 0 });
+  const sandbox = await startSandbox({
+    ...base.sandbox,
+    openBankingPort: 0,
+    scaPort: 0,
+    cardPort: 0,
+  });
   const config: AppConfig = {
     ...base,
     upstreams: {

@@ -83,6 +83,8 @@ export interface AppConfig {
     host: string;
     openBankingPort: number;
     scaPort: number;
+    /** Port of the sandbox's card API (server TLS, Basic auth). */
+    cardPort: number;
     /** Address browsers reach the SCA pages at (default http://localhost:SANDBOX_SCA_PORT). */
     scaPublicUrl?: string;
   };
@@ -287,6 +289,10 @@ export const VARIABLES = {
   SANDBOX_SCA_PUBLIC_URL: {
     doc: 'Address browsers reach the SCA pages at (default http://localhost:SANDBOX_SCA_PORT)',
   },
+  SANDBOX_CARD_PORT: {
+    doc: "Port of the sandbox's card API (server TLS, Basic auth with a merchant's keys)",
+    default: '8444',
+  },
 } satisfies Record<string, VariableSpec>;
 
 export type VariableName = keyof typeof VARIABLES;
@@ -451,6 +457,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       host: raw('SANDBOX_HOST') as string,
       openBankingPort: integer('SANDBOX_OB_PORT', 0, 65535),
       scaPort: integer('SANDBOX_SCA_PORT', 0, 65535),
+      cardPort: integer('SANDBOX_CARD_PORT', 0, 65535),
       scaPublicUrl: url('SANDBOX_SCA_PUBLIC_URL', ['http:', 'https:']),
     },
   };
