@@ -50,10 +50,15 @@ async function main(): Promise<void> {
       upstreams: {
         ...config.upstreams,
         openBanking: { ...config.upstreams.openBanking, baseUrl: sandbox.openBankingUrl },
+        card: {
+          ...config.upstreams.card,
+          baseUrl: config.upstreams.card.baseUrl ?? sandbox.cardUrl,
+          sandboxControlUrl: sandbox.scaUrl,
+        },
       },
     };
     logger.info(
-      { openBankingUrl: sandbox.openBankingUrl, scaUrl: sandbox.scaUrl },
+      { openBankingUrl: sandbox.openBankingUrl, cardUrl: sandbox.cardUrl, scaUrl: sandbox.scaUrl },
       'sandbox started',
     );
   }

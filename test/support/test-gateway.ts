@@ -86,6 +86,11 @@ export async function startTestGateway(
         ...base.upstreams.openBanking,
         baseUrl: base.upstreams.openBanking.baseUrl ?? sandbox.openBankingUrl,
       },
+      card: {
+        ...base.upstreams.card,
+        baseUrl: base.upstreams.card.baseUrl ?? sandbox.cardUrl,
+        sandboxControlUrl: sandbox.scaUrl,
+      },
     },
   };
   const logs: string[] = [];

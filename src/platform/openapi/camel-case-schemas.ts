@@ -36,17 +36,21 @@ export class CamelCaseSchemas extends UpstreamSchemas {
    * fields. Answers the upstream form of the body when it is valid.
    */
   check(name: string, body: unknown): { value: unknown; problems: FieldProblem[] } {
-    const value = this.toUpstream(name, body);
-    const problems = this.contract
-      .validate({ $ref: `#/components/schemas/${name}` }, value, '')
-      .map((problem) => ({
-        path: problem.path
-          .replace(/^\./, '')
-          .split('.')
-          .map((part) => camelCase(part))
-          .join('.'),
-        message: problem.message,
-      }));
+    const unknown: string[] = [];
+    const value = this.rename(this.contract.schemas[name], body, 'toUpstream', '', unknown);
+    const problems = [
+      ...unknown.map((path) => ({ path, message: 'is not allowed' })),
+      ...this.contract
+        .validate({ $ref: `#/components/schemas/${name}` }, value, '')
+        .map((problem) => ({
+          path: problem.path
+            .replace(/^\./, '')
+            .split('.')
+            .map((part) => camelCase(part))
+            .join('.'),
+          message: problem.message,
+        })),
+    ];
     return { value, problems };
   }
 
@@ -127,10 +131,16 @@ export class CamelCaseSchemas extends UpstreamSchemas {
     schema: Schema | undefined,
     value: unknown,
     direction: 'toUpstream' | 'toFacade',
+    path = '',
+    /** Where a facade key the schema does not declare is reported (it is left out of the value). */
+    unknown?: string[],
   ): unknown {
     if (value === null || typeof value !== 'object') return value;
     const { properties, additional, items } = this.propertiesOf(schema);
-    if (Array.isArray(value)) return value.map((item) => this.rename(items, item, direction));
+    if (Array.isArray(value))
+      return value.map((item, index) =>
+        this.rename(items, item, direction, `${path}[${index}]`, unknown),
+      );
     const byName = new Map<string, [string, Schema]>();
     for (const [snake, inner] of Object.entries(properties))
       byName.set(direction === 'toUpstream' ? camelCase(snake) : snake, [
@@ -140,9 +150,13 @@ export class CamelCaseSchemas extends UpstreamSchemas {
     const out: Record<string, unknown> = {};
     for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
       const declared = byName.get(key);
-      if (declared) out[declared[0]] = this.rename(declared[1], inner, direction);
+      const at = path ? `${path}.${key}` : key;
+      if (declared) out[declared[0]] = this.rename(declared[1], inner, direction, at, unknown);
       // A key of a free-form map (metadata) is the app's own: it passes unchanged.
-      else out[key] = additional ? this.rename(additional, inner, direction) : inner;
+      else if (additional) out[key] = this.rename(additional, inner, direction, at, unknown);
+      // Checking a facade body: an undeclared key (a snake_case name included) is refused by name.
+      else if (unknown && Object.keys(properties).length > 0) unknown.push(at);
+      else out[key] = inner;
     }
     return out;
   }
