@@ -161,6 +161,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit/card-resources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List card payments, refunds and customers (auditor)
+         * @description Every tenant's card resources, newest first, filtered and paged.
+         */
+        get: operations["listAuditCardResources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/card-resources/{cardResourceId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a card payment, refund or customer with its history and calls (auditor)
+         * @description Its status history (append-only) and every call to the card API about it.
+         */
+        get: operations["getAuditCardResource"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit/checkpoints": {
         parameters: {
             query?: never;
@@ -1062,7 +1102,7 @@ export interface components {
             /** Format: date-time */
             at: string;
             /** @enum {string} */
-            kind: "consent" | "payment";
+            kind: "consent" | "payment" | "card";
             /**
              * Format: int32
              * @description From the request to the outcome; null while the call is `sent`
@@ -1084,9 +1124,9 @@ export interface components {
             requestId?: string | null;
             /**
              * Format: uuid
-             * @description The consent or payment it was made under
+             * @description The consent, payment or card resource (GET /v1/audit/card-resources/{id}) it was made under; null for a card call about none (a card token, the branches)
              */
-            resourceId: string;
+            resourceId: string | null;
             /** Format: uuid */
             tenantId: string;
             /**
@@ -1094,6 +1134,68 @@ export interface components {
              * @description The bank's HTTP status; null when Portico refused the call itself
              */
             upstreamStatus?: number | null;
+        };
+        AuditCardResourceDetail: {
+            /** @description Newest first, at most 500 */
+            accessLog: components["schemas"]["AccessLogView"][];
+            /**
+             * Format: int32
+             * @description Cents
+             */
+            amount?: number | null;
+            /** Format: date-time */
+            createdAt: string;
+            history: components["schemas"]["StatusChangeView"][];
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            kind: "payment" | "refund" | "customer";
+            /** @description A payment's merchant reference (the app's, or portico-<id>) */
+            merchantRef?: string | null;
+            /** @description A refund's payment */
+            parentToken?: string | null;
+            /** @example Captured */
+            status: string;
+            /** Format: uuid */
+            tenantId: string;
+            /** @description The provider's id (pmt_, ref_, cus_); null while its creation is in doubt or failed */
+            token?: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        AuditCardResourcePage: {
+            items: components["schemas"]["AuditCardResourceView"][];
+            /** Format: int32 */
+            page: number;
+            /** Format: int32 */
+            pageSize: number;
+            /** Format: int32 */
+            total: number;
+        };
+        AuditCardResourceView: {
+            /**
+             * Format: int32
+             * @description Cents
+             */
+            amount?: number | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            kind: "payment" | "refund" | "customer";
+            /** @description A payment's merchant reference (the app's, or portico-<id>) */
+            merchantRef?: string | null;
+            /** @description A refund's payment */
+            parentToken?: string | null;
+            /** @example Captured */
+            status: string;
+            /** Format: uuid */
+            tenantId: string;
+            /** @description The provider's id (pmt_, ref_, cus_); null while its creation is in doubt or failed */
+            token?: string | null;
+            /** Format: date-time */
+            updatedAt: string;
         };
         AuditConsentDetail: {
             _links: components["schemas"]["ConsentLinks"];
@@ -1332,10 +1434,16 @@ export interface components {
             psuPresent?: boolean | null;
             /** Format: uuid */
             requestId?: string | null;
-            /** Format: uuid */
-            resourceId: string;
-            /** @enum {string} */
-            resourceKind: "consent" | "payment";
+            /**
+             * Format: uuid
+             * @description null for a card call about no resource (a card token, the branches)
+             */
+            resourceId: string | null;
+            /**
+             * @description A status change: consent, payment, card_payment, card_refund or card_customer; an access: consent, payment or card
+             * @enum {string}
+             */
+            resourceKind: "consent" | "payment" | "card_payment" | "card_refund" | "card_customer" | "card";
             /** Format: uuid */
             tenantId: string;
             toStatus?: string | null;
@@ -3581,8 +3689,8 @@ export interface operations {
                 createdFrom?: string;
                 /** @description Created before (an ISO date or date-time) */
                 createdTo?: string;
-                /** @description Only calls under this kind of resource */
-                kind?: "consent" | "payment";
+                /** @description Only calls under this kind of resource (`card`: calls to the card API, about a card payment, refund or customer or none) */
+                kind?: "consent" | "payment" | "card";
                 /** @description Only this facade operation */
                 operation?: string;
                 /** @description Page, from 1 */
@@ -3644,6 +3752,230 @@ export interface operations {
             };
             /** @description The key's role is not auditor */
             403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAuditCardResources: {
+        parameters: {
+            query?: {
+                /** @description Created at or after (an ISO date or date-time) */
+                createdFrom?: string;
+                /** @description Created before (an ISO date or date-time) */
+                createdTo?: string;
+                kind?: "payment" | "refund" | "customer";
+                /** @description Page, from 1 */
+                page?: number;
+                /** @description Items a page */
+                pageSize?: number;
+                /** @description Only in this status (the provider's, e.g. Captured, or Portico's creating, unknown, failed; active, deleted for customers) */
+                status?: string;
+                /** @description Only this tenant */
+                tenantId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditCardResourcePage"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not auditor */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuditCardResource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Portico's id of the card resource */
+                cardResourceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditCardResourceDetail"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not auditor */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such card resource */
+            404: {
                 headers: {
                     /** @description Requests this API key may make per minute */
                     "RateLimit-Limit"?: number;

@@ -373,4 +373,60 @@ describe('card facade: payments, refunds, tokens, customers, branches through th
       { operation: 'retrievePayment', outcome: 'ok', upstream_status: 200 },
     ]);
   });
+
+  it("shows the auditor every card payment, refund and customer with its history and calls, beside open banking's", async () => {
+    const auditor = (await sut.newTenantWithKey('auditor')).key;
+    const payment = (await call('POST', '/v1/card/payments', { amount: 1200, ...CARD })).json();
+    const refund = (
+      await call('POST', '/v1/card/refunds', { payment: payment.token, amount: 200 })
+    ).json();
+    const listed = await call(
+      'GET',
+      `/v1/audit/card-resources?tenantId=${app.tenantId}&kind=refund`,
+      undefined,
+      auditor,
+    );
+    expect(listed.statusCode).toBe(200);
+    const item = listed.json().items.find((r: { token: string }) => r.token === refund.token);
+    expect(item).toMatchObject({
+      kind: 'refund',
+      parentToken: payment.token,
+      status: 'Captured',
+      amount: 200,
+    });
+    const payments = await call(
+      'GET',
+      `/v1/audit/card-resources?tenantId=${app.tenantId}&kind=payment`,
+      undefined,
+      auditor,
+    );
+    const row = payments.json().items.find((r: { token: string }) => r.token === payment.token);
+    const detail = await call('GET', `/v1/audit/card-resources/${row.id}`, undefined, auditor);
+    expect(detail.json()).toMatchObject({
+      token: payment.token,
+      merchantRef: payment.merchantRef,
+      status: 'Partially Refunded',
+      history: [
+        { from: null, to: 'creating', cause: 'created' },
+        { from: 'creating', to: 'Captured', cause: 'upstream-created' },
+        { from: 'Captured', to: 'Partially Refunded', cause: 'refunded' },
+      ],
+    });
+    expect(detail.json().accessLog.map((a: { operation: string }) => a.operation)).toEqual([
+      'retrievePayment',
+      'createPayment',
+    ]);
+    const accesses = await call(
+      'GET',
+      `/v1/audit/accesses?tenantId=${app.tenantId}&kind=card&operation=createRefund`,
+      undefined,
+      auditor,
+    );
+    expect(accesses.json().items[0]).toMatchObject({
+      kind: 'card',
+      operation: 'createRefund',
+      outcome: 'ok',
+    });
+    expect((await call('GET', '/v1/audit/card-resources')).statusCode).toBe(403);
+  });
 });

@@ -26,8 +26,9 @@ export class CardRefundsService {
 
   async create(tenantId: string, form: Record<string, unknown>): Promise<ProviderRefund> {
     const paymentToken = form.payment as string;
-    // Another tenant's payment is 404 before anything is written or sent.
-    await this.payments.get(tenantId, paymentToken);
+    // Another tenant's payment is 404 before anything is written or sent (one Portico does not know
+    // is the provider's to judge: it answers 404 for a payment of another merchant).
+    await this.store.owned(tenantId, 'payment', paymentToken);
     const row = await this.store.begin(tenantId, 'refund', {
       parentToken: paymentToken,
       amount: (form.amount as number | undefined) ?? null,
@@ -84,7 +85,8 @@ export class CardRefundsService {
   }
 
   async list(tenantId: string, query: Record<string, string | number | undefined>) {
-    if (typeof query.payment === 'string') await this.payments.get(tenantId, query.payment);
+    if (typeof query.payment === 'string')
+      await this.store.owned(tenantId, 'payment', query.payment);
     return this.store.call(tenantId, 'listRefunds', { query });
   }
 
