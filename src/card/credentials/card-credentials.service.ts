@@ -122,9 +122,12 @@ export class CardCredentialsService implements OnModuleInit {
     };
   }
 
-  /** Sandbox mode: gives a tenant a sandbox merchant unless it has keys already. */
-  async ensureSandboxMerchant(tenant: Tenant): Promise<void> {
-    if (await this.rows.existsBy({ tenantId: tenant.id })) return;
+  /**
+   * Sandbox mode: gives a tenant a sandbox merchant unless it has keys already (`fresh`: a new one
+   * in any case, e.g. for a sandbox that kept no state).
+   */
+  async ensureSandboxMerchant(tenant: Tenant, fresh = false): Promise<void> {
+    if (!fresh && (await this.rows.existsBy({ tenantId: tenant.id }))) return;
     const controlUrl = this.config.upstreams.card.sandboxControlUrl;
     if (this.config.mode !== 'sandbox' || !controlUrl)
       throw new Error('sandbox merchants exist in sandbox mode only');

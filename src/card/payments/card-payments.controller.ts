@@ -25,7 +25,6 @@ export const PAYMENT_EXAMPLE = {
   holderName: 'Ada Lovelace',
   cvv: '123',
   description: 'Order 1042',
-  merchantRef: 'order-1042',
   metadata: { orderId: '1042' },
 };
 
