@@ -11,6 +11,8 @@ import { ensureDevCertificates } from '../sandbox/dev-certificates.js';
 import { startSandbox } from '../sandbox/sandbox.js';
 import { completeSca } from '../sandbox/scripted-psu.js';
 import { UpstreamTransport } from '../upstreams/http/upstream-transport.js';
+import { encodeForm } from '../upstreams/http/form-encoding.js';
+import { Agent, request } from 'undici';
 
 const POSTGRES_URL =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -67,6 +69,8 @@ interface Figures {
   p99Ms: number;
   requestsPerSecond: number;
   facade: { p50Ms: number; p99Ms: number; perSecond: number };
+  /** p50 and p99 of a card payment through Portico and straight to the sandbox. */
+  card: { portico: [number, number]; direct: [number, number] };
 }
 
 async function measure(env: Record<string, string>): Promise<Figures> {
@@ -117,7 +121,9 @@ async function measure(env: Record<string, string>): Promise<Figures> {
     const requestsPerSecond = 500 / ((performance.now() - loopStart) / 1000);
     latencies.sort((a, b) => a - b);
     const facade = await measureFacadeReads(`http://127.0.0.1:${port}`, key);
+    const card = await measureCardPayments(`http://127.0.0.1:${port}`, key, out);
     return {
+      card,
       readyMs,
       gatewayRssMiB,
       engineRssMiB,
@@ -181,6 +187,79 @@ async function measureFacadeReads(
   return { p50Ms: latencies[149], p99Ms: latencies[296], perSecond };
 }
 
+/**
+ * 200 card payments (sequential) through the facade with the demo tenant's merchant, then 200 straight to
+ * the sandbox's card API with a merchant of its own: what Portico adds (validation, mapping, row and
+ * history, write-ahead access log, key opening, contract check).
+ */
+async function measureCardPayments(
+  base: string,
+  key: string,
+  banner: string,
+): Promise<{ portico: [number, number]; direct: [number, number] }> {
+  const cardUrl = /Sandbox card: (https:\/\/\S+)/.exec(banner)?.[1];
+  const controlUrl = /test merchant: POST (http:\/\/\S+)\/sandbox\/card\/merchants/.exec(
+    banner,
+  )?.[1];
+  if (!cardUrl || !controlUrl) throw new Error('the banner shows no sandbox card listener');
+  const card = {
+    cardNumber: '4111111111111111',
+    expirationMonth: '12',
+    expirationYear: '2030',
+    holderName: 'Bench',
+    cvv: '123',
+  };
+  const timed = async (send: () => Promise<number>): Promise<[number, number]> => {
+    for (let i = 0; i < 20; i++) await send();
+    const latencies: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const t = performance.now();
+      const status = await send();
+      if (status !== 200 && status !== 201) throw new Error(`a card payment answered ${status}`);
+      latencies.push(performance.now() - t);
+    }
+    latencies.sort((a, b) => a - b);
+    return [latencies[99], latencies[197]];
+  };
+  const portico = await timed(async () => {
+    const response = await fetch(`${base}/v1/card/payments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 1099, ...card }),
+    });
+    await response.arrayBuffer();
+    return response.status;
+  });
+  const merchant = (await (
+    await fetch(`${controlUrl}/sandbox/card/merchants`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'bench' }),
+    })
+  ).json()) as { secretKey: string };
+  const agent = new Agent({ connect: { ca: readFileSync('certs/dev/ca.pem') } });
+  const authorization = `Basic ${Buffer.from(`${merchant.secretKey}:`).toString('base64')}`;
+  const direct = await timed(async () => {
+    const response = await request(`${cardUrl}/payments`, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+      body: encodeForm({
+        amount: 1099,
+        card_number: card.cardNumber,
+        expiration_month: card.expirationMonth,
+        expiration_year: card.expirationYear,
+        holder_name: card.holderName,
+        cvv: card.cvv,
+      }),
+    });
+    await response.body.arrayBuffer();
+    return response.statusCode;
+  });
+  await agent.close();
+  return { portico, direct };
+}
+
 function print(label: string, figures: Figures): void {
   const engine =
     figures.engineRssMiB === undefined
@@ -191,7 +270,8 @@ function print(label: string, figures: Figures): void {
       `  npm start to ready:      ${figures.readyMs.toFixed(0)} ms (process spawn to the ready banner, migrations included)\n` +
       `  idle RSS after 3 s:      gateway ${figures.gatewayRssMiB.toFixed(0)} MiB${engine}\n` +
       `  GET /v1/me (authenticated, rate-limited), 500 sequential: p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms, ${figures.requestsPerSecond.toFixed(0)} req/s\n` +
-      `  GET /v1/accounts/{id}/balances (consent checks, access log, mTLS to the sandbox), 300 sequential: p50 ${figures.facade.p50Ms.toFixed(2)} ms, p99 ${figures.facade.p99Ms.toFixed(2)} ms, ${figures.facade.perSecond.toFixed(0)} req/s\n`,
+      `  GET /v1/accounts/{id}/balances (consent checks, access log, mTLS to the sandbox), 300 sequential: p50 ${figures.facade.p50Ms.toFixed(2)} ms, p99 ${figures.facade.p99Ms.toFixed(2)} ms, ${figures.facade.perSecond.toFixed(0)} req/s\n` +
+      `  card payment, 200 sequential: through Portico p50 ${figures.card.portico[0].toFixed(2)} ms, p99 ${figures.card.portico[1].toFixed(2)} ms; straight to the sandbox p50 ${figures.card.direct[0].toFixed(2)} ms, p99 ${figures.card.direct[1].toFixed(2)} ms\n`,
   );
 }
 
