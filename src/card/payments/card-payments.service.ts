@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import type { components } from '../../generated/card.js';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
@@ -31,14 +32,13 @@ export class CardPaymentsService {
   ) {}
 
   async create(tenantId: string, form: Record<string, unknown>): Promise<ProviderPayment> {
+    // The payment's handle at the provider, stored before it is called: the app's, or one Portico makes.
+    const id = randomUUID();
     const row = await this.store.begin(tenantId, 'payment', {
-      merchantRef: (form.merchant_ref as string | undefined) ?? null,
+      id,
+      merchantRef: (form.merchant_ref as string | undefined) ?? `portico-${id}`,
       amount: form.amount as number,
     });
-    if (!row.merchantRef) {
-      row.merchantRef = `portico-${row.id}`;
-      await this.store.setMerchantRef(row);
-    }
     await bindIdempotentResource(`/v1/card/payments/${row.id}`);
     let payment: ProviderPayment;
     try {
@@ -61,7 +61,7 @@ export class CardPaymentsService {
       if (found === undefined)
         throw inDoubtProblem(error as ProblemException, {
           paymentId: row.id,
-          merchantRef: row.merchantRef,
+          merchantRef: row.merchantRef ?? '',
           resource: `/v1/card/payments/${row.id}`,
         });
       if (found === null) throw error;

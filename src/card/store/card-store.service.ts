@@ -51,10 +51,10 @@ export class CardStore {
   async begin(
     tenantId: string,
     kind: CardResourceKind,
-    fields: Partial<Pick<CardResource, 'merchantRef' | 'parentToken' | 'amount'>> = {},
+    fields: Partial<Pick<CardResource, 'id' | 'merchantRef' | 'parentToken' | 'amount'>> = {},
   ): Promise<CardResource> {
     const row = this.rows.create({
-      id: randomUUID(),
+      id: fields.id ?? randomUUID(),
       tenantId,
       kind,
       token: null,
@@ -105,10 +105,6 @@ export class CardStore {
     const row = await this.rows.findOneBy({ id, tenantId, kind });
     if (!row) throw notFound(kind, id);
     return row;
-  }
-
-  async setMerchantRef(row: CardResource): Promise<void> {
-    await this.rows.update({ id: row.id }, { merchantRef: row.merchantRef });
   }
 
   /** A resource Portico wrote whose outcome at the provider is not known yet (or that failed there). */
