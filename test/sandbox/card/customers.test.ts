@@ -329,6 +329,31 @@ describe('sandbox card API: customers and their cards', () => {
     expect(added.body.card.customer).toBe(customer.token);
   });
 
+  it('reports a stored card expired once its month has passed, and refuses to charge it (20004)', async () => {
+    const other = await CardSandboxClient.start();
+    try {
+      const shop = await other.merchant();
+      const customer = (
+        await other.call<Customer>('createCustomer', { key: shop.secretKey, form: storable() })
+      ).body;
+      expect(customer.card).toMatchObject({ status: 'valid' });
+      await other.advanceClock(3 * 366 * 86_400);
+      const later = await other.call<Customer>('retrieveCustomer', {
+        key: shop.secretKey,
+        params: { customerId: customer.token },
+      });
+      expect(later.body.card).toMatchObject({ status: 'expired' });
+      await other.refused(
+        'createPayment',
+        { key: shop.secretKey, form: { amount: 100, token: customer.token } },
+        400,
+        20004,
+      );
+    } finally {
+      await other.close();
+    }
+  });
+
   it('lists customers, deleted ones included', async () => {
     const shop = await client.merchant();
     const first = (
