@@ -20,7 +20,7 @@ import {
   usableToken,
 } from './card-sources.js';
 import type { CardTokenRecord, CustomerRecord, PaymentRecord, StoredCard } from './card-state.js';
-import { paymentView } from './card-views.js';
+import { cardExpired, paymentView } from './card-views.js';
 
 /** A pre-authorisation not captured within 7 days is cancelled (provider facts). */
 export const PRE_AUTHORISATION_MS = 7 * 86_400_000;
@@ -138,6 +138,9 @@ export function createPayment(context: CardContext, request: CardRequest): CardA
     card = mandate.card;
   } else if (mandateReference !== undefined && !source.customer && !assignTo && !createCustomer)
     throw invalid('mandate_reference');
+
+  // A stored card (a customer's, a mandate's) may have expired since it was stored.
+  if (cardExpired(card, context.now)) throw new CardError(400, 20004);
 
   const branchToken = body.branch_token as string | undefined;
   if (branchToken !== undefined && !context.book.branches.has(branchToken))
