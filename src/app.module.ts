@@ -11,6 +11,8 @@ import { LoggingModule } from './platform/logging/logging.module.js';
 import { MetricsModule } from './platform/metrics/metrics.module.js';
 import { TenantsModule } from './access/tenants/tenants.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
+import { CardModule } from './card/card.module.js';
+import { InDoubtModule } from './platform/in-doubt/in-doubt-settlers.js';
 
 /** The gateway: one module per capability, configured by one typed config object. */
 @Module({})
@@ -23,12 +25,14 @@ export class AppModule {
         LoggingModule.forRoot(logger),
         MetricsModule,
         DatabaseModule,
+        InDoubtModule,
         CertificatesModule,
         TenantsModule,
         HealthModule,
         OpenBankingModule,
         AuditModule,
         WebhooksModule,
+        CardModule,
         ...(extra as Type[]),
       ],
     };

@@ -7,7 +7,8 @@ import { startSandbox, type RunningSandbox } from './sandbox/sandbox.js';
 import { createGateway, listenGateway } from './gateway.js';
 import { createLogger } from './platform/logging/logger.js';
 import { DOCS_PATH } from './platform/openapi/openapi-document.js';
-import { issueSandboxKeys } from './access/tenants/demo-tenant.js';
+import { DEMO_TENANT_SLUG, issueSandboxKeys } from './access/tenants/demo-tenant.js';
+import { CardCredentialsService } from './card/credentials/card-credentials.service.js';
 import { TenantsService } from './access/tenants/tenants.service.js';
 
 async function main(): Promise<void> {
@@ -49,10 +50,15 @@ async function main(): Promise<void> {
       upstreams: {
         ...config.upstreams,
         openBanking: { ...config.upstreams.openBanking, baseUrl: sandbox.openBankingUrl },
+        card: {
+          ...config.upstreams.card,
+          baseUrl: config.upstreams.card.baseUrl ?? sandbox.cardUrl,
+          sandboxControlUrl: sandbox.scaUrl,
+        },
       },
     };
     logger.info(
-      { openBankingUrl: sandbox.openBankingUrl, scaUrl: sandbox.scaUrl },
+      { openBankingUrl: sandbox.openBankingUrl, cardUrl: sandbox.cardUrl, scaUrl: sandbox.scaUrl },
       'sandbox started',
     );
   }
@@ -88,7 +94,17 @@ async function main(): Promise<void> {
     `  Metrics:      ${metricsUrl ?? 'off (METRICS_PORT=off)'}`,
   ];
   if (config.mode === 'sandbox') {
-    const keys = await issueSandboxKeys(app.get(TenantsService));
+    const tenants = app.get(TenantsService);
+    const keys = await issueSandboxKeys(tenants);
+    // The demo tenant is a merchant of the sandbox's card API too (kept across restarts).
+    const card = await app
+      .get(CardCredentialsService)
+      .ensureSandboxMerchant(await tenants.findTenant(DEMO_TENANT_SLUG))
+      .then(() => 'ready')
+      .catch((error: unknown) => {
+        logger.warn({ err: error }, 'the demo tenant has no sandbox card merchant');
+        return 'no sandbox merchant (see the log)';
+      });
     lines.push(
       `  Demo API key (tenant "demo", role app): ${keys.demo}`,
       `  Try: curl -H "Authorization: Bearer ${keys.demo}" ${base}/v1/me`,
@@ -97,7 +113,9 @@ async function main(): Promise<void> {
     if (sandbox)
       lines.push(
         `  Sandbox:      open banking ${sandbox.openBankingUrl} (mTLS), SCA pages ${sandbox.scaUrl}`,
+        `  Sandbox card: ${sandbox.cardUrl} (TLS, Basic auth; test merchant: POST ${sandbox.scaUrl}/sandbox/card/merchants)`,
       );
+    lines.push(`  Card API:     ${base}/v1/card/payments (demo tenant's card merchant: ${card})`);
   }
   logger.info({ startedInMs, mode: config.mode, url: base, metricsUrl }, 'ready');
   // The banner is for the person at the terminal, not a log line: it is the one place a key is shown.

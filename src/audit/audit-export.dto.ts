@@ -51,11 +51,21 @@ export class AuditExportRecord {
   @ApiProperty({ format: 'date-time', maxLength: 40 })
   at: string;
 
-  @ApiProperty({ enum: ['consent', 'payment'] })
+  @ApiProperty({
+    description:
+      'A status change: consent, payment, card_payment, card_refund or card_customer; an access: consent, payment or card',
+    enum: ['consent', 'payment', 'card_payment', 'card_refund', 'card_customer', 'card'],
+  })
   resourceKind: string;
 
-  @ApiProperty({ format: 'uuid', maxLength: 36 })
-  resourceId: string;
+  @ApiProperty({
+    description: 'null for a card call about no resource (a card token, the branches)',
+    format: 'uuid',
+    maxLength: 36,
+    nullable: true,
+    type: String,
+  })
+  resourceId: string | null;
 
   @ApiPropertyOptional({ ...TEXT, nullable: true, type: String })
   operation: string | null;

@@ -80,8 +80,9 @@ export class AuditExportService {
       ${where('s', 'changed_at')}
       UNION ALL
       SELECT 'access_log', a.id::text, a.tenant_id, a.created_at,
-             CASE WHEN a.consent_id IS NOT NULL THEN 'consent' ELSE 'payment' END,
-             coalesce(a.consent_id, a.payment_id), a.operation, NULL, NULL, NULL, a.request_id,
+             CASE WHEN a.consent_id IS NOT NULL THEN 'consent'
+                  WHEN a.payment_id IS NOT NULL THEN 'payment' ELSE 'card' END,
+             coalesce(a.consent_id, a.payment_id, a.card_resource_id), a.operation, NULL, NULL, NULL, a.request_id,
              a.psu_present, a.upstream_status, a.outcome, a.latency_ms, c.seq::text, c.chain_hash
       FROM access_log a
       LEFT JOIN audit_chain c ON c.entry_kind = 'access_log' AND c.entry_id = a.id

@@ -14,6 +14,10 @@ import { ConsentParams } from '../open-banking/consents/dto/params.dto.js';
 import {
   AuditAccessesQuery,
   AuditAccessPage,
+  AuditCardResourceDetail,
+  AuditCardResourcePage,
+  AuditCardResourcesQuery,
+  CardResourceParams,
   AuditConsentDetail,
   AuditConsentPage,
   AuditConsentsQuery,
@@ -86,6 +90,27 @@ export class AuditController {
   @ApiProblems({ 404: 'No such payment' })
   getAuditPayment(@Param() params: PaymentParams): Promise<AuditPaymentDetail> {
     return this.audit.paymentDetail(params.paymentId);
+  }
+
+  @Get('card-resources')
+  @ApiOperation({
+    summary: 'List card payments, refunds and customers (auditor)',
+    description: "Every tenant's card resources, newest first, filtered and paged.",
+  })
+  @ApiOkResponse({ type: AuditCardResourcePage })
+  listAuditCardResources(@Query() query: AuditCardResourcesQuery): Promise<AuditCardResourcePage> {
+    return this.audit.listCardResources(query);
+  }
+
+  @Get('card-resources/:cardResourceId')
+  @ApiOperation({
+    summary: 'Show a card payment, refund or customer with its history and calls (auditor)',
+    description: 'Its status history (append-only) and every call to the card API about it.',
+  })
+  @ApiOkResponse({ type: AuditCardResourceDetail })
+  @ApiProblems({ 404: 'No such card resource' })
+  getAuditCardResource(@Param() params: CardResourceParams): Promise<AuditCardResourceDetail> {
+    return this.audit.cardResourceDetail(params.cardResourceId);
   }
 
   @Get('accesses')

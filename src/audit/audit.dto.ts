@@ -6,6 +6,10 @@ import { PRINTABLE_TEXT_SOURCE } from '../platform/common/text.js';
 import { CONSENT_STATUSES, type ConsentStatus } from '../open-banking/consents/consent.entity.js';
 import { BRAND_ID_PATTERN, ConsentView } from '../open-banking/consents/dto/consent.dto.js';
 import { PaymentView } from '../open-banking/payments/dto/payment.dto.js';
+import { CARD_RESOURCE_KINDS, type CardResourceKind } from '../card/store/card-resource.entity.js';
+
+export const ACCESS_KINDS = ['consent', 'payment', 'card'] as const;
+export type AccessKind = (typeof ACCESS_KINDS)[number];
 
 /** Filters and paging every auditor list shares. */
 export class AuditPageQuery {
@@ -94,12 +98,13 @@ export class AuditPaymentsQuery extends AuditPageQuery {
 
 export class AuditAccessesQuery extends AuditPageQuery {
   @ApiPropertyOptional({
-    description: 'Only calls under this kind of resource',
-    enum: ['consent', 'payment'],
+    description:
+      'Only calls under this kind of resource (`card`: calls to the card API, about a card payment, refund or customer or none)',
+    enum: ACCESS_KINDS,
   })
   @IsOptional()
-  @IsIn(['consent', 'payment'])
-  kind?: 'consent' | 'payment';
+  @IsIn(ACCESS_KINDS)
+  kind?: AccessKind;
 
   @ApiPropertyOptional({
     description: 'Only this facade operation',
@@ -259,18 +264,124 @@ export class AuditAccessView extends AccessLogView {
   @ApiProperty({ format: 'uuid', maxLength: 36 })
   tenantId: string;
 
-  @ApiProperty({ enum: ['consent', 'payment'] })
-  kind: 'consent' | 'payment';
+  @ApiProperty({ enum: ACCESS_KINDS })
+  kind: AccessKind;
 
   @ApiProperty({
-    description: 'The consent or payment it was made under',
+    description:
+      'The consent, payment or card resource (GET /v1/audit/card-resources/{id}) it was made under; null for a card call about none (a card token, the branches)',
     format: 'uuid',
     maxLength: 36,
+    nullable: true,
+    type: String,
   })
-  resourceId: string;
+  resourceId: string | null;
 }
 
 export class AuditAccessPage extends AuditPageInfo {
   @ApiProperty({ type: [AuditAccessView], maxItems: 200 })
   items: AuditAccessView[];
+}
+
+export class AuditCardResourcesQuery extends AuditPageQuery {
+  @ApiPropertyOptional({ enum: CARD_RESOURCE_KINDS })
+  @IsOptional()
+  @IsIn(CARD_RESOURCE_KINDS)
+  kind?: CardResourceKind;
+
+  @ApiPropertyOptional({
+    description:
+      "Only in this status (the provider's, e.g. Captured, or Portico's creating, unknown, failed; active, deleted for customers)",
+    maxLength: 24,
+    pattern: '^[A-Za-z ]{1,24}$',
+  })
+  @IsOptional()
+  @Matches(/^[A-Za-z ]{1,24}$/, { message: 'status must be 1 to 24 letters or spaces' })
+  status?: string;
+}
+
+export class CardResourceParams {
+  @ApiProperty({ format: 'uuid', maxLength: 36, description: "Portico's id of the card resource" })
+  @IsUUID()
+  cardResourceId: string;
+}
+
+export class AuditCardResourceView {
+  @ApiProperty({ format: 'uuid', maxLength: 36 })
+  id: string;
+
+  @ApiProperty({ format: 'uuid', maxLength: 36 })
+  tenantId: string;
+
+  @ApiProperty({ enum: CARD_RESOURCE_KINDS })
+  kind: CardResourceKind;
+
+  @ApiPropertyOptional({
+    description:
+      "The provider's id (pmt_, ref_, cus_); null while its creation is in doubt or failed",
+    maxLength: 64,
+    pattern: '^[A-Za-z0-9_]+$',
+    nullable: true,
+    type: String,
+  })
+  token: string | null;
+
+  @ApiPropertyOptional({
+    description: "A refund's payment",
+    maxLength: 64,
+    pattern: '^[A-Za-z0-9_]+$',
+    nullable: true,
+    type: String,
+  })
+  parentToken: string | null;
+
+  @ApiPropertyOptional({
+    description: "A payment's merchant reference (the app's, or portico-<id>)",
+    maxLength: 120,
+    pattern: PRINTABLE_TEXT_SOURCE,
+    nullable: true,
+    type: String,
+  })
+  merchantRef: string | null;
+
+  @ApiProperty({ maxLength: 24, pattern: PRINTABLE_TEXT_SOURCE, example: 'Captured' })
+  status: string;
+
+  @ApiPropertyOptional({
+    description: 'Cents',
+    format: 'int32',
+    minimum: 0,
+    maximum: 99999999,
+    nullable: true,
+    type: Number,
+  })
+  amount: number | null;
+
+  @ApiProperty({ format: 'date-time', maxLength: 40 })
+  createdAt: string;
+
+  @ApiProperty({ format: 'date-time', maxLength: 40 })
+  updatedAt: string;
+}
+
+export class AuditCardResourcePage {
+  @ApiProperty({ type: [AuditCardResourceView], maxItems: 200 })
+  items: AuditCardResourceView[];
+
+  @ApiProperty({ format: 'int32', minimum: 1, maximum: 100000 })
+  page: number;
+
+  @ApiProperty({ format: 'int32', minimum: 1, maximum: 200 })
+  pageSize: number;
+
+  @ApiProperty({ format: 'int32', minimum: 0, maximum: 100000000 })
+  total: number;
+}
+
+export class AuditCardResourceDetail extends AuditCardResourceView {
+  @ApiProperty({ type: [StatusChangeView], maxItems: 1000 })
+  history: StatusChangeView[];
+
+  @ApiProperty({ description: 'Newest first, at most 500', type: [AccessLogView], maxItems: 500 })
+  accessLog: AccessLogView[];
 }

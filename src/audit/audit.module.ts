@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Consent } from '../open-banking/consents/consent.entity.js';
 import { Payment } from '../open-banking/payments/payment.entity.js';
+import { CardResource } from '../card/store/card-resource.entity.js';
 import { AuditTrailModule } from './trail/audit-trail.module.js';
 import { AuditController } from './audit.controller.js';
 import { AuditService } from './audit.service.js';
@@ -11,7 +12,10 @@ import { AuditCheckpoint } from './trail/audit-chain.entity.js';
 
 /** The auditor's read of the trail: consents and payments with their status history and access log, the chain. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Consent, Payment, AuditCheckpoint]), AuditTrailModule],
+  imports: [
+    TypeOrmModule.forFeature([Consent, Payment, CardResource, AuditCheckpoint]),
+    AuditTrailModule,
+  ],
   controllers: [AuditController, AuditorPageController],
   providers: [AuditService, AuditExportService],
 })

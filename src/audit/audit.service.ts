@@ -10,8 +10,13 @@ import { PaymentView } from '../open-banking/payments/dto/payment.dto.js';
 import { StatusHistoryService } from './trail/status-history.service.js';
 import type { AccessLogEntry } from './trail/access-log-entry.entity.js';
 import type { StatusChange } from './trail/status-change.entity.js';
+import { CardResource } from '../card/store/card-resource.entity.js';
 import type {
   AccessLogView,
+  AuditCardResourceDetail,
+  AuditCardResourcePage,
+  AuditCardResourcesQuery,
+  AuditCardResourceView,
   AuditAccessesQuery,
   AuditAccessPage,
   AuditConsentDetail,
@@ -30,7 +35,7 @@ import type { CheckpointList } from './audit-chain.dto.js';
 import { AuditCheckpoint } from './trail/audit-chain.entity.js';
 
 /**
- * Read-only views for compliance, across tenants: consents and payments, each with its status history
+ * Read-only views for compliance, across tenants: consents, payments and card resources, each with its status history
  * and access log, every access on its own, and the chain's checkpoints.
  */
 @Injectable()
@@ -38,6 +43,7 @@ export class AuditService {
   constructor(
     @InjectRepository(Consent) private readonly consents: Repository<Consent>,
     @InjectRepository(Payment) private readonly payments: Repository<Payment>,
+    @InjectRepository(CardResource) private readonly cardResources: Repository<CardResource>,
     @InjectRepository(AuditCheckpoint) private readonly checkpointRows: Repository<AuditCheckpoint>,
     private readonly history: StatusHistoryService,
     private readonly accessLog: AccessLogService,
@@ -96,6 +102,7 @@ export class AuditService {
     const builder = this.accessLog.query('a');
     if (query.kind === 'consent') builder.andWhere('a.consent_id IS NOT NULL');
     if (query.kind === 'payment') builder.andWhere('a.payment_id IS NOT NULL');
+    if (query.kind === 'card') builder.andWhere('a.consent_id IS NULL AND a.payment_id IS NULL');
     if (query.operation)
       builder.andWhere('a.operation = :operation', { operation: query.operation });
     const page = await this.page(builder, 'a', query);
@@ -104,9 +111,37 @@ export class AuditService {
       items: page.items.map((entry) => ({
         ...accessView(entry),
         tenantId: entry.tenantId,
-        kind: entry.consentId ? ('consent' as const) : ('payment' as const),
-        resourceId: (entry.consentId ?? entry.paymentId) as string,
+        kind: entry.consentId
+          ? ('consent' as const)
+          : entry.paymentId
+            ? ('payment' as const)
+            : ('card' as const),
+        resourceId: entry.consentId ?? entry.paymentId ?? entry.cardResourceId,
       })),
+    };
+  }
+
+  /** Card payments, refunds and customers of every tenant, newest first. */
+  async listCardResources(query: AuditCardResourcesQuery): Promise<AuditCardResourcePage> {
+    const builder = this.cardResources.createQueryBuilder('r');
+    if (query.kind) builder.andWhere('r.kind = :kind', { kind: query.kind });
+    if (query.status) builder.andWhere('r.status = :status', { status: query.status });
+    const page = await this.page(builder, 'r', query);
+    return { ...page, items: page.items.map(cardResourceView) };
+  }
+
+  async cardResourceDetail(id: string): Promise<AuditCardResourceDetail> {
+    const row = await this.cardResources.findOne({ where: { id } });
+    if (!row) throw notFound(`No card resource ${id}`);
+    const kind = `card_${row.kind}` as const;
+    const [history, accesses] = await Promise.all([
+      this.history.of(kind, row.id),
+      this.accessLog.forCardResource(row.id),
+    ]);
+    return {
+      ...cardResourceView(row),
+      history: history.map(changeView),
+      accessLog: accesses.map(accessView),
     };
   }
 
@@ -192,5 +227,20 @@ function accessView(entry: AccessLogEntry): AccessLogView {
     upstreamStatus: entry.upstreamStatus,
     outcome: entry.outcome,
     latencyMs: entry.latencyMs,
+  };
+}
+
+function cardResourceView(row: CardResource): AuditCardResourceView {
+  return {
+    id: row.id,
+    tenantId: row.tenantId,
+    kind: row.kind,
+    token: row.token,
+    parentToken: row.parentToken,
+    merchantRef: row.merchantRef,
+    status: row.status,
+    amount: row.amount,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
   };
 }

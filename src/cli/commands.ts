@@ -8,6 +8,8 @@ import { CreateWebhookEndpointRequest } from '../webhooks/dto/webhook.dto.js';
 import { WEBHOOK_EVENT_TYPE_NAMES } from '../webhooks/webhook-event-types.js';
 import { WebhooksService } from '../webhooks/webhooks.service.js';
 import { validateSync } from 'class-validator';
+import { SetCardCredentialsRequest } from '../card/credentials/card-credentials.dto.js';
+import { CardCredentialsService } from '../card/credentials/card-credentials.service.js';
 import { readFileSync } from 'node:fs';
 import { readCertificateChain } from '../shared/qwac/qwac-reader.js';
 import { plainToInstance } from 'class-transformer';
@@ -318,6 +320,57 @@ COMMANDS['webhook:rotate-secret'] = {
       endpoint.previousSecretExpiresAt
         ? `the previous secret also signs until ${endpoint.previousSecretExpiresAt.toISOString()}`
         : 'the previous secret no longer signs',
+    );
+    return 0;
+  },
+};
+
+COMMANDS['card:credentials:set'] = {
+  summary:
+    "Set a tenant's merchant keys at the card provider (stored encrypted; shown masked from then on)",
+  synopsis:
+    'card:credentials:set <tenant slug or id> --secret-key sk_... --public-key pk_... [--pos-key ...]',
+  positionals: 1,
+  options: {
+    'secret-key': { type: 'string' },
+    'public-key': { type: 'string' },
+    'pos-key': { type: 'string' },
+  },
+  needsDatabase: true,
+  async run(context) {
+    const tenant = required(context.args, 0, '<tenant>');
+    const { options } = context.args;
+    const request = plainToInstance(SetCardCredentialsRequest, {
+      secretKey: options['secret-key'],
+      publicKey: options['public-key'],
+      posKey: options['pos-key'],
+    });
+    const errors = validateSync(request);
+    if (errors.length)
+      throw new UsageError(errors.flatMap((e) => Object.values(e.constraints ?? {})).join('; '));
+    const view = await context.app.get(CardCredentialsService).set(tenant, {
+      secretKey: request.secretKey,
+      publicKey: request.publicKey,
+      posKey: request.posKey,
+    });
+    context.out(
+      `card merchant keys of ${tenant} set: secret ${view.secretKey}, public ${view.publicKey}${view.posKey ? `, pos ${view.posKey}` : ''}`,
+    );
+    return 0;
+  },
+};
+
+COMMANDS['card:credentials:show'] = {
+  summary: "Show a tenant's card merchant keys, masked",
+  synopsis: 'card:credentials:show <tenant slug or id>',
+  positionals: 1,
+  needsDatabase: true,
+  async run(context) {
+    const tenant = await tenantsOf(context).findTenant(required(context.args, 0, '<tenant>'));
+    const view = await context.app.get(CardCredentialsService).view(tenant.id);
+    if (!view) throw new UsageError(`tenant ${tenant.slug} has no card merchant keys`);
+    context.out(
+      `secret ${view.secretKey}, public ${view.publicKey ?? '-'}, pos ${view.posKey ?? '-'} (${view.source}, ${view.updatedAt.toISOString()})`,
     );
     return 0;
   },

@@ -6,9 +6,11 @@ import type { EntityManager } from 'typeorm';
  */
 export async function leaseInDoubt(
   manager: EntityManager,
-  table: 'consents' | 'payments',
+  table: 'consents' | 'payments' | 'card_resources',
   olderThanMs: number,
   limit = 20,
+  /** card_resources: only rows of this kind. */
+  kind?: string,
 ): Promise<string[]> {
   // TypeORM answers an UPDATE … RETURNING with [rows, affected].
   const [rows]: [{ id: string }[], number] = await manager.query(
@@ -18,10 +20,11 @@ export async function leaseInDoubt(
          WHERE status IN ('creating', 'unknown')
            AND created_at < now() - make_interval(secs => $1::double precision / 1000)
            AND (resolver_lease_until IS NULL OR resolver_lease_until < now())
+           ${kind ? 'AND kind = $3' : ''}
          ORDER BY created_at LIMIT $2
          FOR UPDATE SKIP LOCKED)
       RETURNING id`,
-    [olderThanMs, limit],
+    kind ? [olderThanMs, limit, kind] : [olderThanMs, limit],
   );
   return rows.map((row) => row.id);
 }

@@ -10,9 +10,10 @@ import { APP_CONFIG } from '../platform/config/config.module.js';
 import { LOGGER } from '../platform/logging/logging.module.js';
 import { ConsentsService } from './consents/consents.service.js';
 import { PaymentsService } from './payments/payments.service.js';
+import { InDoubtSettlers } from '../platform/in-doubt/in-doubt-settlers.js';
 
 /**
- * Settles consents and payments whose creation is in doubt (a timeout, a lost answer, a crash) with
+ * Settles consents and payments (and, through InDoubtSettlers, the card API's writes) whose creation is in doubt (a timeout, a lost answer, a crash) with
  * the bank: at start (RECONCILE_ON_START) and every RESOLVER_INTERVAL_MS, only for rows older than the
  * upstream deadline, each row under a database lease so that N replicas never work the same one.
  */
@@ -24,6 +25,7 @@ export class InDoubtResolver implements OnApplicationBootstrap, OnApplicationShu
   constructor(
     private readonly consents: ConsentsService,
     private readonly payments: PaymentsService,
+    private readonly settlers: InDoubtSettlers,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -55,6 +57,19 @@ export class InDoubtResolver implements OnApplicationBootstrap, OnApplicationShu
         this.logger.info({ consents, payments }, 'resolver worked consents and payments in doubt');
     } catch (error) {
       this.logger.error({ err: error }, 'resolver pass failed; the next pass tries again');
+    }
+    // The other upstreams' writes in doubt (the card API's), each on its own.
+    for (const settler of this.settlers.all()) {
+      try {
+        const worked = await settler.settle();
+        if (worked > 0)
+          this.logger.info({ upstream: settler.name, worked }, 'resolver worked writes in doubt');
+      } catch (error) {
+        this.logger.error(
+          { err: error, upstream: settler.name },
+          'resolver pass failed; the next pass tries again',
+        );
+      }
     }
   }
 }

@@ -5,16 +5,24 @@ import { SandboxBank } from './open-banking/bank/sandbox-bank.js';
 import { createOpenBankingServer } from './open-banking/open-banking-server.js';
 import { createScaServer } from './open-banking/sca-server.js';
 import { ensureDevCertificates } from './dev-certificates.js';
-import type { Chaos } from './chaos/chaos.js';
+import { Chaos } from './chaos/chaos.js';
 import { registerChaosControls } from './chaos/chaos-routes.js';
-import { createOpenBankingChaos, installOpenBankingChaos } from './chaos/open-banking-chaos.js';
+import { installOpenBankingChaos } from './chaos/open-banking-chaos.js';
+import { installCardChaos } from './chaos/card-chaos.js';
 import { SandboxStateStore } from './persistence/sandbox-state-store.js';
+import { CardContract } from '../shared/contracts/card-contract.js';
+import { CardSandbox } from './card/card-sandbox.js';
+import { createCardServer } from './card/card-server.js';
+import { registerCardControls } from './card/card-controls.js';
+import type { CardStateKind } from './card/card-state.js';
 
 export interface SandboxOptions {
   certsDir: string;
   host: string;
   openBankingPort: number;
   scaPort: number;
+  /** Port of the card API (server TLS, Basic auth); default 0, any free port. */
+  cardPort?: number;
   /** Address browsers reach the SCA pages at; default http://localhost:<sca port>. */
   scaPublicUrl?: string;
   now?: () => Date;
@@ -32,25 +40,45 @@ export interface RunningSandbox {
   openBankingUrl: string;
   /** The SCA pages and sandbox controls (plain HTTP). */
   scaUrl: string;
+  /** The card API (server TLS, Basic auth with a merchant's keys), e.g. https://localhost:8444 */
+  cardUrl: string;
   bank: SandboxBank;
-  /** Fault injection on the open-banking API; also at /sandbox/chaos on the SCA listener. */
+  /** The card side's state, by merchant (provisioning, clock, calls). */
+  card: CardSandbox;
+  /** Fault injection on both APIs, by operationId; also at /sandbox/chaos on the SCA listener. */
   chaos: Chaos;
   /** TLS handshakes completed on the open-banking listener. */
   tlsHandshakes(): number;
   close(): Promise<void>;
 }
 
-/** Starts the provider's sandbox: the open-banking API over mTLS and the SCA pages, sharing one bank. */
+interface Stores {
+  bank?: SandboxStateStore;
+  card?: SandboxStateStore<CardStateKind>;
+}
+
+/**
+ * Starts the provider's sandbox: the open-banking API over mTLS and the SCA pages sharing one bank,
+ * and the card API (server TLS) with its merchants; the controls of both on the SCA listener.
+ */
 export async function startSandbox(options: SandboxOptions): Promise<RunningSandbox> {
   ensureDevCertificates(options.certsDir);
   const contract = new Psd2Contract();
-  const store = options.database
-    ? await SandboxStateStore.open(options.database.url, options.database.schema)
-    : undefined;
+  const cardContract = new CardContract();
+  const stores: Stores = {};
   try {
-    return await listen(options, contract, store);
+    if (options.database) {
+      stores.bank = await SandboxStateStore.open(options.database.url, options.database.schema);
+      stores.card = await SandboxStateStore.open<CardStateKind>(
+        options.database.url,
+        options.database.schema,
+        'card_state',
+      );
+    }
+    return await listen(options, contract, cardContract, stores);
   } catch (error) {
-    await store?.close();
+    await stores.bank?.close();
+    await stores.card?.close();
     throw error;
   }
 }
@@ -58,21 +86,33 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
 async function listen(
   options: SandboxOptions,
   contract: Psd2Contract,
-  store: SandboxStateStore | undefined,
+  cardContract: CardContract,
+  stores: Stores,
 ): Promise<RunningSandbox> {
+  const store = stores.bank;
   const read = (file: string) => readFileSync(join(options.certsDir, file));
   const storedState = store ? await store.load() : [];
-  const chaos = createOpenBankingChaos(contract);
+  const card = new CardSandbox({
+    store: stores.card,
+    storedState: stores.card ? await stores.card.load() : [],
+    now: options.now,
+  });
+  // One registry for both APIs: operationIds do not overlap, and the same controls reach both.
+  const chaos = new Chaos([
+    ...contract.operations.map((operation) => operation.operationId),
+    ...cardContract.operations.map((operation) => operation.operationId),
+  ]);
 
   // The SCA listener must be up before the bank exists: the bank's links point at its address.
   const holder: { bank?: SandboxBank } = {};
   const sca = createScaServer(() => {
     if (!holder.bank) throw new Error('sandbox bank not ready');
     return holder.bank;
-  });
+  }, [card]);
   registerChaosControls(sca, chaos);
   const counters = { handshakes: () => 0 };
   sca.get('/sandbox/tls-handshakes', async () => ({ handshakes: counters.handshakes() }));
+  registerCardControls(sca, card);
   await sca.listen({ host: options.host, port: options.scaPort });
   const scaPort = (sca.server.address() as { port: number }).port;
   const scaUrl = options.scaPublicUrl ?? `http://localhost:${scaPort}`;
@@ -94,20 +134,37 @@ async function listen(
       tls: { key: read('sandbox.key'), cert: read('sandbox.pem'), ca: read('ca.pem') },
     });
     installOpenBankingChaos(openBanking.server, chaos, contract);
-    await openBanking.server.listen({ host: options.host, port: options.openBankingPort });
+    const cardServer = createCardServer({
+      card,
+      contract: cardContract,
+      tls: { key: read('sandbox.key'), cert: read('sandbox.pem') },
+    });
+    installCardChaos(cardServer, chaos, cardContract);
+    try {
+      await openBanking.server.listen({ host: options.host, port: options.openBankingPort });
+      await cardServer.listen({ host: options.host, port: options.cardPort ?? 0 });
+    } catch (error) {
+      await Promise.all([openBanking.server.close(), cardServer.close()]);
+      throw error;
+    }
     const obPort = (openBanking.server.server.address() as { port: number }).port;
     counters.handshakes = openBanking.handshakes;
+    const cardPort = (cardServer.server.address() as { port: number }).port;
 
     return {
       openBankingUrl: `https://localhost:${obPort}`,
       scaUrl,
+      cardUrl: `https://localhost:${cardPort}`,
       bank,
+      card,
       chaos,
       tlsHandshakes: openBanking.handshakes,
       async close() {
-        await Promise.all([openBanking.server.close(), sca.close()]);
+        await Promise.all([openBanking.server.close(), cardServer.close(), sca.close()]);
         await bank.persisted().catch(() => undefined);
+        await card.persisted().catch(() => undefined);
         await store?.close();
+        await stores.card?.close();
       },
     };
   } catch (error) {

@@ -16,7 +16,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { ensureDevCertificates } from '../sandbox/dev-certificates.js';
+import { Agent, request } from 'undici';
 import { completeSca } from '../sandbox/scripted-psu.js';
+import { encodeForm } from '../upstreams/http/form-encoding.js';
 
 const args = new Set(process.argv.slice(2));
 const QUICK = args.has('--quick');
@@ -34,8 +36,7 @@ const CERTS = resolve('certs/dev');
 const CLK_TCK = 100;
 const IBAN = 'HU75118000170000001234567817';
 
-/** A card payment through Portico and through nginx, once the card side exists; until then, no rows. */
-const CARD_PAYMENT_SCENARIO: ((target: Target) => Scenario | undefined) | undefined = undefined;
+const CARD_PAYMENTS = QUICK ? 50 : 200;
 
 const log = (line: string) => {
   if (!JSON_OUT) process.stdout.write(`${line}\n`);
@@ -518,20 +519,125 @@ function printSpread(rows: Row[]): void {
 
 // ---------------------------------------------------------------------------------------------- main
 
-async function freshDatabase(): Promise<string | undefined> {
+async function freshDatabase(name = DATABASE): Promise<string | undefined> {
   const admin = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
   try {
     await admin.connect();
     // Only the bench's own database is ever dropped.
-    await admin.query(`DROP DATABASE IF EXISTS "${DATABASE}" WITH (FORCE)`);
-    await admin.query(`CREATE DATABASE "${DATABASE}"`);
+    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE "${name}"`);
     const url = new URL(POSTGRES_URL);
-    url.pathname = `/${DATABASE}`;
+    url.pathname = `/${name}`;
     return url.toString();
   } catch {
     return undefined;
   } finally {
     await admin.end().catch(() => undefined);
+  }
+}
+
+interface CardFigures {
+  target: string;
+  portico: { p50Ms: number; p99Ms: number };
+  direct: { p50Ms: number; p99Ms: number };
+  loadAverage: string;
+}
+
+/**
+ * Card payments one after another through Portico (its own sandbox in process, as `npm start` runs it) with
+ * the demo tenant's merchant, then as many straight to that sandbox's card API with a merchant of its own:
+ * what Portico adds to a write (validation, mapping, row and history, write-ahead access log, key opening,
+ * contract check).
+ */
+async function measureCardPayments(
+  name: string,
+  env: Record<string, string>,
+): Promise<CardFigures> {
+  const port = PORT_BASE + 50;
+  const gateway = start(process.execPath, ['dist/main.js'], {
+    ...env,
+    PORT: String(port),
+    METRICS_PORT: String(PORT_BASE + 51),
+    SANDBOX_OB_PORT: String(PORT_BASE + 52),
+    SANDBOX_SCA_PORT: String(PORT_BASE + 53),
+    SANDBOX_CARD_PORT: String(PORT_BASE + 54),
+    SANDBOX_CERTS_DIR: CERTS,
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    RECONCILE_ON_START: 'false',
+  });
+  try {
+    const [, key] = await gateway.waitFor(/Demo API key \(tenant "demo", role app\): (ptk_\S+)/);
+    const banner = gateway.output();
+    const cardUrl = /Sandbox card: (https:\/\/\S+)/.exec(banner)?.[1];
+    const controlUrl = /test merchant: POST (http:\/\/\S+)\/sandbox\/card\/merchants/.exec(
+      banner,
+    )?.[1];
+    if (!cardUrl || !controlUrl) throw new Error('the banner shows no sandbox card listener');
+    const card = {
+      cardNumber: '4111111111111111',
+      expirationMonth: '12',
+      expirationYear: '2030',
+      holderName: 'Bench',
+      cvv: '123',
+    };
+    const timed = async (send: () => Promise<number>) => {
+      for (let i = 0; i < 20; i++) await send();
+      const latencies: number[] = [];
+      for (let i = 0; i < CARD_PAYMENTS; i++) {
+        const t = performance.now();
+        const status = await send();
+        if (status !== 200 && status !== 201) throw new Error(`a card payment answered ${status}`);
+        latencies.push(performance.now() - t);
+      }
+      latencies.sort((a, b) => a - b);
+      return {
+        p50Ms: latencies[Math.floor(CARD_PAYMENTS * 0.5)],
+        p99Ms: latencies[Math.floor(CARD_PAYMENTS * 0.99)],
+      };
+    };
+    const portico = await timed(async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/v1/card/payments`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ amount: 1099, ...card }),
+      });
+      await response.arrayBuffer();
+      return response.status;
+    });
+    const merchant = (await (
+      await fetch(`${controlUrl}/sandbox/card/merchants`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'bench' }),
+      })
+    ).json()) as { secretKey: string };
+    const agent = new Agent({ connect: { ca: readFileSync(join(CERTS, 'ca.pem')) } });
+    const authorization = `Basic ${Buffer.from(`${merchant.secretKey}:`).toString('base64')}`;
+    const direct = await timed(async () => {
+      const response = await request(`${cardUrl}/payments`, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+        body: encodeForm({
+          amount: 1099,
+          card_number: card.cardNumber,
+          expiration_month: card.expirationMonth,
+          expiration_year: card.expirationYear,
+          holder_name: card.holderName,
+          cvv: card.cvv,
+        }),
+      });
+      await response.body.arrayBuffer();
+      return response.statusCode;
+    });
+    await agent.close();
+    log(
+      `card payments ${name}: Portico p50 ${portico.p50Ms.toFixed(1)} ms, sandbox p50 ${direct.p50Ms.toFixed(1)} ms`,
+    );
+    return { target: name, portico, direct, loadAverage: loadAverage() };
+  } finally {
+    await gateway.stop();
   }
 }
 
@@ -545,6 +651,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'portico-bench-'));
   const rows: Row[] = [];
   const startups: Record<string, unknown>[] = [];
+  const cards: CardFigures[] = [];
   try {
     const sandbox = await startSandboxProcess();
     stops.push(sandbox.stop);
@@ -608,11 +715,6 @@ async function main(): Promise<void> {
 
     for (const target of targets)
       if (target.startup) startups.push({ target: target.name, fresh: true, ...target.startup });
-    if (CARD_PAYMENT_SCENARIO)
-      for (const target of targets) {
-        const scenario = CARD_PAYMENT_SCENARIO(target);
-        if (scenario) target.scenarios.push(scenario);
-      }
 
     // Warm-up: JIT, pools and connections, before any figure is taken.
     for (const target of targets)
@@ -652,12 +754,25 @@ async function main(): Promise<void> {
     });
     startups.push({ target: again.name, fresh: false, ...again.startup });
     await again.stop();
+
+    // Card payments: a write each (row, history, write-ahead access log, form mapping, contract check).
+    const cardDatabase = await freshDatabase(`${DATABASE}_card`);
+    if (cardDatabase)
+      cards.push(
+        await measureCardPayments('Portico on PostgreSQL', { DATABASE_URL: cardDatabase }),
+      );
+    cards.push(
+      await measureCardPayments('Portico on the embedded engine', {
+        DATABASE_URL: '',
+        EMBEDDED_DB_DIR: join(dataDir, 'pglite-card'),
+      }),
+    );
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     rmSync(dataDir, { recursive: true, force: true });
   }
 
-  const figures = `${JSON.stringify({ rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, startups, rows }, null, 2)}\n`;
+  const figures = `${JSON.stringify({ rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, startups, rows, cards }, null, 2)}\n`;
   if (JSON_OUT) {
     process.stdout.write(figures);
     return;
@@ -681,6 +796,11 @@ async function main(): Promise<void> {
         .join(', ')}`,
     );
   }
+  log(`\nCard payments, ${CARD_PAYMENTS} sequential (p50 / p99):`);
+  for (const card of cards)
+    log(
+      `  ${card.target}: through Portico ${card.portico.p50Ms.toFixed(1)} / ${card.portico.p99Ms.toFixed(1)} ms; straight to the sandbox ${card.direct.p50Ms.toFixed(1)} / ${card.direct.p99Ms.toFixed(1)} ms (load ${card.loadAverage})`,
+    );
   log(
     `\nCPU ms/req: CPU time of each process over the run divided by requests; "postgres" is this database's backends. DB trips/read: statements Portico sent per request (portico_db_statements_total). handshakes: TLS handshakes the sandbox completed during the run.`,
   );

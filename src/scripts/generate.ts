@@ -14,6 +14,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const SPECS = [
   /** The provider's open-banking API, as the gateway's upstream client sees it. */
   { spec: 'openapi/upstream/psd2.yaml', output: 'src/generated/psd2.ts' },
+  /** The provider's card API (payments, refunds, tokens, customers, ...), as the gateway's card client sees it. */
+  { spec: 'openapi/upstream/card.yaml', output: 'src/generated/card.ts' },
   /** Portico's facade, for apps (and the tests) through src/client/portico-client.ts. */
   { spec: 'openapi/gateway.json', output: 'src/generated/gateway.ts' },
 ];

@@ -1,3 +1,5 @@
+import type { SubjectKind } from '../audit/trail/status-change.entity.js';
+
 /**
  * Every event type an app can subscribe to. `sent: false` types are declared for the card side and
  * land with it: adding one is one line here (and `sent: true` once its service records it).
@@ -12,8 +14,8 @@ export const WEBHOOK_EVENT_TYPES = {
     sent: true,
     about: 'An open-banking payment moved to another status',
   },
-  'card_payment.status_changed': { sent: false, about: 'A card payment moved to another status' },
-  'card_refund.status_changed': { sent: false, about: 'A card refund moved to another status' },
+  'card_payment.status_changed': { sent: true, about: 'A card payment moved to another status' },
+  'card_refund.status_changed': { sent: true, about: 'A card refund moved to another status' },
   'notification.status_changed': { sent: false, about: "A provider notification's outcome" },
   'iris_session.status_changed': { sent: false, about: 'An IRIS session moved to another status' },
   'pos_transaction.status_changed': {
@@ -26,7 +28,15 @@ export type WebhookEventType = keyof typeof WEBHOOK_EVENT_TYPES;
 export const WEBHOOK_EVENT_TYPE_NAMES = Object.keys(WEBHOOK_EVENT_TYPES) as WebhookEventType[];
 
 /** The event a status change of each audited kind of resource sends, and the name of its id in `data`. */
-export const STATUS_CHANGE_EVENTS = {
+export const STATUS_CHANGE_EVENTS: Record<
+  SubjectKind,
+  { type: WebhookEventType; idField: string; cardResource?: true } | null
+> = {
   consent: { type: 'consent.status_changed', idField: 'consentId' },
   payment: { type: 'payment.status_changed', idField: 'paymentId' },
-} as const satisfies Record<string, { type: WebhookEventType; idField: string }>;
+  // Card resources are named to apps by the provider's token (pmt_…, ref_…), read from card_resources.
+  card_payment: { type: 'card_payment.status_changed', idField: 'paymentId', cardResource: true },
+  card_refund: { type: 'card_refund.status_changed', idField: 'refundId', cardResource: true },
+  // A customer changes only by the app's own calls: no event.
+  card_customer: null,
+};

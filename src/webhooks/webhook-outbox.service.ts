@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { JsonObject } from '../platform/common/json.js';
+import type { SubjectKind } from '../audit/trail/status-change.entity.js';
 import { STATUS_CHANGE_EVENTS, type WebhookEventType } from './webhook-event-types.js';
 
 export interface OutboxEvent {
@@ -44,17 +45,34 @@ export class WebhookOutboxService {
   /** The event of a consent's or payment's status change (not of its creation, which the app made). */
   async statusChanged(
     manager: EntityManager,
-    subject: { kind: keyof typeof STATUS_CHANGE_EVENTS; id: string; tenantId: string },
+    subject: { kind: SubjectKind; id: string; tenantId: string },
     fromStatus: string,
     toStatus: string,
     cause: string,
   ): Promise<void> {
-    const { type, idField } = STATUS_CHANGE_EVENTS[subject.kind];
+    const event = STATUS_CHANGE_EVENTS[subject.kind];
+    if (!event) return;
+    let id: string = subject.id;
+    let extra: Record<string, string | null> = {};
+    if (event.cardResource) {
+      const [row] = (await manager.query(
+        'SELECT token, merchant_ref FROM card_resources WHERE id = $1',
+        [subject.id],
+      )) as { token: string | null; merchant_ref: string | null }[];
+      id = row?.token ?? subject.id;
+      extra = { porticoId: subject.id, merchantRef: row?.merchant_ref ?? null };
+    }
     await this.record(manager, {
       tenantId: subject.tenantId,
-      type,
-      resourceId: subject.id,
-      data: { [idField]: subject.id, previousStatus: fromStatus, status: toStatus, cause },
+      type: event.type,
+      resourceId: id,
+      data: {
+        [event.idField]: id,
+        ...extra,
+        previousStatus: fromStatus,
+        status: toStatus,
+        cause,
+      },
     });
   }
 

@@ -54,7 +54,7 @@ describe("the auditor's views", () => {
       ['consent', consentId, 'getAccountBalances'],
     ]);
     const bad = await auditor.GET('/v1/audit/accesses', {
-      params: { query: { kind: 'card' as never } },
+      params: { query: { kind: 'refund' as never } },
     });
     expect(bad.response.status).toBe(400);
 

@@ -118,7 +118,7 @@ describe('contract and schema checks', () => {
     }
     const statuses = new Set(responses.map((r) => r.status));
     expect([...statuses].sort()).toEqual([
-      400, 401, 403, 404, 409, 410, 422, 429, 500, 502, 503, 504,
+      400, 401, 402, 403, 404, 409, 410, 422, 429, 500, 502, 503, 504,
     ]);
   });
 

@@ -33,6 +33,7 @@ describe('a restart of npm start on its embedded database', () => {
       PORT: String(port),
       EMBEDDED_DB_DIR: dataDir,
       SANDBOX_OB_PORT: '0',
+      SANDBOX_CARD_PORT: '0',
       SANDBOX_SCA_PORT: String(await freePort()),
     };
     const base = `http://127.0.0.1:${port}`;

@@ -75,7 +75,12 @@ export async function startTestGateway(
     ? { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }
     : {};
   const base = loadConfig(testEnv({ ...listenEnv, ...env }));
-  const sandbox = await startSandbox({ ...base.sandbox, openBankingPort: 0, scaPort: 0 });
+  const sandbox = await startSandbox({
+    ...base.sandbox,
+    openBankingPort: 0,
+    scaPort: 0,
+    cardPort: 0,
+  });
   const config: AppConfig = {
     ...base,
     upstreams: {
@@ -83,6 +88,11 @@ export async function startTestGateway(
       openBanking: {
         ...base.upstreams.openBanking,
         baseUrl: base.upstreams.openBanking.baseUrl ?? sandbox.openBankingUrl,
+      },
+      card: {
+        ...base.upstreams.card,
+        baseUrl: base.upstreams.card.baseUrl ?? sandbox.cardUrl,
+        sandboxControlUrl: sandbox.scaUrl,
       },
     },
   };

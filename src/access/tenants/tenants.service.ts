@@ -38,15 +38,24 @@ const keyNotFound = (keyId: string) =>
  */
 @Injectable()
 export class TenantsService {
+  private readonly createdListeners: ((tenant: Tenant) => Promise<void>)[] = [];
+
   constructor(
     @InjectRepository(Tenant) private readonly tenants: Repository<Tenant>,
     @InjectRepository(ApiKey) private readonly apiKeys: Repository<ApiKey>,
     private readonly cache: ApiKeyCache,
   ) {}
 
+  /** Runs after each tenant created (the card side gives it a sandbox merchant in sandbox mode). */
+  onTenantCreated(listener: (tenant: Tenant) => Promise<void>): void {
+    this.createdListeners.push(listener);
+  }
+
   async createTenant(slug: string, name: string): Promise<Tenant> {
     try {
-      return await this.tenants.save(this.tenants.create({ slug, name }));
+      const tenant = await this.tenants.save(this.tenants.create({ slug, name }));
+      for (const listener of this.createdListeners) await listener(tenant);
+      return tenant;
     } catch (error) {
       if (
         error instanceof QueryFailedError &&

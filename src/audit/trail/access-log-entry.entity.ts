@@ -8,6 +8,7 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 
 @Entity({ name: 'access_log' })
 @Index(['consentId', 'id'])
 @Index(['paymentId', 'id'])
+@Index(['cardResourceId', 'id'])
 export class AccessLogEntry {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
@@ -20,6 +21,10 @@ export class AccessLogEntry {
 
   @Column({ name: 'payment_id', type: 'uuid', nullable: true })
   paymentId: string | null;
+
+  /** The card resource (payment, refund, customer: a card_resources row) the call was about. */
+  @Column({ name: 'card_resource_id', type: 'uuid', nullable: true })
+  cardResourceId: string | null;
 
   /** The facade operation, e.g. getAccountBalances. */
   @Column({ type: 'varchar', length: 64 })

@@ -7,7 +7,7 @@ import { AccessLogEntry } from './access-log-entry.entity.js';
 
 /** Who made a call, under what, and on which account: the part of a row known before the call. */
 export type AccessSubject = Pick<AccessLogEntry, 'tenantId' | 'operation' | 'psuPresent'> &
-  Partial<Pick<AccessLogEntry, 'consentId' | 'paymentId' | 'accountId'>>;
+  Partial<Pick<AccessLogEntry, 'consentId' | 'paymentId' | 'accountId' | 'cardResourceId'>>;
 
 /** How a call ended. */
 export interface AccessOutcome {
@@ -41,7 +41,11 @@ interface PendingCompletion {
 }
 
 const INSERT_SENT = `INSERT INTO access_log
-         (tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id, outcome)`;
+         (tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id, outcome,
+          card_resource_id)`;
+
+/** How many parameters a written-ahead row takes ($1…$9); a gate's own parameters follow them. */
+export const SENT_PARAMETERS = 9;
 
 /**
  * Writes the audit trail of every call made under a consent or a payment. A call to the bank is
@@ -63,7 +67,7 @@ export class AccessLogService {
   async begin(subject: AccessSubject): Promise<string> {
     const [row] = await this.sql.query<{ id: string }>(
       'access-log:begin',
-      `${INSERT_SENT} VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+      `${INSERT_SENT} VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
       sentValues(subject),
     );
     return String(row.id);
@@ -81,7 +85,7 @@ export class AccessLogService {
       `access-log:begin:${gate.name}`,
       `WITH ${gate.cte},
        logged AS (
-         ${INSERT_SENT} SELECT $1, $2, $3, $4, $5, $6, $7, $8 FROM gate RETURNING id
+         ${INSERT_SENT} SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 FROM gate RETURNING id
        )
        SELECT gate.*, logged.id AS access_log_id FROM gate, logged`,
       [...sentValues(subject), ...gate.params],
@@ -138,8 +142,8 @@ export class AccessLogService {
     await this.entries.query(
       `INSERT INTO access_log
          (tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id,
-          outcome, upstream_status, latency_ms, completed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now())`,
+          outcome, upstream_status, latency_ms, completed_at, card_resource_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`,
       [
         subject.tenantId,
         subject.consentId ?? null,
@@ -151,6 +155,7 @@ export class AccessLogService {
         result.outcome,
         result.upstreamStatus ?? null,
         result.latencyMs,
+        subject.cardResourceId ?? null,
       ],
     );
   }
@@ -162,6 +167,10 @@ export class AccessLogService {
 
   forConsent(consentId: string, limit = 500): Promise<AccessLogEntry[]> {
     return this.entries.find({ where: { consentId }, order: { id: 'DESC' }, take: limit });
+  }
+
+  forCardResource(cardResourceId: string, limit = 500): Promise<AccessLogEntry[]> {
+    return this.entries.find({ where: { cardResourceId }, order: { id: 'DESC' }, take: limit });
   }
 
   forPayment(paymentId: string, limit = 500): Promise<AccessLogEntry[]> {
@@ -179,5 +188,6 @@ function sentValues(subject: AccessSubject): unknown[] {
     subject.psuPresent,
     currentRequestId() ?? null,
     SENT,
+    subject.cardResourceId ?? null,
   ];
 }

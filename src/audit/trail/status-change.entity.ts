@@ -1,16 +1,22 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-export const SUBJECT_KINDS = ['consent', 'payment'] as const;
+export const SUBJECT_KINDS = [
+  'consent',
+  'payment',
+  'card_payment',
+  'card_refund',
+  'card_customer',
+] as const;
 export type SubjectKind = (typeof SUBJECT_KINDS)[number];
 
-/** Append-only history of consent and payment statuses (a trigger refuses UPDATE and DELETE). */
+/** Append-only history of consent, payment and card resource statuses (a trigger refuses UPDATE and DELETE). */
 @Entity({ name: 'status_changes' })
 @Index(['subjectKind', 'subjectId', 'id'])
 export class StatusChange {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
 
-  @Column({ name: 'subject_kind', type: 'varchar', length: 8 })
+  @Column({ name: 'subject_kind', type: 'varchar', length: 16 })
   subjectKind: SubjectKind;
 
   @Column({ name: 'subject_id', type: 'uuid' })

@@ -6,7 +6,11 @@ import {
   type RateLimitRow,
   type RateLimitState,
 } from '../../access/auth/rate-limit.service.js';
-import { AccessLogService, type AccessSubject } from '../../audit/trail/access-log.service.js';
+import {
+  AccessLogService,
+  SENT_PARAMETERS,
+  type AccessSubject,
+} from '../../audit/trail/access-log.service.js';
 import { PlainSql } from '../../platform/database/plain-sql.js';
 import { ProblemException } from '../../platform/errors/problem.js';
 import { Metrics } from '../../platform/metrics/metrics.service.js';
@@ -156,7 +160,7 @@ export class ConsentAccessService {
       const limit = this.limitOf(consent);
       const begun = await this.accessLog.beginGated<{ budget_count: number }>(subject(consent.id), {
         name: 'budget',
-        cte: BudgetService.takeGateCte('$9', '$10'),
+        cte: BudgetService.takeGateCte(`$${SENT_PARAMETERS + 1}`, `$${SENT_PARAMETERS + 2}`),
         params: [consent.id, limit],
       });
       if (!begun) throw await refuse(consent.id, await this.budgetSpent(consent, limit));

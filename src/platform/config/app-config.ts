@@ -50,6 +50,20 @@ export interface AppConfig {
       };
       http: UpstreamHttpConfig;
     };
+    /** The card API: Basic auth with each tenant's merchant keys (see cardCredentials), over TLS. */
+    card: {
+      baseUrl?: string;
+      /** CAs of the card API's server certificate; unset: the system's (the sandbox's CA in sandbox mode). */
+      caFile?: string;
+      http: UpstreamHttpConfig;
+      /** The sandbox's control listener (sandbox mode): where a new tenant gets a test merchant. */
+      sandboxControlUrl?: string;
+    };
+  };
+  /** Encryption at rest of each tenant's merchant keys (AES-256-GCM). */
+  cardCredentials: {
+    /** 32 bytes, base64 or hex; unset: a development key in SANDBOX_CERTS_DIR (sandbox mode) or none. */
+    key?: string;
   };
   /** Open-banking services the gateway offers; the QWAC must carry the role of each. */
   openBankingServices: OpenBankingService[];
@@ -96,6 +110,8 @@ export interface AppConfig {
     host: string;
     openBankingPort: number;
     scaPort: number;
+    /** Port of the sandbox's card API (server TLS, Basic auth). */
+    cardPort: number;
     /** Address browsers reach the SCA pages at (default http://localhost:SANDBOX_SCA_PORT). */
     scaPublicUrl?: string;
   };
@@ -241,6 +257,16 @@ export const VARIABLES = {
     doc: 'How long an open circuit refuses calls (503) before one trial call',
     default: '10000',
   },
+  UPSTREAM_CARD_BASE_URL: {
+    doc: "The provider's card API base address ({base_url}); unset in sandbox mode: the sandbox's card listener",
+  },
+  UPSTREAM_CARD_CA_FILE: {
+    doc: "PEM bundle of the CAs that sign the card API's server certificate (default: the system's)",
+  },
+  CARD_CREDENTIALS_KEY: {
+    doc: "Key (32 bytes, base64 or hex) that encrypts each tenant's card merchant keys at rest (AES-256-GCM); unset in sandbox mode: a development key in SANDBOX_CERTS_DIR",
+    secret: true,
+  },
   RESOLVER_INTERVAL_MS: {
     doc: 'How often the resolver settles consents and payments in doubt with the provider (0: never, but at start)',
     default: '15000',
@@ -331,6 +357,10 @@ export const VARIABLES = {
   SANDBOX_SCA_PUBLIC_URL: {
     doc: 'Address browsers reach the SCA pages at (default http://localhost:SANDBOX_SCA_PORT)',
   },
+  SANDBOX_CARD_PORT: {
+    doc: "Port of the sandbox's card API (server TLS, Basic auth with a merchant's keys)",
+    default: '8444',
+  },
 } satisfies Record<string, VariableSpec>;
 
 export type VariableName = keyof typeof VARIABLES;
@@ -414,6 +444,19 @@ export function loadConfig(env: Env = process.env): AppConfig {
   };
 
   const mode = oneOf('PORTICO_MODE', ['sandbox', 'production'] as const);
+  const upstreamHttp = (): UpstreamHttpConfig => ({
+    connectTimeoutMs: integer('UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000),
+    headersTimeoutMs: integer('UPSTREAM_HEADERS_TIMEOUT_MS', 1, 600_000),
+    bodyTimeoutMs: integer('UPSTREAM_BODY_TIMEOUT_MS', 1, 600_000),
+    poolConnections: integer('UPSTREAM_POOL_CONNECTIONS', 1, 1024),
+    keepAliveTimeoutMs: integer('UPSTREAM_KEEPALIVE_MS', 1, 600_000),
+    deadlineMs: integer('UPSTREAM_DEADLINE_MS', 1, 600_000),
+    retryDelaysMs: integers('UPSTREAM_RETRY_DELAYS_MS', 0, 60_000),
+    breaker: {
+      failureThreshold: integer('UPSTREAM_BREAKER_FAILURES', 1, 1000),
+      openMs: integer('UPSTREAM_BREAKER_OPEN_MS', 1, 600_000),
+    },
+  });
   const host = raw('HOST') as string;
   const port = integer('PORT', 0, 65535);
   const config: AppConfig = {
@@ -450,21 +493,20 @@ export function loadConfig(env: Env = process.env): AppConfig {
           caFile: raw('UPSTREAM_CA_FILE'),
           clientCaFile: raw('UPSTREAM_CLIENT_CA_FILE'),
         },
-        http: {
-          connectTimeoutMs: integer('UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000),
-          headersTimeoutMs: integer('UPSTREAM_HEADERS_TIMEOUT_MS', 1, 600_000),
-          bodyTimeoutMs: integer('UPSTREAM_BODY_TIMEOUT_MS', 1, 600_000),
-          poolConnections: integer('UPSTREAM_POOL_CONNECTIONS', 1, 1024),
-          keepAliveTimeoutMs: integer('UPSTREAM_KEEPALIVE_MS', 1, 600_000),
-          deadlineMs: integer('UPSTREAM_DEADLINE_MS', 1, 600_000),
-          retryDelaysMs: integers('UPSTREAM_RETRY_DELAYS_MS', 0, 60_000),
-          breaker: {
-            failureThreshold: integer('UPSTREAM_BREAKER_FAILURES', 1, 1000),
-            openMs: integer('UPSTREAM_BREAKER_OPEN_MS', 1, 600_000),
-          },
-        },
+        http: upstreamHttp(),
+      },
+      card: {
+        baseUrl: url('UPSTREAM_CARD_BASE_URL', ['https:']),
+        caFile: raw('UPSTREAM_CARD_CA_FILE'),
+        http: upstreamHttp(),
+        sandboxControlUrl:
+          mode === 'sandbox'
+            ? (url('SANDBOX_SCA_PUBLIC_URL', ['http:', 'https:']) ??
+              `http://localhost:${integer('SANDBOX_SCA_PORT', 0, 65535)}`)
+            : undefined,
       },
     },
+    cardCredentials: { key: raw('CARD_CREDENTIALS_KEY') },
     openBankingServices: list('OPEN_BANKING_SERVICES', OPEN_BANKING_SERVICES),
     reconcileOnStart: oneOf('RECONCILE_ON_START', ['true', 'false'] as const) === 'true',
     resolver: {
@@ -496,6 +538,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       host: raw('SANDBOX_HOST') as string,
       openBankingPort: integer('SANDBOX_OB_PORT', 0, 65535),
       scaPort: integer('SANDBOX_SCA_PORT', 0, 65535),
+      cardPort: integer('SANDBOX_CARD_PORT', 0, 65535),
       scaPublicUrl: url('SANDBOX_SCA_PUBLIC_URL', ['http:', 'https:']),
     },
   };

@@ -1,3 +1,5 @@
+import { CardCredentials } from '../../card/credentials/card-credentials.entity.js';
+import { CardResource } from '../../card/store/card-resource.entity.js';
 import { IdempotencyRecord } from '../idempotency/idempotency-record.entity.js';
 import { OPEN_BANKING_ENTITIES } from '../../open-banking/entities.js';
 import { ApiKeyUsage } from '../../access/tenants/api-key-usage.entity.js';
@@ -23,4 +25,6 @@ export const ENTITIES = [
   AuditSealFloor,
   AuditRetentionCut,
   ...WEBHOOK_ENTITIES,
+  CardCredentials,
+  CardResource,
 ];

@@ -3,8 +3,10 @@
  * wherever they appear, and values under sensitive field names are dropped.
  */
 const SENSITIVE_KEY =
-  /^(authorization|cookie|set-cookie|password|passphrase|secret|secret_key|secretkey|api_?key|key|token|cvv|cvc|cvv2|cvc2|card_?number|pan|number|private_?key)$/i;
+  /^(authorization|cookie|set-cookie|password|passphrase|secret|secret_?key|public_?key|pos_?key|api_?key|key|token|cvv|cvc|cvv2|cvc2|card_?number|pan|number|private_?key)$/i;
 const API_KEY = /\bptk_[A-Za-z0-9]{8}_[A-Za-z0-9_-]{8,}/g;
+/** The card provider's merchant keys (`sk_…`, `pk_…`): the last four characters stay, as the API shows them. */
+const MERCHANT_KEY = /\b(sk|pk)_[A-Za-z0-9_.-]{0,246}([A-Za-z0-9]{4})\b/g;
 const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi;
 /** The SCA callback's single-use state, in a path or a URL: whoever holds it completes that authorisation. */
 const SCA_STATE_PATH = /(\/sca\/callback\/)[^/?#\s"]+/g;
@@ -32,6 +34,7 @@ function luhnValid(digits: string): boolean {
 export function scrubText(text: string): string {
   return text
     .replace(API_KEY, REDACTED)
+    .replace(MERCHANT_KEY, (_m, prefix: string, last: string) => `${prefix}_${REDACTED}${last}`)
     .replace(SCA_STATE_PATH, `$1${REDACTED}`)
     .replace(STATE_QUERY, `$1${REDACTED}`)
     .replace(BEARER, (_m, scheme: string) => `${scheme} ${REDACTED}`)

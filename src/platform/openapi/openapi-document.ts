@@ -37,6 +37,17 @@ const TAGS: [string, string][] = [
   ['Accounts', 'Accounts, balances and transactions under a valid consent (header Consent-ID)'],
   ['Audit', 'Consents with their status history and every access made under them (role auditor)'],
   ['Brands', 'The banks reachable through the provider'],
+  ['Card branches', "The merchant's branches at the card provider, to group payments by"],
+  [
+    'Card customers',
+    'Stored customers with their cards (masked) and mandates, charged again without card fields',
+  ],
+  [
+    'Card payments',
+    "Card payments, pre-authorisation and capture, charged with the tenant's own merchant keys; exactly once",
+  ],
+  ['Card refunds', 'Full and partial refunds of card payments; exactly once'],
+  ['Card tokens', "Single-use card tokens (15 minutes), made with the tenant's public key"],
   ['Confirmation of funds', 'Consents to check one account, and the checks'],
   [
     'Payment initiation',

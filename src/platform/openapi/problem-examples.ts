@@ -94,17 +94,21 @@ function invalidField(
   context: OperationContext,
 ): { where: string; field: string; reason: string } | undefined {
   const body = context.operation.requestBody;
-  const bodySchema = schemaOf(
+  let bodySchema = schemaOf(
     context,
     body && !isReference(body) ? body.content['application/json']?.schema : undefined,
   );
-  const [first] = bodySchema?.required ?? [];
+  // A body documented as an upstream schema (`allOf: [$ref]`, the card API's) is that schema.
+  if (bodySchema?.allOf?.length === 1) bodySchema = schemaOf(context, bodySchema.allOf[0]);
+  // A required field missing, else (a body of optional fields only) the first field malformed.
+  const [required] = bodySchema?.required ?? [];
+  const first = required ?? Object.keys(bodySchema?.properties ?? {})[0];
   if (bodySchema && first) {
     const property = bodySchema.properties?.[first];
     return {
       where: 'request body',
       field: first,
-      reason: reasonFor(first, schemaOf(context, property)),
+      reason: reasonFor(first, schemaOf(context, property), required === undefined),
     };
   }
   const all = parameters(context);

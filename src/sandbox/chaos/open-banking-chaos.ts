@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Psd2Contract } from '../../shared/contracts/psd2-contract.js';
 import { tppError } from '../open-banking/tpp-messages.js';
 import { installChaos } from './chaos-hooks.js';
-import { Chaos } from './chaos.js';
+import type { Chaos } from './chaos.js';
 
 const CODE_BY_STATUS: Record<number, string> = {
   400: 'FORMAT_ERROR',
@@ -13,11 +13,6 @@ const CODE_BY_STATUS: Record<number, string> = {
   429: 'ACCESS_EXCEEDED',
   503: 'SERVICE_UNAVAILABLE',
 };
-
-/** A Chaos registry for the operations of openapi/upstream/psd2.yaml. */
-export function createOpenBankingChaos(contract: Psd2Contract): Chaos {
-  return new Chaos(contract.operations.map((operation) => operation.operationId));
-}
 
 /** Applies the registry to the open-banking listener; injected errors carry tppMessages bodies. */
 export function installOpenBankingChaos(

@@ -2,17 +2,30 @@ import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { SandboxBank } from './bank/sandbox-bank.js';
 
+/** Another side of the sandbox (the card API) whose calls and reset the controls cover too. */
+export interface SandboxSide {
+  callCounts(): Record<string, number>;
+  requestIdsOf(operationId: string): string[];
+  reset(): void;
+  persisted(): Promise<void>;
+}
+
 /**
  * The pages a person's browser opens for strong customer authentication (plain HTTP on loopback,
  * no client certificate), and the sandbox controls tests and demos use:
  *   POST /sandbox/consents/{consentId}/revoke  the user revokes a valid consent at the bank (204, 404)
- *   GET  /sandbox/calls                        API calls answered since start, by operationId
+ *   GET  /sandbox/calls                        API calls answered since start, by operationId (both APIs)
  *   GET  /sandbox/calls/{operationId}/request-ids  their X-Request-IDs, oldest first
  *   GET  /sandbox/tls-handshakes               TLS handshakes on the open-banking listener since start
  *   POST /sandbox/reset                        forget every consent, payment, authorisation, session,
- *                                              counter and booked payment, in the store too (204)
+ *                                              counter and booked payment, and every card payment,
+ *                                              refund, token, customer and mandate (card merchants and
+ *                                              their keys stay), in the store too (204)
  */
-export function createScaServer(bankOf: () => SandboxBank): FastifyInstance {
+export function createScaServer(
+  bankOf: () => SandboxBank,
+  others: readonly SandboxSide[] = [],
+): FastifyInstance {
   const server = Fastify({ logger: false, bodyLimit: 64 * 1024 });
   void server.register(formbody);
 
@@ -44,15 +57,21 @@ export function createScaServer(bankOf: () => SandboxBank): FastifyInstance {
     await bank.persisted();
     return revoked ? reply.code(204).send() : reply.code(404).send({ error: 'no such consent' });
   });
-  server.get('/sandbox/calls', async () => bankOf().control.calls());
+  server.get('/sandbox/calls', async () =>
+    Object.assign({}, bankOf().control.calls(), ...others.map((side) => side.callCounts())),
+  );
   server.get<{ Params: { operationId: string } }>(
     '/sandbox/calls/:operationId/request-ids',
-    async (request) => bankOf().control.requestIds(request.params.operationId),
+    async (request) => [
+      ...bankOf().control.requestIds(request.params.operationId),
+      ...others.flatMap((side) => side.requestIdsOf(request.params.operationId)),
+    ],
   );
   server.post('/sandbox/reset', async (_request, reply) => {
     const bank = bankOf();
     bank.control.reset();
-    await bank.persisted();
+    for (const side of others) side.reset();
+    await Promise.all([bank.persisted(), ...others.map((side) => side.persisted())]);
     return reply.code(204).send();
   });
   return server;

@@ -3,33 +3,46 @@ import type {
   BankStateStore,
   StateChanges,
   StateKind,
-  StateRow,
 } from '../open-banking/bank/state-journal.js';
 
 /** A PostgreSQL identifier the store may create (it is interpolated into DDL). */
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
+/** The rows of one side of the sandbox, by kind (the bank's StateKind, the card side's kinds). */
+export interface StoredRows<K extends string> {
+  reset?: true;
+  upserts: { kind: K; id: string; data: unknown }[];
+  deletes: { kind: K; id: string }[];
+}
+
 /**
- * The sandbox bank's state in PostgreSQL (or the embedded engine), in a schema of its own
- * (`sandbox` by default) that the gateway never reads: one table `state` of (kind, id) -> JSON rows,
- * created on first use. One connection: writes arrive in the order the bank made the changes.
+ * The sandbox's state in PostgreSQL (or the embedded engine), in a schema of its own (`sandbox` by
+ * default) that the gateway never reads: one table of (kind, id) -> JSON rows per side of the
+ * sandbox (`state` for the open-banking bank, `card_state` for the card side), created on first
+ * use. One connection: writes arrive in the order the changes were made.
  */
-export class SandboxStateStore implements BankStateStore {
+export class SandboxStateStore<K extends string = StateKind> implements BankStateStore {
   private readonly table: string;
 
   private constructor(
     private readonly pool: pg.Pool,
     schema: string,
+    table: string,
   ) {
-    this.table = `"${schema}".state`;
+    this.table = `"${schema}".${table}`;
   }
 
-  static async open(url: string, schema = 'sandbox'): Promise<SandboxStateStore> {
+  static async open<K extends string = StateKind>(
+    url: string,
+    schema = 'sandbox',
+    table = 'state',
+  ): Promise<SandboxStateStore<K>> {
     if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid sandbox schema name: ${schema}`);
+    if (!SCHEMA_NAME.test(table)) throw new Error(`invalid sandbox table name: ${table}`);
     const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 10_000 });
     // An idle connection the server closes must not take the process down.
     pool.on('error', () => undefined);
-    const store = new SandboxStateStore(pool, schema);
+    const store = new SandboxStateStore<K>(pool, schema, table);
     try {
       await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
       await pool.query(
@@ -48,14 +61,14 @@ export class SandboxStateStore implements BankStateStore {
     return store;
   }
 
-  async load(): Promise<StateRow[]> {
-    const { rows } = await this.pool.query<{ kind: StateKind; id: string; data: unknown }>(
+  async load(): Promise<{ kind: K; id: string; data: unknown }[]> {
+    const { rows } = await this.pool.query<{ kind: K; id: string; data: unknown }>(
       `SELECT kind, id, data FROM ${this.table}`,
     );
     return rows;
   }
 
-  async write(changes: StateChanges): Promise<void> {
+  async write(changes: StateChanges | StoredRows<K>): Promise<void> {
     const statements: [string, unknown[]][] = [];
     if (changes.reset) statements.push([`DELETE FROM ${this.table}`, []]);
     if (changes.deletes.length > 0)

@@ -25,6 +25,8 @@ export interface ContractOperation {
   path: string;
   parameters: ParameterObject[];
   requestBodySchema?: Schema;
+  /** The media type of the request body (`application/json`, `application/x-www-form-urlencoded`). */
+  requestBodyType?: string;
   /** Response schemas by status code, for validating answers. */
   responseSchemas: Record<string, Schema | undefined>;
   /** Declared response headers by status code. */
@@ -77,16 +79,31 @@ export class OpenApiContract {
   readonly document: Schema;
   readonly operations: ContractOperation[];
   private readonly ajv: Ajv;
+  /** Validates requests, turning text into the numbers and booleans the schema wants (form bodies, queries). */
+  private readonly requestAjv?: Ajv;
   private readonly validators = new Map<string, ValidateFunction>();
+  private readonly requestValidators = new Map<string, ValidateFunction>();
 
-  /** `name` registers the document with ajv, and prefixes refs in validation messages. */
+  /**
+   * `name` registers the document with ajv, and prefixes refs in validation messages. With
+   * `coerceRequests`, request values arrive as text (form bodies, query strings) and are converted
+   * in place to what their schema says before they are checked; answers are never coerced.
+   */
   constructor(
     readonly name: string,
     text: string,
+    options: { coerceRequests?: boolean } = {},
   ) {
     this.document = parse(text) as Schema;
-    this.ajv = addFormats(new Ajv({ strict: false, allErrors: true, discriminator: true }));
-    this.ajv.addSchema(this.document, name);
+    const ajv = (coerceTypes: boolean) => {
+      const instance = addFormats(
+        new Ajv({ strict: false, allErrors: true, discriminator: true, coerceTypes }),
+      );
+      instance.addSchema(this.document, name);
+      return instance;
+    };
+    this.ajv = ajv(false);
+    if (options.coerceRequests) this.requestAjv = ajv(true);
     this.operations = this.readOperations();
   }
 
@@ -103,11 +120,31 @@ export class OpenApiContract {
 
   /** Validates a value against a schema of the contract (a `$ref`-able schema object). */
   validate(schema: Schema, value: unknown, prefix: string): FieldProblem[] {
+    return this.check(this.ajv, this.validators, schema, value, prefix);
+  }
+
+  /**
+   * Validates a request value; with `coerceRequests` text is converted in place first (so pass the
+   * object that holds it: a whole body or query, not a bare string).
+   */
+  validateRequestValue(schema: Schema, value: unknown, prefix: string): FieldProblem[] {
+    return this.requestAjv
+      ? this.check(this.requestAjv, this.requestValidators, schema, value, prefix)
+      : this.validate(schema, value, prefix);
+  }
+
+  private check(
+    ajv: Ajv,
+    cache: Map<string, ValidateFunction>,
+    schema: Schema,
+    value: unknown,
+    prefix: string,
+  ): FieldProblem[] {
     const key = JSON.stringify(schema);
-    let validator = this.validators.get(key);
+    let validator = cache.get(key);
     if (!validator) {
-      validator = this.ajv.compile(this.resolveRefs(schema));
-      this.validators.set(key, validator);
+      validator = ajv.compile(this.resolveRefs(schema));
+      cache.set(key, validator);
     }
     return validator(value) ? [] : problemsOf(validator.errors, prefix);
   }
@@ -142,12 +179,32 @@ export class OpenApiContract {
         if (parameter.required) problems.push({ path: label, message: 'is required' });
         continue;
       }
-      if (parameter.schema) problems.push(...this.validate(parameter.schema, value, label));
+      if (!parameter.schema) continue;
+      if (this.requestAjv) {
+        // Coerced in a holder object, so that the caller's query carries the converted value.
+        const holder = { [parameter.name]: value };
+        const found = this.validateRequestValue(
+          { type: 'object', properties: { [parameter.name]: parameter.schema } },
+          holder,
+          parameter.in,
+        );
+        problems.push(
+          ...found.map((p) => ({
+            ...p,
+            path: p.path.replace(/^[^.]+\./, `${label.split('.')[0]}.`),
+          })),
+        );
+        if (found.length === 0 && parameter.in !== 'header')
+          (source as Record<string, unknown>)[parameter.name] = holder[parameter.name];
+      } else problems.push(...this.validate(parameter.schema, value, label));
     }
     if (operation.requestBodySchema) {
       if (request.body === undefined || request.body === null)
         problems.push({ path: 'body', message: 'is required' });
-      else problems.push(...this.validate(operation.requestBodySchema, request.body, 'body'));
+      else
+        problems.push(
+          ...this.validateRequestValue(operation.requestBodySchema, request.body, 'body'),
+        );
     }
     return problems;
   }
@@ -225,6 +282,18 @@ export class OpenApiContract {
     return value as T;
   }
 
+  /** The body schema and its media type (JSON, or a form body), when the operation takes a body. */
+  private requestBodyOf(
+    requestBody: Schema | undefined,
+  ): Pick<ContractOperation, 'requestBodySchema' | 'requestBodyType'> {
+    const content = (requestBody as { content?: Record<string, { schema?: Schema }> } | undefined)
+      ?.content;
+    for (const type of ['application/json', 'application/x-www-form-urlencoded'])
+      if (content?.[type]?.schema)
+        return { requestBodySchema: content[type].schema, requestBodyType: type };
+    return {};
+  }
+
   private headersOf(response: Schema): ResponseHeader[] {
     const headers = (response.headers ?? {}) as Record<string, unknown>;
     return Object.entries(headers).map(([name, header]) => {
@@ -258,9 +327,7 @@ export class OpenApiContract {
             ...shared.filter((p) => !own.some((o) => o.name === p.name && o.in === p.in)),
             ...own,
           ],
-          requestBodySchema: (
-            requestBody as { content?: Record<string, { schema?: Schema }> } | undefined
-          )?.content?.['application/json']?.schema,
+          ...this.requestBodyOf(requestBody),
           responseSchemas: Object.fromEntries(
             Object.entries(responses).map(([status, response]) => [
               status,

@@ -10,6 +10,7 @@ import { AuditChain1795433603017 } from './1795433603017-AuditChain.js';
 import { ApiKeyRoles1795434914630 } from './1795434914630-ApiKeyRoles.js';
 import { AuditRetention1795436538899 } from './1795436538899-AuditRetention.js';
 import { ConsentRenewal1795437310415 } from './1795437310415-ConsentRenewal.js';
+import { CardApi1795441852748 } from './1795441852748-CardApi.js';
 import { Webhooks1795442559223 } from './1795442559223-Webhooks.js';
 
 export const MIGRATIONS = [
@@ -24,5 +25,6 @@ export const MIGRATIONS = [
   ApiKeyRoles1795434914630,
   AuditRetention1795436538899,
   ConsentRenewal1795437310415,
+  CardApi1795441852748,
   Webhooks1795442559223,
 ];

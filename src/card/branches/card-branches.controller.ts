@@ -1,0 +1,37 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
+import type { Principal } from '../../access/tenants/tenants.service.js';
+import { ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
+import {
+  ApiCardAnswer,
+  ApiCardProblems,
+  ApiCardQuery,
+  CardQuery,
+  facade,
+} from '../common/card-api.js';
+import { CardBranchesService } from './card-branches.service.js';
+
+@ApiTags('Card branches')
+@ApiStandardProblems()
+@ApiCardProblems()
+@Auth('app')
+@Controller('v1/card/branches')
+export class CardBranchesController {
+  constructor(private readonly branches: CardBranchesService) {}
+
+  @Get()
+  @ApiOperation({
+    summary: 'List branches',
+    description:
+      "The merchant's branches (set up at the provider); give one's token as `branchToken` on a payment.",
+  })
+  @ApiCardQuery('listBranches')
+  @ApiCardAnswer(200, 'BranchList', 'A page of branches')
+  async listCardBranches(
+    @CurrentPrincipal() principal: Principal,
+    @Query(CardQuery('listBranches')) query: Record<string, string | number | undefined>,
+  ) {
+    return facade('BranchList', await this.branches.list(principal.tenantId, query));
+  }
+}

@@ -1,0 +1,52 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditTrailModule } from '../audit/trail/audit-trail.module.js';
+import { IdempotencyModule } from '../platform/idempotency/idempotency.module.js';
+import { CardUpstreamModule } from '../upstreams/card/card-upstream.module.js';
+import { CardBranchesController } from './branches/card-branches.controller.js';
+import { CardBranchesService } from './branches/card-branches.service.js';
+import { CardTokensController } from './card-tokens/card-tokens.controller.js';
+import { CardTokensService } from './card-tokens/card-tokens.service.js';
+import { CardCredentialsModule } from './credentials/card-credentials.module.js';
+import { CardCustomersController } from './customers/card-customers.controller.js';
+import { CardCustomersService } from './customers/card-customers.service.js';
+import { CardInDoubtResolver } from './card-in-doubt-resolver.service.js';
+import { CardPaymentsController } from './payments/card-payments.controller.js';
+import { CardPaymentsService } from './payments/card-payments.service.js';
+import { CardRefundsController } from './refunds/card-refunds.controller.js';
+import { CardRefundsService } from './refunds/card-refunds.service.js';
+import { CardResource } from './store/card-resource.entity.js';
+import { CardStore } from './store/card-store.service.js';
+
+/**
+ * The card API facade (`/v1/card/...`): a service per capability (payments, refunds, card tokens,
+ * customers with their cards and mandates, branches) on one store (rows, status history, write-ahead
+ * access log) and the card upstream client, with each tenant's merchant keys.
+ */
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([CardResource]),
+    AuditTrailModule,
+    IdempotencyModule,
+    CardCredentialsModule,
+    CardUpstreamModule,
+  ],
+  controllers: [
+    CardPaymentsController,
+    CardRefundsController,
+    CardTokensController,
+    CardCustomersController,
+    CardBranchesController,
+  ],
+  providers: [
+    CardStore,
+    CardPaymentsService,
+    CardRefundsService,
+    CardTokensService,
+    CardCustomersService,
+    CardBranchesService,
+    CardInDoubtResolver,
+  ],
+  exports: [CardInDoubtResolver],
+})
+export class CardModule {}

@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { CardCredentials } from './card-credentials.entity.js';
+import { CardCredentialsController } from './card-credentials.controller.js';
+import { CardCredentialsService } from './card-credentials.service.js';
+
+/** Each tenant's merchant keys at the card provider (API, CLI, and the card client's Basic auth). */
+@Module({
+  imports: [TypeOrmModule.forFeature([CardCredentials])],
+  controllers: [CardCredentialsController],
+  providers: [CardCredentialsService],
+  exports: [CardCredentialsService],
+})
+export class CardCredentialsModule {}

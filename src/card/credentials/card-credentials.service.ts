@@ -1,0 +1,181 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Logger } from 'pino';
+import type { Repository } from 'typeorm';
+import type { Tenant } from '../../access/tenants/tenant.entity.js';
+import { TenantsService } from '../../access/tenants/tenants.service.js';
+import type { AppConfig } from '../../platform/config/app-config.js';
+import { APP_CONFIG } from '../../platform/config/config.module.js';
+import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { LOGGER } from '../../platform/logging/logging.module.js';
+import { CardCredentials } from './card-credentials.entity.js';
+import { loadCredentialsCipher, maskKey, type CredentialsCipher } from './credentials-cipher.js';
+
+export interface MerchantKeys {
+  secretKey: string;
+  publicKey?: string;
+  posKey?: string;
+}
+
+export const CARD_CREDENTIALS_MISSING = 'urn:portico:problem:card-credentials-missing';
+
+type KeyField = 'secretKey' | 'publicKey' | 'posKey';
+
+/** What an operator (or anyone) is shown of a tenant's merchant keys: never the keys. */
+export interface MaskedCredentials {
+  tenantId: string;
+  secretKey: string;
+  publicKey: string | null;
+  posKey: string | null;
+  source: string;
+  merchantId: string | null;
+  updatedAt: Date;
+}
+
+/**
+ * Each tenant's merchant keys at the card provider: stored sealed (AES-256-GCM, CARD_CREDENTIALS_KEY),
+ * opened only to call the provider, shown only masked. In sandbox mode a new tenant gets a sandbox
+ * merchant from the sandbox's control listener.
+ */
+@Injectable()
+export class CardCredentialsService implements OnModuleInit {
+  private cipherCache?: CredentialsCipher | null;
+
+  constructor(
+    @InjectRepository(CardCredentials) private readonly rows: Repository<CardCredentials>,
+    private readonly tenants: TenantsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onModuleInit(): void {
+    if (this.config.mode === 'sandbox' && this.config.upstreams.card.sandboxControlUrl)
+      this.tenants.onTenantCreated((tenant) => this.provisionQuietly(tenant));
+  }
+
+  /** Sets (or replaces) a tenant's keys; `tenant` is its id or slug. */
+  async set(
+    tenant: string,
+    keys: MerchantKeys,
+    source: 'operator' | 'sandbox' = 'operator',
+    merchantId: string | null = null,
+  ): Promise<MaskedCredentials> {
+    const { id: tenantId } = await this.tenants.findTenant(tenant);
+    const cipher = this.cipher();
+    const seal = (field: KeyField) => {
+      const value = keys[field];
+      return value === undefined ? null : cipher.seal(value, `${tenantId}:${field}`);
+    };
+    const hint = (field: KeyField) => {
+      const value = keys[field];
+      return value === undefined ? null : maskKey(value);
+    };
+    await this.rows.upsert(
+      {
+        tenantId,
+        secretKeySealed: seal('secretKey') as string,
+        secretKeyHint: hint('secretKey') as string,
+        publicKeySealed: seal('publicKey'),
+        publicKeyHint: hint('publicKey'),
+        posKeySealed: seal('posKey'),
+        posKeyHint: hint('posKey'),
+        merchantId,
+        source,
+      },
+      ['tenantId'],
+    );
+    return (await this.view(tenantId)) as MaskedCredentials;
+  }
+
+  async view(tenantId: string): Promise<MaskedCredentials | undefined> {
+    const row = await this.rows.findOneBy({ tenantId });
+    if (!row) return undefined;
+    return {
+      tenantId,
+      secretKey: row.secretKeyHint,
+      publicKey: row.publicKeyHint,
+      posKey: row.posKeyHint,
+      source: row.source,
+      merchantId: row.merchantId,
+      updatedAt: row.updatedAt,
+    };
+  }
+
+  /** The keys to call the provider with for a tenant; a problem when it has none. */
+  async keysOf(tenantId: string): Promise<MerchantKeys> {
+    const row = await this.rows.findOneBy({ tenantId });
+    if (!row)
+      throw new ProblemException({
+        status: 409,
+        type: CARD_CREDENTIALS_MISSING,
+        title: 'Card merchant keys missing',
+        detail:
+          'This tenant has no merchant keys at the card provider yet; an operator sets them (PUT /v1/tenants/{tenantId}/card-credentials)',
+      });
+    const cipher = this.cipher();
+    const open = (sealed: string | null, field: KeyField) =>
+      sealed === null ? undefined : cipher.open(sealed, `${tenantId}:${field}`);
+    return {
+      secretKey: open(row.secretKeySealed, 'secretKey') as string,
+      publicKey: open(row.publicKeySealed, 'publicKey'),
+      posKey: open(row.posKeySealed, 'posKey'),
+    };
+  }
+
+  /**
+   * Sandbox mode: gives a tenant a sandbox merchant unless it has keys already (`fresh`: a new one
+   * in any case, e.g. for a sandbox that kept no state).
+   */
+  async ensureSandboxMerchant(tenant: Tenant, fresh = false): Promise<void> {
+    if (!fresh && (await this.rows.existsBy({ tenantId: tenant.id }))) return;
+    const controlUrl = this.config.upstreams.card.sandboxControlUrl;
+    if (this.config.mode !== 'sandbox' || !controlUrl)
+      throw new Error('sandbox merchants exist in sandbox mode only');
+    const response = await fetch(`${controlUrl}/sandbox/card/merchants`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: tenant.name }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (response.status !== 201)
+      throw new Error(`the sandbox answered ${response.status} to a new merchant`);
+    const merchant = (await response.json()) as {
+      merchantId: string;
+      secretKey: string;
+      publicKey: string;
+    };
+    await this.set(
+      tenant.id,
+      { secretKey: merchant.secretKey, publicKey: merchant.publicKey },
+      'sandbox',
+      merchant.merchantId,
+    );
+    this.logger.info({ tenantId: tenant.id, merchantId: merchant.merchantId }, 'sandbox merchant');
+  }
+
+  private async provisionQuietly(tenant: Tenant): Promise<void> {
+    try {
+      await this.ensureSandboxMerchant(tenant);
+    } catch (error) {
+      // The tenant exists either way; an operator can set keys later.
+      this.logger.warn(
+        { tenantId: tenant.id, err: error },
+        'no sandbox card merchant for the new tenant',
+      );
+    }
+  }
+
+  private cipher(): CredentialsCipher {
+    if (this.cipherCache === undefined)
+      this.cipherCache = loadCredentialsCipher(this.config) ?? null;
+    if (!this.cipherCache)
+      throw new ProblemException({
+        status: 503,
+        type: PROBLEM_TYPES.unavailable,
+        title: 'Service Unavailable',
+        detail:
+          'CARD_CREDENTIALS_KEY is not set: merchant keys cannot be stored or used (see .env.example)',
+      });
+    return this.cipherCache;
+  }
+}

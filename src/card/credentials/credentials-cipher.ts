@@ -1,0 +1,84 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AppConfig } from '../../platform/config/app-config.js';
+
+/** The development key of sandbox mode, made once beside the development certificates. */
+const DEV_KEY_FILE = 'card-credentials.key';
+
+/** Reads a 32-byte key written as 64 hex digits or base64. */
+export function parseCredentialsKey(text: string): Buffer {
+  const trimmed = text.trim();
+  const key = /^[0-9a-fA-F]{64}$/.test(trimmed)
+    ? Buffer.from(trimmed, 'hex')
+    : Buffer.from(trimmed, 'base64');
+  if (key.length !== 32)
+    throw new Error('CARD_CREDENTIALS_KEY: must be 32 bytes, as 64 hex digits or base64');
+  return key;
+}
+
+/**
+ * AES-256-GCM for the merchant keys a tenant stores: each value sealed with a fresh 96-bit nonce and
+ * bound (additional data) to its tenant and field, so that a ciphertext copied to another row or field
+ * does not open. Stored as `v1:<key id>:<nonce>:<tag>:<ciphertext>` (base64url), the key id being the
+ * first 8 hex digits of the key's SHA-256 (so that a wrong key is named, not mistaken for tampering).
+ */
+export class CredentialsCipher {
+  readonly keyId: string;
+
+  constructor(private readonly key: Buffer) {
+    this.keyId = createHash('sha256').update(key).digest('hex').slice(0, 8);
+  }
+
+  seal(plain: string, context: string): string {
+    const nonce = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, nonce);
+    cipher.setAAD(Buffer.from(context));
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    const parts = [nonce, cipher.getAuthTag(), body].map((part) => part.toString('base64url'));
+    return ['v1', this.keyId, ...parts].join(':');
+  }
+
+  open(sealed: string, context: string): string {
+    const [version, keyId, nonce, tag, body] = sealed.split(':');
+    if (version !== 'v1' || !body) throw new Error('not a sealed credential');
+    if (keyId !== this.keyId)
+      throw new Error(
+        `sealed with another CARD_CREDENTIALS_KEY (key id ${keyId}, configured ${this.keyId})`,
+      );
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(nonce, 'base64url'));
+    decipher.setAAD(Buffer.from(context));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([
+      decipher.update(Buffer.from(body, 'base64url')),
+      decipher.final(),
+    ]).toString('utf8');
+  }
+}
+
+/**
+ * The cipher of merchant keys: CARD_CREDENTIALS_KEY, or in sandbox mode a development key kept in
+ * SANDBOX_CERTS_DIR (made on first use); none in production without the setting.
+ */
+export function loadCredentialsCipher(config: AppConfig): CredentialsCipher | undefined {
+  if (config.cardCredentials.key)
+    return new CredentialsCipher(parseCredentialsKey(config.cardCredentials.key));
+  if (config.mode !== 'sandbox') return undefined;
+  const file = join(config.sandbox.certsDir, DEV_KEY_FILE);
+  if (!existsSync(file)) {
+    mkdirSync(config.sandbox.certsDir, { recursive: true });
+    try {
+      writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+    } catch (error) {
+      // Another process made it first: use that one.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+  return new CredentialsCipher(parseCredentialsKey(readFileSync(file, 'utf8')));
+}
+
+/** How a merchant key is shown: its prefix and last four characters (`sk_…4f2a`). */
+export function maskKey(key: string): string {
+  const prefix = /^[a-z]+_/.exec(key)?.[0] ?? '';
+  return `${prefix}…${key.slice(-4)}`;
+}

@@ -1,0 +1,125 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
+import type { Principal } from '../../access/tenants/tenants.service.js';
+import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
+import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
+import { CardBody } from '../common/card-body.pipe.js';
+import {
+  ApiCardAnswer,
+  ApiCardBody,
+  ApiCardId,
+  ApiCardProblems,
+  ApiCardQuery,
+  CardId,
+  CardQuery,
+  facade,
+} from '../common/card-api.js';
+import { CardPaymentsService } from './card-payments.service.js';
+
+export const PAYMENT_EXAMPLE = {
+  amount: 1099,
+  cardNumber: '4111111111111111',
+  expirationMonth: '12',
+  expirationYear: '2030',
+  holderName: 'Ada Lovelace',
+  cvv: '123',
+  description: 'Order 1042',
+  metadata: { orderId: '1042' },
+};
+
+@ApiTags('Card payments')
+@ApiStandardProblems()
+@ApiCardProblems()
+@Auth('app')
+@Controller('v1/card/payments')
+export class CardPaymentsController {
+  constructor(private readonly payments: CardPaymentsService) {}
+
+  @Post()
+  @HttpCode(201)
+  @Idempotent()
+  @ApiOperation({
+    summary: 'Create a card payment',
+    description:
+      "Charges a card from exactly one source: card fields (`cardNumber`, `expirationMonth`, `expirationYear`, `holderName`, `cvv`), a card token (`token` ctn_…) or a stored customer (`token` cus_…, optional `card`). `capture: 0` only pre-authorises (capture it later). Always carries a `merchantRef` (yours, or `portico-<id>` Portico makes): if the provider's answer is lost, Portico finds the payment by it, so a retry with the same Idempotency-Key never charges twice. Card numbers and CVVs are passed to the provider only: never stored or logged; the answer carries the masked card.",
+  })
+  @ApiCardBody('CreatePaymentForm', PAYMENT_EXAMPLE)
+  @ApiCardAnswer(201, 'Payment', 'The payment, `Captured` or `Pre Authorized`')
+  @ApiProblems({
+    402: 'The card was declined (`upstream.code` 40004)',
+    404: 'An unknown card token, customer, mandate or branch (`upstream.code`)',
+  })
+  async createCardPayment(
+    @CurrentPrincipal() principal: Principal,
+    @Body(CardBody('CreatePaymentForm')) form: Record<string, unknown>,
+  ) {
+    return facade('Payment', await this.payments.create(principal.tenantId, form));
+  }
+
+  @Get()
+  @ApiOperation({
+    summary: 'List card payments',
+    description: "The tenant's payments at the provider, most recent first (`count` 1-20).",
+  })
+  @ApiCardQuery('listPayments')
+  @ApiCardAnswer(200, 'PaymentList', 'A page of payments')
+  async listCardPayments(
+    @CurrentPrincipal() principal: Principal,
+    @Query(CardQuery('listPayments')) query: Record<string, string | number | undefined>,
+  ) {
+    return facade('PaymentList', await this.payments.list(principal.tenantId, query));
+  }
+
+  @Get(':paymentId')
+  @ApiOperation({
+    summary: 'Get a card payment',
+    description:
+      "By the provider's id (`pmt_…`), or by Portico's id of a payment whose creation is in doubt (answered 409 until Portico has settled it).",
+  })
+  @ApiCardId('paymentId', 'payment')
+  @ApiCardAnswer(200, 'Payment', 'The payment')
+  @ApiProblems({ 404: 'No such payment for this tenant' })
+  async getCardPayment(
+    @CurrentPrincipal() principal: Principal,
+    @Param('paymentId', CardId) paymentId: string,
+  ) {
+    return facade('Payment', await this.payments.get(principal.tenantId, paymentId));
+  }
+
+  @Put(':paymentId')
+  @ApiOperation({
+    summary: 'Update a card payment',
+    description:
+      '`description` and `metadata`; omitted fields are unchanged, `metadata: ""` removes all metadata.',
+  })
+  @ApiCardId('paymentId', 'payment')
+  @ApiCardBody('UpdatePaymentForm', { description: 'Order 1042 (gift)' })
+  @ApiCardAnswer(200, 'Payment', 'The payment')
+  @ApiProblems({ 404: 'No such payment for this tenant' })
+  async updateCardPayment(
+    @CurrentPrincipal() principal: Principal,
+    @Param('paymentId', CardId) paymentId: string,
+    @Body(CardBody('UpdatePaymentForm')) form: Record<string, unknown>,
+  ) {
+    return facade('Payment', await this.payments.update(principal.tenantId, paymentId, form));
+  }
+
+  @Post(':paymentId/capture')
+  @HttpCode(200)
+  @Idempotent()
+  @ApiOperation({
+    summary: 'Capture a pre-authorised card payment',
+    description:
+      'A payment made with `capture: 0` (`Pre Authorized`) becomes `Captured`. With an Idempotency-Key it never runs twice.',
+  })
+  @ApiCardId('paymentId', 'payment')
+  @ApiCardAnswer(200, 'Payment', 'The payment, `Captured`')
+  @ApiProblems({ 404: 'No such payment for this tenant' })
+  async captureCardPayment(
+    @CurrentPrincipal() principal: Principal,
+    @Param('paymentId', CardId) paymentId: string,
+  ) {
+    return facade('Payment', await this.payments.capture(principal.tenantId, paymentId));
+  }
+}

@@ -1,0 +1,239 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { components } from '../../generated/card.js';
+import type { AppConfig } from '../../platform/config/app-config.js';
+import { APP_CONFIG } from '../../platform/config/config.module.js';
+import type { JsonObject } from '../../platform/common/json.js';
+import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
+import { requestContext } from '../../platform/logging/request-context.js';
+import { isUuid } from '../../shared/uuid.js';
+import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
+import { leaseInDoubt } from '../../open-banking/in-doubt-lease.js';
+import type { CardResource } from '../store/card-resource.entity.js';
+import { CardStore, notFound } from '../store/card-store.service.js';
+
+export type ProviderPayment = components['schemas']['Payment'];
+
+/** The longest the lookup of a payment whose answer was lost may take inside the app's request. */
+const INLINE_LOOKUP_MS = 5000;
+
+/**
+ * Card payments, exactly once: a payment always carries a merchant_ref (the app's, or `portico-<id>`),
+ * stored with the payment's row before the provider is called and bound to the Idempotency-Key. When the
+ * provider's answer is lost (timeout, broken connection, crash), the payment is looked up by that
+ * reference, at once and then by the resolver, so that it is never charged twice and never left unknown.
+ */
+@Injectable()
+export class CardPaymentsService {
+  constructor(
+    private readonly store: CardStore,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async create(tenantId: string, form: Record<string, unknown>): Promise<ProviderPayment> {
+    // The payment's handle at the provider, stored before it is called: the app's, or one Portico makes.
+    const id = randomUUID();
+    const row = await this.store.begin(tenantId, 'payment', {
+      id,
+      merchantRef: (form.merchant_ref as string | undefined) ?? `portico-${id}`,
+      amount: form.amount as number,
+    });
+    await bindIdempotentResource(`/v1/card/payments/${row.id}`);
+    let payment: ProviderPayment;
+    try {
+      payment = await this.store.call(
+        tenantId,
+        'createPayment',
+        {
+          form: { ...form, merchant_ref: row.merchantRef },
+        },
+        row,
+      );
+    } catch (error) {
+      if (!outcomeUnknown(error)) {
+        await this.store.transition(row, 'failed', causeOf(error));
+        throw error;
+      }
+      await this.store.transition(row, 'unknown', 'upstream-outcome-unknown');
+      // The provider's own handle settles it: the payment exists with this merchant_ref, or it does not.
+      const found = await this.lookup(row, true).catch(() => undefined);
+      if (found === undefined)
+        throw inDoubtProblem(error as ProblemException, {
+          paymentId: row.id,
+          merchantRef: row.merchantRef ?? '',
+          resource: `/v1/card/payments/${row.id}`,
+        });
+      if (found === null) throw error;
+      return found;
+    }
+    await this.store.settle(
+      row,
+      payment as unknown as JsonObject,
+      payment.status,
+      'upstream-created',
+    );
+    return payment;
+  }
+
+  /** A payment by the provider's id (`pmt_…`) or Portico's (a payment in doubt has only that). */
+  async get(tenantId: string, id: string): Promise<ProviderPayment> {
+    if (isUuid(id)) {
+      const row = await this.store.byId(tenantId, 'payment', id);
+      if (!row.token) {
+        const found =
+          row.status === 'failed' ? null : await this.lookup(row, false).catch(() => undefined);
+        if (found) return found;
+        throw outcomeNotKnown(row);
+      }
+      id = row.token;
+    }
+    return this.read(tenantId, id);
+  }
+
+  async list(tenantId: string, query: Record<string, string | number | undefined>) {
+    return this.store.call(tenantId, 'listPayments', { query });
+  }
+
+  async update(tenantId: string, token: string, form: Record<string, unknown>) {
+    const row = await this.rowOf(tenantId, token);
+    const payment = await this.store.call(
+      tenantId,
+      'updatePayment',
+      { path: { paymentId: token }, form },
+      row,
+    );
+    await this.store.changed(row, payment as unknown as JsonObject, 'updated');
+    return payment;
+  }
+
+  /** Captures a pre-authorised payment; bound to the Idempotency-Key first, so it never runs twice. */
+  async capture(tenantId: string, token: string): Promise<ProviderPayment> {
+    const row = await this.rowOf(tenantId, token);
+    await bindIdempotentResource(`/v1/card/payments/${token}`);
+    let payment: ProviderPayment;
+    try {
+      payment = await this.store.call(
+        tenantId,
+        'capturePayment',
+        { path: { paymentId: token } },
+        row,
+      );
+    } catch (error) {
+      if (outcomeUnknown(error)) {
+        await this.store.transition(row, 'unknown', 'capture-outcome-unknown');
+        throw inDoubtProblem(error as ProblemException, {
+          paymentId: token,
+          resource: `/v1/card/payments/${token}`,
+        });
+      }
+      throw error;
+    }
+    await this.store.settle(row, payment as unknown as JsonObject, payment.status, 'captured');
+    return payment;
+  }
+
+  /** Reads a payment from the provider and brings the tenant's row up to date (adopting one it lacks). */
+  async read(tenantId: string, token: string, cause = 'upstream-status'): Promise<ProviderPayment> {
+    const row = await this.store.owned(tenantId, 'payment', token);
+    const payment = await this.store.call(
+      tenantId,
+      'retrievePayment',
+      { path: { paymentId: token } },
+      row,
+    );
+    if (!row)
+      await this.store.adopt(tenantId, 'payment', payment as unknown as JsonObject, payment.status);
+    else if (row.status !== payment.status)
+      await this.store.settle(row, payment as unknown as JsonObject, payment.status, cause);
+    return payment;
+  }
+
+  /** Settles payments (and captures) in doubt, each under a lease (N replicas work each row once). */
+  async resolveInDoubt(olderThanMs: number): Promise<number> {
+    let worked = 0;
+    for (;;) {
+      const ids = await leaseInDoubt(
+        this.store.manager(),
+        'card_resources',
+        olderThanMs,
+        20,
+        'payment',
+      );
+      if (ids.length === 0) return worked;
+      worked += ids.length;
+      for (const id of ids) {
+        const row = await this.store.byIdUnscoped(id);
+        if (row.token) await this.read(row.tenantId, row.token, 'resolver').catch(() => undefined);
+        else await this.lookup(row, false, 'resolver').catch(() => undefined);
+      }
+    }
+  }
+
+  /**
+   * Looks a payment without a provider id up by its merchant_ref: found, it is settled and answered;
+   * certainly absent, the row fails (null); a failed lookup throws (still in doubt).
+   */
+  private async lookup(
+    row: CardResource,
+    inline: boolean,
+    cause = 'found-by-merchant-ref',
+  ): Promise<ProviderPayment | null> {
+    if (inline) {
+      // The lost call may have used the request's whole deadline: the lookup gets a short one of its own.
+      const context = requestContext.getStore();
+      if (context)
+        context.upstreamDeadline =
+          Date.now() + Math.min(INLINE_LOOKUP_MS, this.config.upstreams.card.http.deadlineMs);
+    }
+    const page = await this.store.call(
+      row.tenantId,
+      'listPayments',
+      { query: { merchant_ref: row.merchantRef ?? undefined, count: 1 } },
+      row,
+    );
+    const [payment] = page.items;
+    if (!payment) {
+      await this.store.transition(row, 'failed', `${inline ? '' : 'resolver:'}not-at-provider`);
+      return null;
+    }
+    await this.store.settle(row, payment as unknown as JsonObject, payment.status, cause);
+    return payment;
+  }
+
+  private async rowOf(tenantId: string, token: string): Promise<CardResource> {
+    const row = await this.store.owned(tenantId, 'payment', token);
+    if (row) return row;
+    // Not made through Portico (or before it kept rows): the provider says whether it is this merchant's.
+    await this.read(tenantId, token);
+    const adopted = await this.store.owned(tenantId, 'payment', token);
+    if (!adopted) throw notFound('payment', token);
+    return adopted;
+  }
+}
+
+function causeOf(error: unknown): string {
+  const upstream = (error as ProblemException).init?.extensions?.upstream as
+    { code?: string; status?: number; failure?: string } | undefined;
+  return upstream?.code
+    ? `upstream-refused:${upstream.code}`
+    : upstream?.failure
+      ? `upstream-not-sent:${upstream.failure}`
+      : 'upstream-failed';
+}
+
+function outcomeNotKnown(row: CardResource): ProblemException {
+  return new ProblemException({
+    status: 409,
+    type: 'urn:portico:problem:outcome-unknown',
+    title: 'Outcome unknown',
+    detail:
+      row.status === 'failed'
+        ? `Payment ${row.id} was not made by the provider (merchantRef ${row.merchantRef})`
+        : `The outcome of payment ${row.id} is not known yet; Portico settles it with the provider by its merchantRef ${row.merchantRef}`,
+    headers: row.status === 'failed' ? {} : { 'Retry-After': '5' },
+    extensions: { paymentId: row.id, paymentStatus: row.status, merchantRef: row.merchantRef },
+  });
+}
+
+export { PROBLEM_TYPES };

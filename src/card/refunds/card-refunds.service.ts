@@ -1,0 +1,146 @@
+import { Injectable } from '@nestjs/common';
+import type { components } from '../../generated/card.js';
+import type { JsonObject } from '../../platform/common/json.js';
+import type { ProblemException } from '../../platform/errors/problem.js';
+import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
+import { isUuid } from '../../shared/uuid.js';
+import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
+import { leaseInDoubt } from '../../open-banking/in-doubt-lease.js';
+import { CardPaymentsService } from '../payments/card-payments.service.js';
+import type { CardResource } from '../store/card-resource.entity.js';
+import { CardStore } from '../store/card-store.service.js';
+
+export type ProviderRefund = components['schemas']['Refund'];
+
+/**
+ * Refunds of the tenant's payments: stored before the provider is called and bound to the
+ * Idempotency-Key, so that one key never refunds twice. A refund whose answer is lost is settled from
+ * the payment's refunds at the provider (the one of that amount no Portico row holds).
+ */
+@Injectable()
+export class CardRefundsService {
+  constructor(
+    private readonly store: CardStore,
+    private readonly payments: CardPaymentsService,
+  ) {}
+
+  async create(tenantId: string, form: Record<string, unknown>): Promise<ProviderRefund> {
+    const paymentToken = form.payment as string;
+    // Another tenant's payment is 404 before anything is written or sent (one Portico does not know
+    // is the provider's to judge: it answers 404 for a payment of another merchant).
+    await this.store.owned(tenantId, 'payment', paymentToken);
+    const row = await this.store.begin(tenantId, 'refund', {
+      parentToken: paymentToken,
+      amount: (form.amount as number | undefined) ?? null,
+    });
+    await bindIdempotentResource(`/v1/card/refunds/${row.id}`);
+    let refund: ProviderRefund;
+    try {
+      refund = await this.store.call(tenantId, 'createRefund', { form }, row);
+    } catch (error) {
+      if (!outcomeUnknown(error)) {
+        await this.store.transition(row, 'failed', 'upstream-refused');
+        throw error;
+      }
+      await this.store.transition(row, 'unknown', 'upstream-outcome-unknown');
+      const found = await this.lookup(row).catch(() => undefined);
+      await this.refreshPayment(tenantId, paymentToken);
+      // Found as Failed (the refund-failing test cards answer 5xx and record a Failed refund): the
+      // provider's failure is the answer, the refund is on record.
+      if (found === undefined)
+        throw inDoubtProblem(error as ProblemException, {
+          refundId: row.id,
+          resource: `/v1/card/refunds/${row.id}`,
+        });
+      if (found === null || found.status === 'Failed') throw error;
+      return found;
+    }
+    await this.store.settle(
+      row,
+      refund as unknown as JsonObject,
+      refund.status,
+      'upstream-created',
+    );
+    await this.refreshPayment(tenantId, paymentToken);
+    return refund;
+  }
+
+  async get(tenantId: string, id: string): Promise<ProviderRefund> {
+    let row: CardResource | undefined;
+    if (isUuid(id)) {
+      row = await this.store.byId(tenantId, 'refund', id);
+      if (!row.data) throw this.store.notKnownYet('refund', row);
+      return row.data as unknown as ProviderRefund;
+    }
+    row = await this.store.owned(tenantId, 'refund', id);
+    const refund = await this.store.call(
+      tenantId,
+      'retrieveRefund',
+      { path: { refundId: id } },
+      row,
+    );
+    if (!row)
+      await this.store.adopt(tenantId, 'refund', refund as unknown as JsonObject, refund.status);
+    return refund;
+  }
+
+  async list(tenantId: string, query: Record<string, string | number | undefined>) {
+    if (typeof query.payment === 'string')
+      await this.store.owned(tenantId, 'payment', query.payment);
+    return this.store.call(tenantId, 'listRefunds', { query });
+  }
+
+  /** Settles refunds in doubt, each under a lease. */
+  async resolveInDoubt(olderThanMs: number): Promise<number> {
+    let worked = 0;
+    for (;;) {
+      const ids = await leaseInDoubt(
+        this.store.manager(),
+        'card_resources',
+        olderThanMs,
+        20,
+        'refund',
+      );
+      if (ids.length === 0) return worked;
+      worked += ids.length;
+      for (const id of ids)
+        await this.lookup(await this.store.byIdUnscoped(id)).catch(() => undefined);
+    }
+  }
+
+  /**
+   * The refund of this row at the provider: among the payment's refunds, the newest one of the row's
+   * amount (any, when the row has none) that no Portico row holds. null when there is none.
+   */
+  private async lookup(row: CardResource): Promise<ProviderRefund | null> {
+    const page = await this.store.call(
+      row.tenantId,
+      'listRefunds',
+      { query: { payment: row.parentToken ?? undefined, count: 20 } },
+      row,
+    );
+    const held = new Set(
+      (await this.store.tokensOf(row.tenantId, 'refund', row.parentToken ?? undefined)).map(
+        (other) => other.token,
+      ),
+    );
+    const refund = page.items.find(
+      (item) => !held.has(item.token) && (row.amount === null || item.amount === row.amount),
+    );
+    if (!refund) {
+      await this.store.transition(row, 'failed', 'not-at-provider');
+      return null;
+    }
+    await this.store.settle(
+      row,
+      refund as unknown as JsonObject,
+      refund.status,
+      'found-at-provider',
+    );
+    return refund;
+  }
+
+  private async refreshPayment(tenantId: string, token: string): Promise<void> {
+    await this.payments.read(tenantId, token, 'refunded').catch(() => undefined);
+  }
+}

@@ -1,0 +1,67 @@
+import type { JsonObject } from '../../platform/common/json.js';
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+
+export const CARD_RESOURCE_KINDS = ['payment', 'refund', 'customer'] as const;
+export type CardResourceKind = (typeof CARD_RESOURCE_KINDS)[number];
+
+/**
+ * Portico's own row of a card payment, refund or customer a tenant made: whose it is (tenant
+ * isolation), the provider's id once known, its status (with history in status_changes), and the
+ * provider's last answer as the app saw it (the masked card object only: a card number or CVV never
+ * reaches this table). Written before the provider is called, so that a write whose outcome is unknown
+ * is in doubt here (`creating`, `unknown`) until the resolver settles it.
+ */
+@Entity({ name: 'card_resources' })
+@Index(['tenantId', 'kind', 'createdAt'])
+@Index(['tenantId', 'token'], { unique: true, where: 'token IS NOT NULL' })
+// A failed payment leaves its merchant_ref free (the provider made no payment), as the provider does.
+@Index(['tenantId', 'merchantRef'], {
+  unique: true,
+  where: "kind = 'payment' AND status <> 'failed'",
+})
+export class CardResource {
+  @PrimaryColumn({ type: 'uuid' })
+  id: string;
+
+  @Column({ name: 'tenant_id', type: 'uuid' })
+  tenantId: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  kind: CardResourceKind;
+
+  /** The provider's id (`pmt_…`, `ref_…`, `cus_…`); null until it answered. */
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  token: string | null;
+
+  /** A refund's payment (`pmt_…`). */
+  @Column({ name: 'parent_token', type: 'varchar', length: 64, nullable: true })
+  parentToken: string | null;
+
+  /** A payment's merchant_ref: the app's, or one Portico made; the provider's handle when in doubt. */
+  @Column({ name: 'merchant_ref', type: 'varchar', length: 120, nullable: true })
+  merchantRef: string | null;
+
+  /**
+   * Portico's `creating`, `unknown` (in doubt), `failed`; then the provider's status (`Captured`,
+   * `Pre Authorized`, `Refunded`, …; `active` / `deleted` for a customer).
+   */
+  @Column({ type: 'varchar', length: 24 })
+  status: string;
+
+  @Column({ type: 'integer', nullable: true })
+  amount: number | null;
+
+  /** The provider's last answer about it (snake_case, as sent; the card object masked). */
+  @Column({ type: 'jsonb', nullable: true })
+  data: JsonObject | null;
+
+  /** Until when a resolver replica works this row (writes in doubt only). */
+  @Column({ name: 'resolver_lease_until', type: 'timestamptz', nullable: true })
+  resolverLeaseUntil: Date | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

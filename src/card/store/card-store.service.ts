@@ -1,0 +1,236 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
+import { QueryFailedError, type Repository } from 'typeorm';
+import { AccessLogService } from '../../audit/trail/access-log.service.js';
+import { StatusHistoryService } from '../../audit/trail/status-history.service.js';
+import type { SubjectKind } from '../../audit/trail/status-change.entity.js';
+import type { JsonObject } from '../../platform/common/json.js';
+import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { failureOutcome, type UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
+import {
+  CardClient,
+  type CardAnswer,
+  type CardOperation,
+  type CardRequest,
+} from '../../upstreams/card/card.client.js';
+import { CardResource, type CardResourceKind } from './card-resource.entity.js';
+
+const SUBJECT_KIND: Record<CardResourceKind, SubjectKind> = {
+  payment: 'card_payment',
+  refund: 'card_refund',
+  customer: 'card_customer',
+};
+
+const UNIQUE_VIOLATION = '23505';
+
+export const notFound = (what: string, id: string) =>
+  new ProblemException({
+    status: 404,
+    type: PROBLEM_TYPES.notFound,
+    title: 'Not Found',
+    detail: `No ${what} ${id}`,
+  });
+
+/**
+ * Portico's record of what tenants do on the card API: a row per payment, refund and customer (whose
+ * it is, the provider's id, its status with history in status_changes), and an access-log row per
+ * provider call written before the call and completed after it. Every card capability calls the
+ * provider through `call` here, so that nothing reaches the provider unrecorded.
+ */
+@Injectable()
+export class CardStore {
+  constructor(
+    @InjectRepository(CardResource) private readonly rows: Repository<CardResource>,
+    private readonly history: StatusHistoryService,
+    private readonly accessLog: AccessLogService,
+    readonly client: CardClient,
+  ) {}
+
+  /** Stores a resource about to be created at the provider (`creating`), with its first history entry. */
+  async begin(
+    tenantId: string,
+    kind: CardResourceKind,
+    fields: Partial<Pick<CardResource, 'id' | 'merchantRef' | 'parentToken' | 'amount'>> = {},
+  ): Promise<CardResource> {
+    const row = this.rows.create({
+      id: fields.id ?? randomUUID(),
+      tenantId,
+      kind,
+      token: null,
+      parentToken: fields.parentToken ?? null,
+      merchantRef: fields.merchantRef ?? null,
+      amount: fields.amount ?? null,
+      data: null,
+      status: 'creating',
+    });
+    try {
+      await this.rows.manager.transaction(async (manager) => {
+        await manager.insert(CardResource, row as never);
+        await this.history.append(this.subject(row), null, 'creating', 'created', manager);
+      });
+    } catch (error) {
+      if (
+        error instanceof QueryFailedError &&
+        (error.driverError as { code?: string }).code === UNIQUE_VIOLATION
+      )
+        throw new ProblemException({
+          status: 409,
+          type: PROBLEM_TYPES.conflict,
+          title: 'Conflict',
+          detail: `A payment with merchantRef "${fields.merchantRef}" exists (merchant references are unique)`,
+          extensions: { code: '40025' },
+        });
+      throw error;
+    }
+    return row;
+  }
+
+  /**
+   * The tenant's row of a provider id: another tenant's is 404 (as if it did not exist), none at all
+   * is undefined (the provider, called with this tenant's keys, says whether it is the tenant's).
+   */
+  async owned(
+    tenantId: string,
+    kind: CardResourceKind,
+    token: string,
+  ): Promise<CardResource | undefined> {
+    const rows = await this.rows.findBy({ token, kind });
+    if (rows.some((row) => row.tenantId !== tenantId)) throw notFound(kind, token);
+    return rows[0];
+  }
+
+  /** A row of the tenant by Portico's id (a write in doubt has no provider id yet). */
+  async byId(tenantId: string, kind: CardResourceKind, id: string): Promise<CardResource> {
+    const row = await this.rows.findOneBy({ id, tenantId, kind });
+    if (!row) throw notFound(kind, id);
+    return row;
+  }
+
+  /** A resource Portico wrote whose outcome at the provider is not known yet (or that failed there). */
+  notKnownYet(what: string, row: CardResource): ProblemException {
+    const failed = row.status === 'failed';
+    return new ProblemException({
+      status: 409,
+      type: 'urn:portico:problem:outcome-unknown',
+      title: 'Outcome unknown',
+      detail: failed
+        ? `The provider did not make ${what} ${row.id}`
+        : `The outcome of ${what} ${row.id} is not known yet; Portico settles it with the provider`,
+      headers: failed ? {} : { 'Retry-After': '5' },
+      extensions: { id: row.id, status: row.status },
+    });
+  }
+
+  manager() {
+    return this.rows.manager;
+  }
+
+  byIdUnscoped(id: string): Promise<CardResource> {
+    return this.rows.findOneByOrFail({ id });
+  }
+
+  /** Rows of a kind with a provider id, of one tenant (for refunds: of one payment). */
+  tokensOf(
+    tenantId: string,
+    kind: CardResourceKind,
+    parentToken?: string,
+  ): Promise<CardResource[]> {
+    return this.rows.findBy({ tenantId, kind, ...(parentToken ? { parentToken } : {}) });
+  }
+
+  /** Takes the provider's answer about a resource: its id, its data, its status (with history). */
+  async settle(row: CardResource, data: JsonObject, status: string, cause: string): Promise<void> {
+    const token = typeof data.token === 'string' ? data.token : row.token;
+    const amount = typeof data.amount === 'number' ? data.amount : row.amount;
+    await this.rows.update({ id: row.id }, { token, data: data as never, amount });
+    Object.assign(row, { token, data, amount });
+    await this.transition(row, status, cause);
+  }
+
+  /** A provider resource first seen through a read with this tenant's keys: it is the tenant's. */
+  async adopt(
+    tenantId: string,
+    kind: CardResourceKind,
+    data: JsonObject,
+    status: string,
+  ): Promise<CardResource> {
+    const row = await this.begin(tenantId, kind, {
+      merchantRef: kind === 'payment' ? ((data.merchant_ref as string | null) ?? null) : null,
+      parentToken: kind === 'refund' ? ((data.payment as string | null) ?? null) : null,
+    });
+    await this.settle(row, data, status, 'seen-at-provider');
+    return row;
+  }
+
+  transition(row: CardResource, to: string, cause: string): Promise<boolean> {
+    return this.history.transition(CardResource, SUBJECT_KIND[row.kind], row, to, cause);
+  }
+
+  /** A change that keeps the status (an update): recorded in the history all the same. */
+  async changed(row: CardResource, data: JsonObject, cause: string): Promise<void> {
+    await this.rows.update({ id: row.id }, { data: data as never });
+    row.data = data;
+    await this.history.append(this.subject(row), row.status, row.status, cause);
+  }
+
+  historyOf(row: CardResource) {
+    return this.history.of(SUBJECT_KIND[row.kind], row.id);
+  }
+
+  /**
+   * Calls the provider for a tenant, written ahead in the access log (about `row` when given) and
+   * completed after; a refusal (4xx) becomes problem+json with the provider's status and code.
+   * Failures of the seam (502/503/504) are rethrown for the caller to judge (in doubt or not).
+   */
+  async call<O extends CardOperation>(
+    tenantId: string,
+    operation: O,
+    request: CardRequest,
+    row?: CardResource,
+    options: { publicKey?: boolean } = {},
+  ): Promise<CardAnswer<O>> {
+    const answer = await this.callRaw(tenantId, operation, request, row, options);
+    if (answer.status >= 400) throw this.client.refusal(operation, answer);
+    return answer.data as CardAnswer<O>;
+  }
+
+  /** As `call`, answering a refusal rather than throwing it. */
+  async callRaw<O extends CardOperation>(
+    tenantId: string,
+    operation: O,
+    request: CardRequest,
+    row?: CardResource,
+    options: { publicKey?: boolean } = {},
+  ): Promise<UpstreamAnswer<CardAnswer<O>>> {
+    const started = performance.now();
+    const subject = { tenantId, operation, psuPresent: false, cardResourceId: row?.id };
+    const logId = await this.accessLog.begin(subject);
+    const latencyMs = () => Math.round(performance.now() - started);
+    let answer: UpstreamAnswer<CardAnswer<O>>;
+    try {
+      answer = await this.client.call(operation, tenantId, request, options);
+    } catch (error) {
+      await this.accessLog.complete(logId, {
+        outcome: failureOutcome(error),
+        upstreamStatus:
+          (
+            (error as ProblemException).init?.extensions?.upstream as
+              { status?: number } | undefined
+          )?.status ?? null,
+        latencyMs: latencyMs(),
+      });
+      throw error;
+    }
+    await this.accessLog.complete(logId, {
+      outcome: answer.status < 400 ? 'ok' : `upstream:${answer.messages[0]?.code ?? answer.status}`,
+      upstreamStatus: answer.status,
+      latencyMs: latencyMs(),
+    });
+    return answer;
+  }
+
+  private subject(row: CardResource) {
+    return { kind: SUBJECT_KIND[row.kind], id: row.id, tenantId: row.tenantId };
+  }
+}

@@ -1,0 +1,163 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type {
+  FieldProblem,
+  OpenApiContract,
+  Schema,
+} from '../../shared/contracts/openapi-contract.js';
+import { UpstreamSchemas } from './upstream-schema.decorator.js';
+
+/** `card_number` → `cardNumber`. */
+export const camelCase = (name: string) =>
+  name.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+
+/**
+ * A snake_case upstream contract seen through a camelCase facade, driven by the contract's own schemas
+ * (never a copied field list): declared property names are renamed both ways, everything else (the keys
+ * of free-form maps such as `metadata`, the values) passes as it is. The facade's spec gets camelCase
+ * copies of the contract schemas it uses (`Card…`), so that docs, validation and mapping share one source.
+ */
+export class CamelCaseSchemas extends UpstreamSchemas {
+  constructor(contract: OpenApiContract, prefix: string) {
+    super(contract, prefix);
+  }
+
+  /** A facade value (camelCase) as the contract's (snake_case), per the contract schema `name`. */
+  toUpstream(name: string, value: unknown): unknown {
+    return this.rename(this.contract.schemas[name], value, 'toUpstream');
+  }
+
+  /** An upstream answer (snake_case) as the facade gives it (camelCase), per the contract schema `name`. */
+  toFacade(name: string, value: unknown): unknown {
+    return this.rename(this.contract.schemas[name], value, 'toFacade');
+  }
+
+  /**
+   * Checks a facade body against the contract schema `name`; problems name the facade's (camelCase)
+   * fields. Answers the upstream form of the body when it is valid.
+   */
+  check(name: string, body: unknown): { value: unknown; problems: FieldProblem[] } {
+    const unknown: string[] = [];
+    const value = this.rename(this.contract.schemas[name], body, 'toUpstream', '', unknown);
+    const problems = [
+      ...unknown.map((path) => ({ path, message: 'is not allowed' })),
+      ...this.contract
+        .validate({ $ref: `#/components/schemas/${name}` }, value, '')
+        .map((problem) => ({
+          path: problem.path
+            .replace(/^\./, '')
+            .split('.')
+            .map((part) => camelCase(part))
+            .join('.'),
+          message: problem.message,
+        })),
+    ];
+    return { value, problems };
+  }
+
+  /** The contract schemas the facade uses, renamed and with camelCase property names. */
+  override usedSchemas(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [name, schema] of Object.entries(super.usedSchemas()))
+      out[name] = this.camelSchema(schema as Schema);
+    return out;
+  }
+
+  /** A schema of the contract with its top-level `$ref`s followed. */
+  resolveSchema(schema: Schema): Schema {
+    return this.resolve$ref(schema) ?? schema;
+  }
+
+  /** Swagger's own decorator for a property documented as a contract schema. */
+  property(name: string): PropertyDecorator {
+    return ApiProperty({ allOf: [this.ref(name)] });
+  }
+
+  private camelSchema(schema: Schema): Schema {
+    const out: Schema = {};
+    for (const [key, value] of Object.entries(schema)) {
+      if (key.startsWith('x-')) continue;
+      if (key === 'properties' && value && typeof value === 'object')
+        out.properties = Object.fromEntries(
+          Object.entries(value as Record<string, Schema>).map(([property, inner]) => [
+            camelCase(property),
+            this.camelSchema(inner),
+          ]),
+        );
+      else if (key === 'required' && Array.isArray(value))
+        out.required = (value as string[]).map(camelCase);
+      else if (key === 'example' || key === 'enum' || key === 'default') out[key] = value;
+      else if (Array.isArray(value))
+        out[key] = value.map((item: unknown) =>
+          item && typeof item === 'object' ? this.camelSchema(item as Schema) : item,
+        );
+      else if (value && typeof value === 'object') out[key] = this.camelSchema(value as Schema);
+      else out[key] = value;
+    }
+    return out;
+  }
+
+  private resolve$ref(schema: Schema | undefined): Schema | undefined {
+    let current = schema;
+    for (let depth = 0; current?.$ref && depth < 10; depth++)
+      current = this.contract.schemas[String(current.$ref).replace('#/components/schemas/', '')];
+    return current;
+  }
+
+  /** The declared properties of a schema, through `$ref` and `allOf` / `oneOf` / `anyOf`. */
+  private propertiesOf(schema: Schema | undefined): {
+    properties: Record<string, Schema>;
+    additional?: Schema;
+    items?: Schema;
+  } {
+    const resolved = this.resolve$ref(schema);
+    if (!resolved) return { properties: {} };
+    const properties = { ...((resolved.properties as Record<string, Schema>) ?? {}) };
+    let additional =
+      typeof resolved.additionalProperties === 'object'
+        ? (resolved.additionalProperties as Schema)
+        : undefined;
+    let items = resolved.items as Schema | undefined;
+    for (const combinator of ['allOf', 'oneOf', 'anyOf'])
+      for (const part of (resolved[combinator] as Schema[] | undefined) ?? []) {
+        const inner = this.propertiesOf(part);
+        Object.assign(properties, inner.properties);
+        additional ??= inner.additional;
+        items ??= inner.items;
+      }
+    return { properties, additional, items };
+  }
+
+  private rename(
+    schema: Schema | undefined,
+    value: unknown,
+    direction: 'toUpstream' | 'toFacade',
+    path = '',
+    /** Where a facade key the schema does not declare is reported (it is left out of the value). */
+    unknown?: string[],
+  ): unknown {
+    if (value === null || typeof value !== 'object') return value;
+    const { properties, additional, items } = this.propertiesOf(schema);
+    if (Array.isArray(value))
+      return value.map((item, index) =>
+        this.rename(items, item, direction, `${path}[${index}]`, unknown),
+      );
+    const byName = new Map<string, [string, Schema]>();
+    for (const [snake, inner] of Object.entries(properties))
+      byName.set(direction === 'toUpstream' ? camelCase(snake) : snake, [
+        direction === 'toUpstream' ? snake : camelCase(snake),
+        inner,
+      ]);
+    const out: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
+      const declared = byName.get(key);
+      const at = path ? `${path}.${key}` : key;
+      if (declared) out[declared[0]] = this.rename(declared[1], inner, direction, at, unknown);
+      // A key of a free-form map (metadata) is the app's own: it passes unchanged.
+      else if (additional) out[key] = this.rename(additional, inner, direction, at, unknown);
+      // Checking a facade body: an undeclared key (a snake_case name included) is refused by name.
+      else if (unknown && Object.keys(properties).length > 0) unknown.push(at);
+      else out[key] = inner;
+    }
+    return out;
+  }
+}

@@ -1,0 +1,224 @@
+import type { CardFacts } from './card-numbers.js';
+
+/** A stored card: the facts of its number (never the number), its expiry and holder. */
+export interface StoredCard extends CardFacts {
+  token: string;
+  expirationMonth: string;
+  expirationYear: string;
+  holderName: string;
+  /** The customer it belongs to, once stored with one. */
+  customer?: string;
+  created: string;
+  seq: number;
+}
+
+export interface Merchant {
+  id: string;
+  name: string;
+  secretKey: string;
+  publicKey: string;
+  created: string;
+}
+
+export interface PaymentRecord {
+  token: string;
+  merchantId: string;
+  seq: number;
+  created: string;
+  description: string;
+  status: string;
+  amount: number;
+  fee: number;
+  payeeEmail: string | null;
+  payeePhone: string | null;
+  merchantRef: string | null;
+  card: StoredCard;
+  metadata: Record<string, string>;
+  refundAmount: number;
+  refunds: string[];
+  installments: { amount: number; dueDate: string }[];
+  split: boolean;
+  mandate?: string;
+  mandateReference?: string;
+  branchToken: string;
+}
+
+export interface RefundRecord {
+  token: string;
+  merchantId: string;
+  seq: number;
+  created: string;
+  status: 'Captured' | 'Failed';
+  amount: number;
+  fee: number;
+  description: string;
+  metadata: Record<string, string>;
+  payment: string;
+}
+
+export interface CardTokenRecord {
+  token: string;
+  merchantId: string;
+  seq: number;
+  created: string;
+  amount?: number;
+  used: boolean;
+  card: StoredCard;
+}
+
+export interface CustomerRecord {
+  token: string;
+  merchantId: string;
+  seq: number;
+  created: string;
+  modified: string;
+  description: string | null;
+  fullName: string | null;
+  email: string | null;
+  active: boolean;
+  cards: StoredCard[];
+  defaultCard: string;
+}
+
+export interface MandateRecord {
+  token: string;
+  merchantId: string;
+  seq: number;
+  created: string;
+  customer: string;
+  status: 'valid' | 'revoked';
+  reference: string | null;
+  card: StoredCard;
+}
+
+export interface BranchRecord {
+  token: string;
+  merchantId: string;
+  seq: number;
+  created: string;
+  title: string;
+  description: string | null;
+  streetNumber: string | null;
+  street: string | null;
+  postalCode: string | null;
+  addressArea: string | null;
+}
+
+/** The kinds of rows the card side keeps (table `card_state` of the sandbox's schema). */
+export type CardRecordKind = 'payment' | 'refund' | 'token' | 'customer' | 'mandate' | 'branch';
+export type CardStateKind = CardRecordKind | 'merchant' | 'clock';
+
+export interface CardStateRow {
+  kind: CardStateKind;
+  id: string;
+  data: unknown;
+}
+
+type RecordOf<K extends CardRecordKind> = {
+  payment: PaymentRecord;
+  refund: RefundRecord;
+  token: CardTokenRecord;
+  customer: CustomerRecord;
+  mandate: MandateRecord;
+  branch: BranchRecord;
+}[K];
+
+/** One merchant's records: nothing of one merchant is reachable from another's book. */
+export class MerchantBook {
+  readonly payments = new Map<string, PaymentRecord>();
+  readonly refunds = new Map<string, RefundRecord>();
+  readonly tokens = new Map<string, CardTokenRecord>();
+  readonly customers = new Map<string, CustomerRecord>();
+  readonly mandates = new Map<string, MandateRecord>();
+  readonly branches = new Map<string, BranchRecord>();
+  /** merchant_ref -> payment. */
+  readonly merchantRefs = new Map<string, string>();
+
+  constructor(readonly merchant: Merchant) {}
+
+  map<K extends CardRecordKind>(kind: K): Map<string, RecordOf<K>> {
+    const maps = {
+      payment: this.payments,
+      refund: this.refunds,
+      token: this.tokens,
+      customer: this.customers,
+      mandate: this.mandates,
+      branch: this.branches,
+    };
+    return maps[kind] as unknown as Map<string, RecordOf<K>>;
+  }
+}
+
+/**
+ * Everything the card side remembers, by merchant, and the rows changed since they were last taken
+ * (what the state store must write after an operation).
+ */
+export class CardState {
+  readonly books = new Map<string, MerchantBook>();
+  /** API key -> merchant and kind. */
+  readonly keys = new Map<string, { merchantId: string; kind: 'secret' | 'public' }>();
+  /** How far the sandbox clock is ahead of the real one. */
+  clockOffsetMs = 0;
+  seq = 0;
+  private changed = new Map<string, CardStateRow>();
+
+  addMerchant(merchant: Merchant): MerchantBook {
+    const book = new MerchantBook(merchant);
+    this.books.set(merchant.id, book);
+    this.keys.set(merchant.secretKey, { merchantId: merchant.id, kind: 'secret' });
+    this.keys.set(merchant.publicKey, { merchantId: merchant.id, kind: 'public' });
+    this.note({ kind: 'merchant', id: merchant.id, data: merchant });
+    return book;
+  }
+
+  /** Stores (or notes the change of) a record of a merchant. */
+  put<K extends CardRecordKind>(book: MerchantBook, kind: K, record: RecordOf<K>): void {
+    book.map(kind).set(record.token, record);
+    if (kind === 'payment') {
+      const payment = record as PaymentRecord;
+      if (payment.merchantRef) book.merchantRefs.set(payment.merchantRef, payment.token);
+    }
+    this.note({ kind, id: record.token, data: record });
+  }
+
+  setClock(offsetMs: number): void {
+    this.clockOffsetMs = offsetMs;
+    this.note({ kind: 'clock', id: 'clock', data: { offsetMs } });
+  }
+
+  nextSeq(): number {
+    return ++this.seq;
+  }
+
+  /** The rows changed since the last call, as JSON copies. */
+  takeChanged(): CardStateRow[] {
+    const rows = [...this.changed.values()].map((row) => ({
+      ...row,
+      data: JSON.parse(JSON.stringify(row.data)) as unknown,
+    }));
+    this.changed = new Map();
+    return rows;
+  }
+
+  /** A state rebuilt from stored rows. */
+  static restore(rows: readonly CardStateRow[]): CardState {
+    const state = new CardState();
+    for (const row of rows.filter((r) => r.kind === 'merchant'))
+      state.addMerchant(row.data as Merchant);
+    for (const row of rows) {
+      if (row.kind === 'clock') state.clockOffsetMs = (row.data as { offsetMs: number }).offsetMs;
+      if (row.kind === 'merchant' || row.kind === 'clock') continue;
+      const record = row.data as { merchantId: string; token: string; seq: number };
+      const book = state.books.get(record.merchantId);
+      if (!book) continue;
+      state.put(book, row.kind, record as never);
+      state.seq = Math.max(state.seq, record.seq);
+    }
+    state.changed = new Map();
+    return state;
+  }
+
+  private note(row: CardStateRow): void {
+    this.changed.set(`${row.kind}|${row.id}`, row);
+  }
+}

@@ -1,0 +1,86 @@
+import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { CardCredentialsModule } from '../../card/credentials/card-credentials.module.js';
+import { CardCredentialsService } from '../../card/credentials/card-credentials.service.js';
+import type { AppConfig } from '../../platform/config/app-config.js';
+import { APP_CONFIG } from '../../platform/config/config.module.js';
+import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { LOGGER } from '../../platform/logging/logging.module.js';
+import { Metrics } from '../../platform/metrics/metrics.service.js';
+import { UpstreamCaller } from '../http/upstream-caller.js';
+import { UpstreamTransport } from '../http/upstream-transport.js';
+import { parseCardError } from './card-errors.js';
+import { cardContract } from './card-schemas.js';
+import { CardClient } from './card.client.js';
+
+export const CARD_TRANSPORT = Symbol('CARD_TRANSPORT');
+
+/** The card upstream: its TLS transport, its contract and its typed client (Basic auth per merchant). */
+@Module({
+  imports: [CardCredentialsModule],
+  providers: [
+    {
+      provide: CARD_TRANSPORT,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => {
+        const { baseUrl, caFile } = config.upstreams.card;
+        if (!baseUrl) return undefined;
+        const caPath =
+          caFile ??
+          (config.mode === 'sandbox' ? join(config.sandbox.certsDir, 'ca.pem') : undefined);
+        const ca = caPath ? readFileSync(caPath) : undefined;
+        return new UpstreamTransport({
+          name: 'card',
+          baseUrl,
+          // Server TLS only: the card API authenticates the merchant by its key. No CA file: the system's.
+          tls: { current: () => ({ ca: ca as Buffer, version: 0 }) },
+          ...config.upstreams.card.http,
+        });
+      },
+    },
+    {
+      provide: CardClient,
+      inject: [CARD_TRANSPORT, APP_CONFIG, LOGGER, Metrics, CardCredentialsService],
+      useFactory: (
+        transport: UpstreamTransport | undefined,
+        config: AppConfig,
+        logger: Logger,
+        metrics: Metrics,
+        credentials: CardCredentialsService,
+      ) => {
+        const { http } = config.upstreams.card;
+        const caller = new UpstreamCaller(
+          { name: 'card', displayName: 'the card provider', parseErrorBody: parseCardError },
+          { deadlineMs: http.deadlineMs, retryDelaysMs: http.retryDelaysMs, breaker: http.breaker },
+          logger,
+          metrics,
+        );
+        const keyOf = async (tenantId: string, publicKey: boolean) => {
+          const keys = await credentials.keysOf(tenantId);
+          if (!publicKey) return keys.secretKey;
+          if (keys.publicKey) return keys.publicKey;
+          throw new ProblemException({
+            status: 409,
+            type: PROBLEM_TYPES.conflict,
+            title: 'Conflict',
+            detail: 'This tenant has no public card key; an operator sets it',
+          });
+        };
+        return new CardClient(transport, cardContract, caller, keyOf, (operation, problems) => {
+          metrics.recordContractMismatch('card', operation);
+          logger.warn({ upstream: 'card', operation, problems }, 'answer breaks the contract');
+        });
+      },
+    },
+  ],
+  exports: [CardClient],
+})
+export class CardUpstreamModule implements OnApplicationShutdown {
+  constructor(@Inject(CARD_TRANSPORT) private readonly transport: UpstreamTransport | undefined) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.transport?.close();
+  }
+}

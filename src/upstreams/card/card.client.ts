@@ -1,0 +1,104 @@
+import createClient, { type Client } from 'openapi-fetch';
+import type { operations, paths } from '../../generated/card.js';
+import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import type { OpenApiContract } from '../../shared/contracts/openapi-contract.js';
+import { contractCheck, type ContractMismatchListener } from '../http/contract-check.js';
+import { encodeForm } from '../http/form-encoding.js';
+import type { UpstreamAnswer, UpstreamCaller } from '../http/upstream-caller.js';
+import type { UpstreamTransport } from '../http/upstream-transport.js';
+
+export type CardOperation = keyof operations;
+
+/** The JSON a card operation answers on success (typed from openapi/upstream/card.yaml). */
+export type CardAnswer<O extends CardOperation> = operations[O]['responses'] extends {
+  200: { content: { 'application/json': infer T } };
+}
+  ? T
+  : never;
+
+export interface CardRequest {
+  path?: Record<string, string>;
+  query?: Record<string, string | number | undefined>;
+  /** Sent form-encoded with bracket nesting (`metadata[k]=v`). */
+  form?: Record<string, unknown>;
+}
+
+/** The merchant keys a call is made with (a tenant's, opened from the store for this call only). */
+export type MerchantKeySource = (tenantId: string, publicKey: boolean) => Promise<string>;
+
+/**
+ * The provider's card API, typed from openapi/upstream/card.yaml, over its TLS transport: Basic auth
+ * with the calling tenant's merchant key (user name, empty password), form-encoded bodies, every answer
+ * checked against the contract, every call through the upstream seam (deadline, retries of reads,
+ * a circuit per merchant, 502/503/504 mapping). What it brings to the seam: its contract, its
+ * authentication and its error-body parser.
+ */
+export class CardClient {
+  readonly api?: Client<paths>;
+
+  constructor(
+    readonly transport: UpstreamTransport | undefined,
+    readonly contract: OpenApiContract,
+    readonly caller: UpstreamCaller,
+    private readonly keyOf: MerchantKeySource,
+    onMismatch: ContractMismatchListener,
+  ) {
+    if (!transport) return;
+    this.api = createClient<paths>({
+      baseUrl: transport.options.baseUrl,
+      fetch: transport.fetch,
+      Request: transport.Request,
+    });
+    this.api.use(contractCheck('card', contract, onMismatch));
+  }
+
+  /**
+   * Calls one operation for a tenant (its merchant); reads (GET) are retried within the deadline,
+   * writes never. `publicKey`: authenticate with the tenant's public key (card tokens).
+   */
+  async call<O extends CardOperation>(
+    operation: O,
+    tenantId: string,
+    request: CardRequest = {},
+    options: { publicKey?: boolean } = {},
+  ): Promise<UpstreamAnswer<CardAnswer<O>>> {
+    const api = this.api;
+    if (!api)
+      throw new ProblemException({
+        status: 503,
+        type: PROBLEM_TYPES.unavailable,
+        title: 'Service Unavailable',
+        detail: 'The card API is not configured (UPSTREAM_CARD_BASE_URL)',
+        extensions: { upstream: { failure: 'not-configured', sent: false } },
+      });
+    const { method, path } = this.contract.operation(operation);
+    const key = await this.keyOf(tenantId, options.publicKey ?? false);
+    const authorization = `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
+    const form = request.form;
+    return this.caller.call<CardAnswer<O>>(
+      { operation, safe: method === 'GET', breakerKey: tenantId },
+      (signal) =>
+        (
+          api.request as unknown as (
+            method: string,
+            path: string,
+            init: object,
+          ) => Promise<{ data?: CardAnswer<O>; error?: unknown; response: Response }>
+        )(method.toLowerCase(), path, {
+          params: { path: request.path, query: request.query },
+          headers: {
+            authorization,
+            accept: 'application/json',
+            ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+          },
+          ...(form ? { body: form, bodySerializer: (body: never) => encodeForm(body) } : {}),
+          signal,
+        }),
+    );
+  }
+
+  /** The provider's refusal (4xx), passed on to the app as problem+json with its status and code. */
+  refusal(operation: string, answer: UpstreamAnswer<unknown>): ProblemException {
+    return this.caller.refusal(operation, answer);
+  }
+}

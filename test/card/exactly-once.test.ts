@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { InDoubtResolver } from '../../src/open-banking/in-doubt-resolver.service.js';
+import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
+
+const CARD = {
+  cardNumber: '4556390755719395',
+  expirationMonth: '12',
+  expirationYear: '2031',
+  holderName: 'Grace Hopper',
+  cvv: '321',
+};
+
+describe('card payments exactly once: a lost answer is found by merchant_ref, never charged twice', () => {
+  let sut: TestGateway;
+  let app: { tenantId: string; key: string };
+  beforeAll(async () => {
+    // Many injected failures in a row: the merchant's circuit must not open in between.
+    sut = await startTestGateway({
+      UPSTREAM_RETRY_DELAYS_MS: '10,10',
+      UPSTREAM_BREAKER_FAILURES: '100',
+    });
+    app = await sut.newTenantWithKey('app');
+  });
+  afterAll(() => sut.close());
+
+  const pay = (body: object, key: string) =>
+    sut.app.inject({
+      method: 'POST',
+      url: '/v1/card/payments',
+      headers: { ...bearer(app.key), 'idempotency-key': key },
+      payload: body,
+    });
+  const atProvider = async (merchantRef: string) =>
+    (
+      await sut.app.inject({
+        method: 'GET',
+        url: `/v1/card/payments?merchantRef=${encodeURIComponent(merchantRef)}`,
+        headers: bearer(app.key),
+      })
+    ).json() as { totalCount: number; items: { token: string; status: string }[] };
+  const creations = () => sut.sandbox.card.callCounts().createPayment ?? 0;
+
+  it('charges once when the answer is lost, finds the payment by merchant_ref and answers it; the retry replays it', async () => {
+    const merchantRef = `order-${randomUUID()}`;
+    // The provider makes the payment, then the connection breaks before its answer.
+    sut.sandbox.chaos.add({
+      operation: 'createPayment',
+      fault: 'act-then-fail',
+      then: 'reset',
+      times: 1,
+    });
+    const before = creations();
+    const key = randomUUID();
+    const first = await pay({ amount: 2500, ...CARD, merchantRef }, key);
+    expect(first.statusCode).toBe(201);
+    expect(first.json()).toMatchObject({ status: 'Captured', merchantRef, amount: 2500 });
+    const retry = await pay({ amount: 2500, ...CARD, merchantRef }, key);
+    expect(retry.statusCode).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.json()).toEqual(first.json());
+    expect(creations() - before).toBe(1);
+    const found = await atProvider(merchantRef);
+    expect(found.totalCount).toBe(1);
+    expect(found.items[0].token).toBe(first.json().token);
+    const causes = (await sut.dataSource.query(
+      `SELECT h.to_status, h.cause FROM status_changes h JOIN card_resources r ON r.id = h.subject_id
+        WHERE r.merchant_ref = $1 ORDER BY h.id`,
+      [merchantRef],
+    )) as { to_status: string; cause: string }[];
+    expect(causes).toEqual([
+      { to_status: 'creating', cause: 'created' },
+      { to_status: 'unknown', cause: 'upstream-outcome-unknown' },
+      { to_status: 'Captured', cause: 'found-by-merchant-ref' },
+    ]);
+  });
+
+  it('leaves a payment in doubt when the lookup fails too; the resolver settles it by merchant_ref and the key never charges again', async () => {
+    const merchantRef = `order-${randomUUID()}`;
+    sut.sandbox.chaos.add({
+      operation: 'createPayment',
+      fault: 'act-then-fail',
+      then: 'reset',
+      times: 1,
+    });
+    const lookups = sut.sandbox.chaos.add({
+      operation: 'listPayments',
+      fault: 'status',
+      status: 503,
+    });
+    const before = creations();
+    const key = randomUUID();
+    const first = await pay({ amount: 2600, ...CARD, merchantRef }, key);
+    expect(first.statusCode).toBe(502);
+    const problem = first.json();
+    expect(problem).toMatchObject({
+      outcome: 'unknown',
+      merchantRef,
+      resource: `/v1/card/payments/${problem.paymentId}`,
+    });
+    const pending = await sut.app.inject({
+      method: 'GET',
+      url: problem.resource,
+      headers: bearer(app.key),
+    });
+    expect(pending.statusCode).toBe(409);
+    expect(pending.json()).toMatchObject({ type: 'urn:portico:problem:outcome-unknown' });
+
+    // The same key answers the stored outcome and sends nothing.
+    const retry = await pay({ amount: 2600, ...CARD, merchantRef }, key);
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.json()).toMatchObject({ outcome: 'unknown', paymentId: problem.paymentId });
+    expect(creations() - before).toBe(1);
+
+    sut.sandbox.chaos.remove(lookups.id);
+    // The resolver works rows older than the upstream deadline: age this one.
+    await sut.dataSource.query(
+      "UPDATE card_resources SET created_at = now() - interval '1 hour' WHERE id = $1",
+      [problem.paymentId],
+    );
+    await sut.app.get(InDoubtResolver).resolveOnce();
+    const settled = await sut.app.inject({
+      method: 'GET',
+      url: problem.resource,
+      headers: bearer(app.key),
+    });
+    expect(settled.statusCode).toBe(200);
+    expect(settled.json()).toMatchObject({ status: 'Captured', merchantRef, amount: 2600 });
+    expect((await atProvider(merchantRef)).totalCount).toBe(1);
+    expect(creations() - before).toBe(1);
+  });
+
+  it('marks a payment the provider never made failed, found absent by merchant_ref, and answers its failure', async () => {
+    const merchantRef = `order-${randomUUID()}`;
+    // The test card that fails with 500 creates no payment.
+    const answer = await pay(
+      { amount: 2700, ...CARD, cardNumber: '4888137257116730', merchantRef },
+      randomUUID(),
+    );
+    expect(answer.statusCode).toBe(502);
+    expect(answer.json()).toMatchObject({ upstream: { status: 500, code: '99999' } });
+    expect(answer.json().outcome).toBeUndefined();
+    const [row] = (await sut.dataSource.query(
+      'SELECT status FROM card_resources WHERE merchant_ref = $1',
+      [merchantRef],
+    )) as { status: string }[];
+    expect(row.status).toBe('failed');
+  });
+
+  it('never refunds twice for one key, even when the answer is lost', async () => {
+    const payment = (await pay({ amount: 3000, ...CARD }, randomUUID())).json();
+    sut.sandbox.chaos.add({
+      operation: 'createRefund',
+      fault: 'act-then-fail',
+      then: 'reset',
+      times: 1,
+    });
+    const key = randomUUID();
+    const refund = () =>
+      sut.app.inject({
+        method: 'POST',
+        url: '/v1/card/refunds',
+        headers: { ...bearer(app.key), 'idempotency-key': key },
+        payload: { payment: payment.token, amount: 1000 },
+      });
+    const first = await refund();
+    expect(first.statusCode).toBe(201);
+    expect(first.json()).toMatchObject({
+      amount: 1000,
+      status: 'Captured',
+      payment: payment.token,
+    });
+    const again = await refund();
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(first.json());
+    const read = await sut.app.inject({
+      method: 'GET',
+      url: `/v1/card/payments/${payment.token}`,
+      headers: bearer(app.key),
+    });
+    expect(read.json()).toMatchObject({ refundAmount: 1000, status: 'Partially Refunded' });
+  });
+});
