@@ -65,7 +65,7 @@ export class WebhookOutboxService {
     await this.record(manager, {
       tenantId: subject.tenantId,
       type: event.type,
-      resourceId: id,
+      resourceId: subject.id,
       data: {
         [event.idField]: id,
         ...extra,

@@ -192,6 +192,57 @@ describe('signed webhooks to apps', () => {
     expect(outbox).toBe(changes);
   });
 
+  it('sends card_payment.status_changed and card_refund.status_changed named by the facade ids', async () => {
+    const { key } = await gateway.newTenantWithKey('app');
+    await register(key, ['card_payment.status_changed', 'card_refund.status_changed']);
+    const card = {
+      cardNumber: '5217925525906273',
+      expirationMonth: '12',
+      expirationYear: '2030',
+      holderName: 'Webhook Test',
+      cvv: '123',
+    };
+    const created = await call(key, 'POST', '/v1/card/payments', {
+      amount: 2000,
+      capture: 0,
+      merchantRef: 'webhook-card-1',
+      ...card,
+    });
+    expect(created.statusCode).toBe(201);
+    const paymentId = created.json<{ token: string }>().token;
+    expect((await call(key, 'POST', `/v1/card/payments/${paymentId}/capture`)).statusCode).toBe(
+      200,
+    );
+    const refund = await call(key, 'POST', '/v1/card/refunds', { payment: paymentId, amount: 500 });
+    expect(refund.statusCode).toBe(201);
+    const refundId = refund.json<{ token: string }>().token;
+    await worker.drain();
+    const statuses = receiver
+      .events()
+      .filter((e) => e.type === 'card_payment.status_changed' && e.data.paymentId === paymentId)
+      .map((e) => [e.data.previousStatus, e.data.status]);
+    // Deliveries run concurrently: the order of arrival is not the order of the changes.
+    expect(statuses).toHaveLength(3);
+    expect(statuses).toEqual(
+      expect.arrayContaining([
+        ['creating', 'Pre Authorized'],
+        ['Pre Authorized', 'Captured'],
+        ['Captured', 'Partially Refunded'],
+      ]),
+    );
+    expect(
+      receiver
+        .events()
+        .find((e) => e.type === 'card_payment.status_changed' && e.data.paymentId === paymentId)
+        ?.data,
+    ).toMatchObject({ merchantRef: 'webhook-card-1', porticoId: expect.any(String) });
+    expect(
+      receiver
+        .events()
+        .filter((e) => e.type === 'card_refund.status_changed' && e.data.refundId === refundId),
+    ).toHaveLength(1);
+  });
+
   it('writes the event in the transaction of the status change: none for a change rolled back or lost to another writer', async () => {
     const { key, tenantId } = await gateway.newTenantWithKey('app');
     const created = await call(key, 'POST', '/v1/consents', consentRequest() as never);
