@@ -1,3 +1,4 @@
+import { PageInfo } from '../platform/common/page-info.js';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsUUID, Matches, Max, Min } from 'class-validator';
@@ -130,19 +131,7 @@ export class AuditConsentView extends ConsentView {
   upstreamConsentId: string | null;
 }
 
-/** Where a page stands in the whole result. */
-abstract class AuditPageInfo {
-  @ApiProperty({ format: 'int32', minimum: 1, maximum: 100000 })
-  page: number;
-
-  @ApiProperty({ format: 'int32', minimum: 1, maximum: 200 })
-  pageSize: number;
-
-  @ApiProperty({ format: 'int32', minimum: 0, maximum: 100000000 })
-  total: number;
-}
-
-export class AuditConsentPage extends AuditPageInfo {
+export class AuditConsentPage extends PageInfo {
   @ApiProperty({ type: [AuditConsentView], maxItems: 200 })
   items: AuditConsentView[];
 }
@@ -247,7 +236,7 @@ export class AuditPaymentView extends PaymentView {
   upstreamPaymentId: string | null;
 }
 
-export class AuditPaymentPage extends AuditPageInfo {
+export class AuditPaymentPage extends PageInfo {
   @ApiProperty({ type: [AuditPaymentView], maxItems: 200 })
   items: AuditPaymentView[];
 }
@@ -278,7 +267,7 @@ export class AuditAccessView extends AccessLogView {
   resourceId: string | null;
 }
 
-export class AuditAccessPage extends AuditPageInfo {
+export class AuditAccessPage extends PageInfo {
   @ApiProperty({ type: [AuditAccessView], maxItems: 200 })
   items: AuditAccessView[];
 }
@@ -364,18 +353,9 @@ export class AuditCardResourceView {
   updatedAt: string;
 }
 
-export class AuditCardResourcePage {
+export class AuditCardResourcePage extends PageInfo {
   @ApiProperty({ type: [AuditCardResourceView], maxItems: 200 })
   items: AuditCardResourceView[];
-
-  @ApiProperty({ format: 'int32', minimum: 1, maximum: 100000 })
-  page: number;
-
-  @ApiProperty({ format: 'int32', minimum: 1, maximum: 200 })
-  pageSize: number;
-
-  @ApiProperty({ format: 'int32', minimum: 0, maximum: 100000000 })
-  total: number;
 }
 
 export class AuditCardResourceDetail extends AuditCardResourceView {

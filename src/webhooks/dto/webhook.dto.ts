@@ -1,3 +1,4 @@
+import { PageInfo } from '../../platform/common/page-info.js';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
@@ -301,18 +302,9 @@ export class WebhookEventView {
   deliveries: DeliveryCounts;
 }
 
-export class WebhookEventPage {
+export class WebhookEventPage extends PageInfo {
   @ApiProperty({ type: [WebhookEventView], maxItems: 200 })
   items: WebhookEventView[];
-
-  @ApiProperty({ format: 'int32', minimum: 1, maximum: 100000 })
-  page: number;
-
-  @ApiProperty({ format: 'int32', minimum: 1, maximum: 200 })
-  pageSize: number;
-
-  @ApiProperty({ format: 'int32', minimum: 0, maximum: 100000000 })
-  total: number;
 }
 
 export class WebhookAttemptView {
