@@ -118,10 +118,17 @@ describe('the tamper-evident audit chain', () => {
   });
 
   it('finds an edited, a deleted and a reordered row at its own link, and verifies again once undone', async () => {
-    const rows = await sql<{ id: string; outcome: string; created_at: Date }>(
-      `SELECT id, outcome, created_at FROM access_log ORDER BY id LIMIT 3 OFFSET 5`,
+    const [a] = await sql<{ id: string; outcome: string }>(
+      `SELECT id, outcome FROM access_log ORDER BY id LIMIT 1 OFFSET 5`,
     );
-    const [a, b] = rows;
+    // A later call at another instant (the embedded engine's clock can give two rows the same one), so
+    // that swapping their times changes both rows.
+    const [b] = await sql<{ id: string }>(
+      `SELECT id FROM access_log
+        WHERE id > $1 AND created_at <> (SELECT created_at FROM access_log WHERE id = $1)
+        ORDER BY id LIMIT 1`,
+      [a.id],
+    );
 
     await tamper([
       [`UPDATE access_log SET outcome = 'refused:CONSENT_INVALID' WHERE id = $1`, [a.id]],
