@@ -39,6 +39,7 @@ class CrashRig {
       ...loadConfig(testEnv()).sandbox,
       openBankingPort: 0,
       scaPort: 0,
+      cardPort: 0,
     });
     return new CrashRig(sandbox, await freePort(), await ownDatabase());
   }

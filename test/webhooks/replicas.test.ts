@@ -95,6 +95,7 @@ describe('webhook delivery across gateway processes', () => {
       ...loadConfig(testEnv()).sandbox,
       openBankingPort: 0,
       scaPort: 0,
+      cardPort: 0,
     });
     database = await ownDatabase();
     receiver = await Receiver.start();
