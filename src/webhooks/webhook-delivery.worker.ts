@@ -37,6 +37,22 @@ export function retryDelayMs(
   return Math.max(0, Math.round(base + jitter));
 }
 
+/**
+ * The pause before the next attempt: the schedule's, or longer when the receiver asked for it with
+ * Retry-After (429, 503), though never longer than the schedule's longest pause.
+ */
+export function nextAttemptDelayMs(
+  attempt: number,
+  result: Pick<SendResult, 'retryAfterMs'>,
+  schedule: readonly number[],
+  jitterPercent: number,
+  random = Math.random,
+): number {
+  const scheduled = retryDelayMs(attempt, schedule, jitterPercent, random);
+  if (result.retryAfterMs === undefined) return scheduled;
+  return Math.max(scheduled, Math.min(result.retryAfterMs, Math.max(0, ...schedule)));
+}
+
 const truncate = (text: string | undefined) =>
   // eslint-disable-next-line no-control-regex -- control characters are what is replaced
   text === undefined ? null : text.replace(/[\u0000-\u001f\u007f]/g, ' ').slice(0, 500);
@@ -203,9 +219,17 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
       : result.timedOut
         ? 'timeout'
         : 'failed';
-    const next = delivered ? 'delivered' : claimed.attempt >= maxAttempts ? 'dead' : 'pending';
+    // 410 Gone: the receiver says this address is gone for good; retrying it is pointless.
+    const gone = result.status === 410;
+    const next = delivered
+      ? 'delivered'
+      : gone || claimed.attempt >= maxAttempts
+        ? 'dead'
+        : 'pending';
     const delayMs =
-      next === 'pending' ? retryDelayMs(claimed.attempt, retryScheduleMs, jitterPercent) : 0;
+      next === 'pending'
+        ? nextAttemptDelayMs(claimed.attempt, result, retryScheduleMs, jitterPercent)
+        : 0;
     const owned = await this.dataSource.transaction(async (manager) => {
       await manager.query(
         `UPDATE webhook_attempts SET outcome = $3, finished_at = now(), response_status = $4,
@@ -246,7 +270,13 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
         fields,
         'webhook attempt finished after its lease expired; not recorded again',
       );
-    else if (next === 'dead') this.logger.warn(fields, 'webhook delivery dead-lettered');
+    else if (next === 'dead')
+      this.logger.warn(
+        fields,
+        gone
+          ? 'webhook delivery dead-lettered: the receiver answered 410 Gone'
+          : 'webhook delivery dead-lettered',
+      );
     else this.logger.debug({ ...fields, next, retryInMs: delayMs }, 'webhook attempt finished');
   }
 }

@@ -11,6 +11,20 @@ export interface SendResult {
   error?: string;
   timedOut: boolean;
   latencyMs: number;
+  /** The receiver's Retry-After (429, 503), in milliseconds from now. */
+  retryAfterMs?: number;
+}
+
+/** Retry-After as delay-seconds or an HTTP date, in milliseconds from now; undefined when unreadable. */
+export function retryAfterMs(
+  header: string | string[] | undefined,
+  now = Date.now(),
+): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value.trim() === '') return undefined;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 /** A DNS lookup that refuses (in production) a host name resolving to a refused address. */
@@ -75,11 +89,16 @@ export function sendWebhook(
         if (read > 65_536) response.destroy();
       });
       const status = response.statusCode ?? 0;
+      const waitMs =
+        status === 429 || status === 503
+          ? retryAfterMs(response.headers['retry-after'])
+          : undefined;
       const done = () =>
         finish({
           status,
           timedOut: false,
           error: status >= 200 && status < 300 ? undefined : `answered ${status}`,
+          ...(waitMs === undefined ? {} : { retryAfterMs: waitMs }),
         });
       response.on('end', done);
       response.on('close', done);

@@ -19,6 +19,8 @@ export type Behaviour = (request: Received, seenBefore: number) => number | 'han
 export class Receiver {
   readonly received: Received[] = [];
   behaviour: Behaviour = () => 200;
+  /** Headers sent with every answer (e.g. Retry-After). */
+  answerHeaders: Record<string, string> = {};
   private readonly waiters: (() => void)[] = [];
 
   private constructor(
@@ -44,7 +46,9 @@ export class Receiver {
         const answer = self.receiver!.behaviour(received, seenBefore);
         if (answer !== 'hang') {
           received.answered = answer;
-          response.writeHead(answer, { 'content-type': 'text/plain' }).end('ok');
+          response
+            .writeHead(answer, { 'content-type': 'text/plain', ...self.receiver!.answerHeaders })
+            .end('ok');
         }
         self.receiver!.waiters.splice(0).forEach((wake) => wake());
       });

@@ -3,7 +3,12 @@ import { approvedConsent } from '../support/consent-flow.js';
 import { consentRequest, domesticPayment, inDays } from '../support/fixtures.js';
 import { runProcess } from '../support/processes.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
-import { WebhookDeliveryWorker, retryDelayMs } from '../../src/webhooks/webhook-delivery.worker.js';
+import {
+  WebhookDeliveryWorker,
+  nextAttemptDelayMs,
+  retryDelayMs,
+} from '../../src/webhooks/webhook-delivery.worker.js';
+import { retryAfterMs, sendWebhook } from '../../src/webhooks/webhook-sender.js';
 import { ConsentRenewalDueJob } from '../../src/webhooks/consent-renewal-due.job.js';
 import { StatusHistoryService } from '../../src/audit/trail/status-history.service.js';
 import { Consent } from '../../src/open-banking/consents/consent.entity.js';
@@ -360,6 +365,54 @@ describe('signed webhooks to apps', () => {
       ['delivered', true],
     ]);
     expect(detail.deliveries).toMatchObject({ dead: 1, delivered: 1 });
+  });
+
+  it('dead-letters a delivery at once when the receiver answers 410 Gone, without retrying it', async () => {
+    const { key } = await gateway.newTenantWithKey('app');
+    await register(key, ['consent.status_changed']);
+    const created = await call(key, 'POST', '/v1/consents', consentRequest() as never);
+    const consentId = created.json<{ consentId: string }>().consentId;
+    const [{ id: eventId }] = await gateway.dataSource.query(
+      `SELECT id FROM webhook_events WHERE resource_id = $1`,
+      [consentId],
+    );
+    receiver.behaviour = (request) => (request.headers['webhook-id'] === eventId ? 410 : 200);
+    try {
+      await worker.drain();
+    } finally {
+      receiver.behaviour = () => 200;
+    }
+    expect(requestsFor(eventId).map((r) => r.answered)).toEqual([410]);
+    const detail = (await call(key, 'GET', `/v1/webhooks/events/${eventId}`)).json();
+    expect(detail.deliveryList[0]).toMatchObject({ status: 'dead' });
+    expect(detail.deliveryList[0].attempts).toEqual([
+      expect.objectContaining({ attempt: 1, outcome: 'failed', responseStatus: 410 }),
+    ]);
+  });
+
+  it("waits as long as a receiver's Retry-After asks (seconds or a date), within the schedule's longest pause", async () => {
+    receiver.answerHeaders = { 'retry-after': '120' };
+    receiver.behaviour = () => 503;
+    try {
+      const answer = await sendWebhook(
+        receiver.url,
+        '{}',
+        {},
+        { timeoutMs: 2000, mode: 'sandbox' },
+      );
+      expect(answer).toMatchObject({ status: 503, retryAfterMs: 120_000 });
+    } finally {
+      receiver.answerHeaders = {};
+      receiver.behaviour = () => 200;
+    }
+    const now = Date.parse('2026-11-23T12:00:00Z');
+    expect(retryAfterMs('Mon, 23 Nov 2026 12:05:00 GMT', now)).toBe(300_000);
+    expect(retryAfterMs('soon', now)).toBeUndefined();
+    const schedule = [5000, 30000, 600000];
+    expect(nextAttemptDelayMs(1, {}, schedule, 0)).toBe(5000);
+    expect(nextAttemptDelayMs(1, { retryAfterMs: 120_000 }, schedule, 0)).toBe(120_000);
+    expect(nextAttemptDelayMs(3, { retryAfterMs: 1000 }, schedule, 0)).toBe(600_000);
+    expect(nextAttemptDelayMs(1, { retryAfterMs: 86_400_000 }, schedule, 0)).toBe(600_000);
   });
 
   it('signs with both secrets during the grace period after a rotation, and with the new one only after it', async () => {

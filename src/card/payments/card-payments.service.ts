@@ -9,7 +9,6 @@ import { bindIdempotentResource } from '../../platform/idempotency/idempotency-b
 import { requestContext } from '../../platform/logging/request-context.js';
 import { isUuid } from '../../shared/uuid.js';
 import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
-import { leaseInDoubt } from '../../open-banking/in-doubt-lease.js';
 import type { CardResource } from '../store/card-resource.entity.js';
 import { CardStore, notFound } from '../store/card-store.service.js';
 
@@ -150,24 +149,12 @@ export class CardPaymentsService {
   }
 
   /** Settles payments (and captures) in doubt, each under a lease (N replicas work each row once). */
-  async resolveInDoubt(olderThanMs: number): Promise<number> {
-    let worked = 0;
-    for (;;) {
-      const ids = await leaseInDoubt(
-        this.store.manager(),
-        'card_resources',
-        olderThanMs,
-        20,
-        'payment',
-      );
-      if (ids.length === 0) return worked;
-      worked += ids.length;
-      for (const id of ids) {
-        const row = await this.store.byIdUnscoped(id);
-        if (row.token) await this.read(row.tenantId, row.token, 'resolver').catch(() => undefined);
-        else await this.lookup(row, false, 'resolver').catch(() => undefined);
-      }
-    }
+  resolveInDoubt(olderThanMs: number): Promise<number> {
+    return this.store.settleInDoubt('payment', olderThanMs, (row) =>
+      row.token
+        ? this.read(row.tenantId, row.token, 'resolver')
+        : this.lookup(row, false, 'resolver'),
+    );
   }
 
   /**

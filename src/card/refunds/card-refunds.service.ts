@@ -5,7 +5,6 @@ import type { ProblemException } from '../../platform/errors/problem.js';
 import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
 import { isUuid } from '../../shared/uuid.js';
 import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
-import { leaseInDoubt } from '../../open-banking/in-doubt-lease.js';
 import { CardPaymentsService } from '../payments/card-payments.service.js';
 import type { CardResource } from '../store/card-resource.entity.js';
 import { CardStore } from '../store/card-store.service.js';
@@ -91,21 +90,8 @@ export class CardRefundsService {
   }
 
   /** Settles refunds in doubt, each under a lease. */
-  async resolveInDoubt(olderThanMs: number): Promise<number> {
-    let worked = 0;
-    for (;;) {
-      const ids = await leaseInDoubt(
-        this.store.manager(),
-        'card_resources',
-        olderThanMs,
-        20,
-        'refund',
-      );
-      if (ids.length === 0) return worked;
-      worked += ids.length;
-      for (const id of ids)
-        await this.lookup(await this.store.byIdUnscoped(id)).catch(() => undefined);
-    }
+  resolveInDoubt(olderThanMs: number): Promise<number> {
+    return this.store.settleInDoubt('refund', olderThanMs, (row) => this.lookup(row));
   }
 
   /**

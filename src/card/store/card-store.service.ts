@@ -7,6 +7,7 @@ import { StatusHistoryService } from '../../audit/trail/status-history.service.j
 import type { SubjectKind } from '../../audit/trail/status-change.entity.js';
 import type { JsonObject } from '../../platform/common/json.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { leaseInDoubt } from '../../platform/in-doubt/in-doubt-lease.js';
 import { failureOutcome, type UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
 import {
   CardClient,
@@ -126,8 +127,23 @@ export class CardStore {
     return this.rows.manager;
   }
 
-  byIdUnscoped(id: string): Promise<CardResource> {
-    return this.rows.findOneByOrFail({ id });
+  /**
+   * Works the rows of one kind left in doubt, each under a lease (of N replicas one works a row), with
+   * `settle`; a row it cannot settle yet stays in doubt for the next round. Answers how many it took.
+   */
+  async settleInDoubt(
+    kind: CardResourceKind,
+    olderThanMs: number,
+    settle: (row: CardResource) => Promise<unknown>,
+  ): Promise<number> {
+    let worked = 0;
+    for (;;) {
+      const ids = await leaseInDoubt(this.rows.manager, 'card_resources', olderThanMs, 20, kind);
+      if (ids.length === 0) return worked;
+      worked += ids.length;
+      for (const id of ids)
+        await settle(await this.rows.findOneByOrFail({ id })).catch(() => undefined);
+    }
   }
 
   /** Rows of a kind with a provider id, of one tenant (for refunds: of one payment). */

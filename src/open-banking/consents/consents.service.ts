@@ -22,7 +22,7 @@ import {
 import type { CreateCofConsentRequest, CreateConsentRequest } from './dto/consent.dto.js';
 import { StatusHistoryService } from '../../audit/trail/status-history.service.js';
 import { isUuid } from '../../shared/uuid.js';
-import { leaseInDoubt } from '../in-doubt-lease.js';
+import { leaseInDoubt } from '../../platform/in-doubt/in-doubt-lease.js';
 import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
 import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
 

@@ -24,7 +24,7 @@ import {
 import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
 import { canonicalPaymentProduct, type CreatePaymentRequest } from './dto/payment.dto.js';
 import { Payment } from './payment.entity.js';
-import { leaseInDoubt } from '../in-doubt-lease.js';
+import { leaseInDoubt } from '../../platform/in-doubt/in-doubt-lease.js';
 
 /** Statuses after which the bank will not change its mind. */
 const FINAL = ['ACCC', 'ACSC', 'ACWP', 'RJCT', 'CANC', 'failed'];
