@@ -5,6 +5,7 @@
 //   npm run bench -- --quick       1 round of 5 s (while developing)
 //   npm run bench -- --json        the figures as JSON on stdout instead of the table
 //   npm run bench -- --json=FILE   the table, and the figures as JSON in FILE
+//   BENCH_PROFILE=DIR npm run bench   also writes a V8 CPU profile of each Portico process into DIR
 //
 // The sandbox runs in its own process (as the bank would); Portico runs on PostgreSQL (a database of its
 // own, BENCH_DATABASE, created fresh) and on the embedded engine; nginx (when installed) runs one worker
@@ -32,6 +33,8 @@ const POSTGRES_URL =
   process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DATABASE = process.env.BENCH_DATABASE ?? 'portico_bench';
 const NGINX = process.env.BENCH_NGINX ?? '/usr/sbin/nginx';
+/** Where Portico's CPU profiles go (`--cpu-prof`; open them in Chrome DevTools), when set. */
+const PROFILE_DIR = process.env.BENCH_PROFILE;
 const CERTS = resolve('certs/dev');
 const CLK_TCK = 100;
 const IBAN = 'HU75118000170000001234567817';
@@ -174,7 +177,8 @@ async function startPortico(options: PorticoOptions): Promise<
   }
 > {
   const started = performance.now();
-  const gateway = start(process.execPath, ['dist/main.js'], {
+  const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${resolve(PROFILE_DIR)}`] : [];
+  const gateway = start(process.execPath, [...profile, 'dist/main.js'], {
     ...options.env,
     PORT: String(options.port),
     METRICS_PORT: String(options.metricsPort),
