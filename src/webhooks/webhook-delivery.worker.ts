@@ -13,6 +13,8 @@ import type { AppConfig } from '../platform/config/app-config.js';
 import { APP_CONFIG } from '../platform/config/config.module.js';
 import { LOGGER } from '../platform/logging/logging.module.js';
 import { Metrics } from '../platform/metrics/metrics.service.js';
+import { SecretsService } from '../platform/secrets/secrets.service.js';
+import { openWebhookSecret } from './webhook-secrets.js';
 import { sendWebhook, type SendResult } from './webhook-sender.js';
 import { webhookHeaders } from './webhook-signature.js';
 import type { AttemptOutcome } from './webhook.entities.js';
@@ -79,6 +81,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly metrics: Metrics,
+    private readonly secrets: SecretsService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -189,19 +192,21 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
 
   private async attempt(claimed: ClaimedAttempt): Promise<void> {
     const [target] = (await this.dataSource.query(
-      `SELECT v.body, e.url, e.secret, e.previous_secret,
+      `SELECT v.body, e.url, e.secret_sealed, e.previous_secret_sealed,
               (e.previous_secret_expires_at > now()) AS previous_valid
          FROM webhook_events v, webhook_endpoints e WHERE v.id = $1 AND e.id = $2`,
       [claimed.eventId, claimed.endpointId],
     )) as {
       body: string;
       url: string;
-      secret: string;
-      previous_secret: string | null;
+      secret_sealed: string;
+      previous_secret_sealed: string | null;
       previous_valid: boolean | null;
     }[];
-    const secrets = [target.secret];
-    if (target.previous_secret && target.previous_valid) secrets.push(target.previous_secret);
+    const open = (stored: string) => openWebhookSecret(this.secrets, claimed.endpointId, stored);
+    const secrets = [open(target.secret_sealed)];
+    if (target.previous_secret_sealed && target.previous_valid)
+      secrets.push(open(target.previous_secret_sealed));
     const result = await sendWebhook(
       target.url,
       target.body,

@@ -26,13 +26,17 @@ export class WebhookEndpoint {
   @Column({ type: 'varchar', length: 200, nullable: true })
   description: string | null;
 
-  /** `whsec_` + base64 of 32 random bytes. Needed to sign, so stored as is: guard the database. */
-  @Column({ type: 'varchar', length: 100 })
-  secret: string;
+  /**
+   * The signing secret (`whsec_` + base64 of 32 random bytes), sealed with SECRETS_KEY for this endpoint
+   * (webhook-secrets.ts). A row written before secrets were sealed holds the secret itself, until its
+   * next rotation.
+   */
+  @Column({ name: 'secret_sealed', type: 'varchar', length: 200 })
+  secretSealed: string;
 
-  /** The secret before the last rotation; it signs too until previousSecretExpiresAt. */
-  @Column({ name: 'previous_secret', type: 'varchar', length: 100, nullable: true })
-  previousSecret: string | null;
+  /** The secret before the last rotation, sealed; it signs too until previousSecretExpiresAt. */
+  @Column({ name: 'previous_secret_sealed', type: 'varchar', length: 200, nullable: true })
+  previousSecretSealed: string | null;
 
   @Column({ name: 'previous_secret_expires_at', type: 'timestamptz', nullable: true })
   previousSecretExpiresAt: Date | null;

@@ -24,7 +24,9 @@ import {
 } from './dto/webhook.dto.js';
 import { WebhooksService } from './webhooks.service.js';
 
-const withSecret = (endpoint: Parameters<typeof WebhookEndpointView.of>[0]) => ({
+const withSecret = (
+  endpoint: Parameters<typeof WebhookEndpointView.of>[0] & { secret: string },
+) => ({
   ...WebhookEndpointView.of(endpoint),
   secret: endpoint.secret,
 });

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { SecretsModule } from '../platform/secrets/secrets.module.js';
 import { ConsentRenewalDueJob } from './consent-renewal-due.job.js';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker.js';
 import { WebhookOutboxModule } from './webhook-outbox.module.js';
@@ -9,7 +10,7 @@ import { WebhooksService } from './webhooks.service.js';
 
 /** Endpoints and the event log, without the worker (what the CLI needs). */
 @Module({
-  imports: [TypeOrmModule.forFeature(WEBHOOK_ENTITIES), WebhookOutboxModule],
+  imports: [TypeOrmModule.forFeature(WEBHOOK_ENTITIES), WebhookOutboxModule, SecretsModule],
   providers: [WebhooksService],
   exports: [WebhooksService],
 })
@@ -17,7 +18,7 @@ export class WebhooksCoreModule {}
 
 /** Signed webhooks to apps: the API, the delivery worker and the consent.renewal_due job. */
 @Module({
-  imports: [WebhooksCoreModule, WebhookOutboxModule],
+  imports: [WebhooksCoreModule, WebhookOutboxModule, SecretsModule],
   controllers: [WebhooksController],
   providers: [WebhookDeliveryWorker, ConsentRenewalDueJob],
   exports: [WebhookDeliveryWorker, ConsentRenewalDueJob],

@@ -1,10 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../platform/config/app-config.js';
 import { APP_CONFIG } from '../platform/config/config.module.js';
 import { PROBLEM_TYPES, ProblemException } from '../platform/errors/problem.js';
 import { ValidationFailedException } from '../platform/errors/to-problem.js';
+import { SecretsService } from '../platform/secrets/secrets.service.js';
 import { isUuid } from '../shared/uuid.js';
 import type {
   CreateWebhookEndpointRequest,
@@ -16,6 +18,7 @@ import type {
   WebhookPayload,
 } from './dto/webhook.dto.js';
 import { WebhookOutboxService } from './webhook-outbox.service.js';
+import { sealWebhookSecret } from './webhook-secrets.js';
 import { newWebhookSecret } from './webhook-signature.js';
 import { webhookUrlRefusal } from './webhook-url-policy.js';
 import type { WebhookEventType } from './webhook-event-types.js';
@@ -35,6 +38,9 @@ const notFound = (what: string, id: string) =>
     detail: `No ${what} ${id}`,
   });
 
+/** An endpoint as created or rotated: with its signing secret, shown this once. */
+export type WebhookEndpointWithSecret = WebhookEndpoint & { secret: string };
+
 const EMPTY_COUNTS: DeliveryCounts = { pending: 0, delivered: 0, dead: 0, cancelled: 0 };
 
 /** A tenant's webhook endpoints and its event log. Another tenant's endpoint or event is 404. */
@@ -44,6 +50,7 @@ export class WebhooksService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly outbox: WebhookOutboxService,
+    private readonly secrets: SecretsService,
   ) {}
 
   private get endpoints() {
@@ -53,20 +60,23 @@ export class WebhooksService {
   async createEndpoint(
     tenantId: string,
     request: CreateWebhookEndpointRequest,
-  ): Promise<WebhookEndpoint> {
+  ): Promise<WebhookEndpointWithSecret> {
     const refusal = webhookUrlRefusal(request.url, this.config.mode);
     if (refusal) throw new ValidationFailedException([{ field: 'url', reason: refusal }]);
+    const id = randomUUID();
+    const secret = newWebhookSecret();
     const endpoint = this.endpoints.create({
+      id,
       tenantId,
       url: request.url,
       eventTypes: [...new Set(request.eventTypes)],
       description: request.description ?? null,
-      secret: newWebhookSecret(),
-      previousSecret: null,
+      secretSealed: sealWebhookSecret(this.secrets, id, secret),
+      previousSecretSealed: null,
       previousSecretExpiresAt: null,
       removedAt: null,
     });
-    return this.endpoints.save(endpoint);
+    return Object.assign(await this.endpoints.save(endpoint), { secret });
   }
 
   listEndpoints(tenantId: string): Promise<WebhookEndpoint[]> {
@@ -99,21 +109,22 @@ export class WebhooksService {
   }
 
   /** A new secret; the old one keeps signing (a second signature) for WEBHOOK_SECRET_GRACE_MS. */
-  async rotateSecret(tenantId: string, endpointId: string): Promise<WebhookEndpoint> {
+  async rotateSecret(tenantId: string, endpointId: string): Promise<WebhookEndpointWithSecret> {
     const endpoint = await this.findEndpoint(tenantId, endpointId);
     const graceMs = this.config.webhooks.secretGraceMs;
-    endpoint.previousSecret = graceMs > 0 ? endpoint.secret : null;
+    const secret = newWebhookSecret();
+    endpoint.previousSecretSealed = graceMs > 0 ? endpoint.secretSealed : null;
     endpoint.previousSecretExpiresAt = graceMs > 0 ? new Date(Date.now() + graceMs) : null;
-    endpoint.secret = newWebhookSecret();
+    endpoint.secretSealed = sealWebhookSecret(this.secrets, endpoint.id, secret);
     await this.endpoints.update(
       { id: endpoint.id },
       {
-        secret: endpoint.secret,
-        previousSecret: endpoint.previousSecret,
+        secretSealed: endpoint.secretSealed,
+        previousSecretSealed: endpoint.previousSecretSealed,
         previousSecretExpiresAt: endpoint.previousSecretExpiresAt,
       },
     );
-    return endpoint;
+    return Object.assign(endpoint, { secret });
   }
 
   async listEvents(tenantId: string, query: WebhookEventsQuery): Promise<WebhookEventPage> {

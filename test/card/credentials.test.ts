@@ -1,10 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { CardCredentialsService } from '../../src/card/credentials/card-credentials.service.js';
-import {
-  CredentialsCipher,
-  parseCredentialsKey,
-} from '../../src/card/credentials/credentials-cipher.js';
+import { SecretsCipher, parseSecretsKey } from '../../src/platform/secrets/secrets-cipher.js';
 import { COMMANDS } from '../../src/cli/commands.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
@@ -15,7 +12,7 @@ describe('card merchant keys per tenant', () => {
   let sut: TestGateway;
   let operator: string;
   beforeAll(async () => {
-    sut = await startTestGateway({ CARD_CREDENTIALS_KEY: randomBytes(32).toString('base64') });
+    sut = await startTestGateway({ SECRETS_KEY: randomBytes(32).toString('base64') });
     operator = (await sut.newTenantWithKey('operator')).key;
   });
   afterAll(() => sut.close());
@@ -108,13 +105,13 @@ describe('card merchant keys per tenant', () => {
   });
 
   it("does not open a sealed key moved to another tenant's row, nor under another key", () => {
-    const cipher = new CredentialsCipher(randomBytes(32));
+    const cipher = new SecretsCipher(randomBytes(32));
     const sealed = cipher.seal('sk_test_abcdef', 'tenant-a:secretKey');
     expect(cipher.open(sealed, 'tenant-a:secretKey')).toBe('sk_test_abcdef');
     expect(() => cipher.open(sealed, 'tenant-b:secretKey')).toThrow();
-    expect(() => new CredentialsCipher(randomBytes(32)).open(sealed, 'tenant-a:secretKey')).toThrow(
-      /another CARD_CREDENTIALS_KEY/,
+    expect(() => new SecretsCipher(randomBytes(32)).open(sealed, 'tenant-a:secretKey')).toThrow(
+      /another SECRETS_KEY/,
     );
-    expect(() => parseCredentialsKey('too-short')).toThrow(/32 bytes/);
+    expect(() => parseSecretsKey('too-short')).toThrow(/32 bytes/);
   });
 });

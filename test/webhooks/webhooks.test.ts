@@ -105,6 +105,38 @@ describe('signed webhooks to apps', () => {
     expect((await call(auditor.key, 'GET', '/v1/webhooks/endpoints')).statusCode).toBe(403);
   });
 
+  it('keeps signing secrets sealed at rest, and still signs with a secret stored before sealing', async () => {
+    const { key } = await gateway.newTenantWithKey('app');
+    const endpoint = await register(key, ['consent.status_changed']);
+    const [row] = await gateway.dataSource.query(
+      `SELECT secret_sealed FROM webhook_endpoints WHERE id = $1`,
+      [endpoint.id],
+    );
+    expect(row.secret_sealed).toMatch(/^v1:/);
+    expect(row.secret_sealed).not.toContain(endpoint.secret.slice('whsec_'.length, 20));
+
+    const sendConsentEvent = async () => {
+      const created = await call(key, 'POST', '/v1/consents', consentRequest() as never);
+      const [{ id }] = await gateway.dataSource.query(
+        `SELECT id FROM webhook_events WHERE resource_id = $1`,
+        [created.json<{ consentId: string }>().consentId],
+      );
+      await worker.drain();
+      return requestsFor(id as string);
+    };
+    const [sealed] = await sendConsentEvent();
+    expect(verifyStandardWebhook(endpoint.secret, sealed.headers, sealed.body)).toBe(true);
+
+    // A row from before sealing holds the secret itself: it keeps working until the next rotation.
+    const legacy = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+    await gateway.dataSource.query(
+      `UPDATE webhook_endpoints SET secret_sealed = $2 WHERE id = $1`,
+      [endpoint.id, legacy],
+    );
+    const [plain] = await sendConsentEvent();
+    expect(verifyStandardWebhook(legacy, plain.headers, plain.body)).toBe(true);
+  });
+
   it('sends consent.status_changed for a consent approved through the real SCA flow, signed so that a Standard Webhooks verifier written from the spec accepts it', async () => {
     const { key } = await gateway.newTenantWithKey('app');
     const endpoint = await register(key, ['consent.status_changed']);

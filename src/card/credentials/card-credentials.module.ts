@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { SecretsModule } from '../../platform/secrets/secrets.module.js';
 import { CardCredentials } from './card-credentials.entity.js';
 import { CardCredentialsController } from './card-credentials.controller.js';
 import { CardCredentialsService } from './card-credentials.service.js';
 
 /** Each tenant's merchant keys at the card provider (API, CLI, and the card client's Basic auth). */
 @Module({
-  imports: [TypeOrmModule.forFeature([CardCredentials])],
+  imports: [TypeOrmModule.forFeature([CardCredentials]), SecretsModule],
   controllers: [CardCredentialsController],
   providers: [CardCredentialsService],
   exports: [CardCredentialsService],

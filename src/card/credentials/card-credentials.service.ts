@@ -6,10 +6,11 @@ import type { Tenant } from '../../access/tenants/tenant.entity.js';
 import { TenantsService } from '../../access/tenants/tenants.service.js';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { ProblemException } from '../../platform/errors/problem.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { CardCredentials } from './card-credentials.entity.js';
-import { loadCredentialsCipher, maskKey, type CredentialsCipher } from './credentials-cipher.js';
+import { SecretsService } from '../../platform/secrets/secrets.service.js';
+import { maskKey } from './mask-key.js';
 
 export interface MerchantKeys {
   secretKey: string;
@@ -33,19 +34,18 @@ export interface MaskedCredentials {
 }
 
 /**
- * Each tenant's merchant keys at the card provider: stored sealed (AES-256-GCM, CARD_CREDENTIALS_KEY),
+ * Each tenant's merchant keys at the card provider: stored sealed (AES-256-GCM, SECRETS_KEY),
  * opened only to call the provider, shown only masked. In sandbox mode a new tenant gets a sandbox
  * merchant from the sandbox's control listener.
  */
 @Injectable()
 export class CardCredentialsService implements OnModuleInit {
-  private cipherCache?: CredentialsCipher | null;
-
   constructor(
     @InjectRepository(CardCredentials) private readonly rows: Repository<CardCredentials>,
     private readonly tenants: TenantsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly secrets: SecretsService,
   ) {}
 
   onModuleInit(): void {
@@ -61,10 +61,9 @@ export class CardCredentialsService implements OnModuleInit {
     merchantId: string | null = null,
   ): Promise<MaskedCredentials> {
     const { id: tenantId } = await this.tenants.findTenant(tenant);
-    const cipher = this.cipher();
     const seal = (field: KeyField) => {
       const value = keys[field];
-      return value === undefined ? null : cipher.seal(value, `${tenantId}:${field}`);
+      return value === undefined ? null : this.secrets.seal(value, `${tenantId}:${field}`);
     };
     const hint = (field: KeyField) => {
       const value = keys[field];
@@ -112,9 +111,8 @@ export class CardCredentialsService implements OnModuleInit {
         detail:
           'This tenant has no merchant keys at the card provider yet; an operator sets them (PUT /v1/tenants/{tenantId}/card-credentials)',
       });
-    const cipher = this.cipher();
     const open = (sealed: string | null, field: KeyField) =>
-      sealed === null ? undefined : cipher.open(sealed, `${tenantId}:${field}`);
+      sealed === null ? undefined : this.secrets.open(sealed, `${tenantId}:${field}`);
     return {
       secretKey: open(row.secretKeySealed, 'secretKey') as string,
       publicKey: open(row.publicKeySealed, 'publicKey'),
@@ -163,19 +161,5 @@ export class CardCredentialsService implements OnModuleInit {
         'no sandbox card merchant for the new tenant',
       );
     }
-  }
-
-  private cipher(): CredentialsCipher {
-    if (this.cipherCache === undefined)
-      this.cipherCache = loadCredentialsCipher(this.config) ?? null;
-    if (!this.cipherCache)
-      throw new ProblemException({
-        status: 503,
-        type: PROBLEM_TYPES.unavailable,
-        title: 'Service Unavailable',
-        detail:
-          'CARD_CREDENTIALS_KEY is not set: merchant keys cannot be stored or used (see .env.example)',
-      });
-    return this.cipherCache;
   }
 }

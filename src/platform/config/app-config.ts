@@ -50,7 +50,7 @@ export interface AppConfig {
       };
       http: UpstreamHttpConfig;
     };
-    /** The card API: Basic auth with each tenant's merchant keys (see cardCredentials), over TLS. */
+    /** The card API: Basic auth with each tenant's merchant keys (sealed with SECRETS_KEY), over TLS. */
     card: {
       baseUrl?: string;
       /** CAs of the card API's server certificate; unset: the system's (the sandbox's CA in sandbox mode). */
@@ -60,8 +60,8 @@ export interface AppConfig {
       sandboxControlUrl?: string;
     };
   };
-  /** Encryption at rest of each tenant's merchant keys (AES-256-GCM). */
-  cardCredentials: {
+  /** Encryption at rest of the secrets Portico keeps (AES-256-GCM): merchant keys, webhook secrets. */
+  secrets: {
     /** 32 bytes, base64 or hex; unset: a development key in SANDBOX_CERTS_DIR (sandbox mode) or none. */
     key?: string;
   };
@@ -263,8 +263,8 @@ export const VARIABLES = {
   UPSTREAM_CARD_CA_FILE: {
     doc: "PEM bundle of the CAs that sign the card API's server certificate (default: the system's)",
   },
-  CARD_CREDENTIALS_KEY: {
-    doc: "Key (32 bytes, base64 or hex) that encrypts each tenant's card merchant keys at rest (AES-256-GCM); unset in sandbox mode: a development key in SANDBOX_CERTS_DIR",
+  SECRETS_KEY: {
+    doc: 'Key (32 bytes, base64 or hex) that encrypts the secrets Portico keeps at rest (AES-256-GCM): merchant keys, webhook signing secrets; unset in sandbox mode: a development key in SANDBOX_CERTS_DIR',
     secret: true,
   },
   RESOLVER_INTERVAL_MS: {
@@ -506,7 +506,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
             : undefined,
       },
     },
-    cardCredentials: { key: raw('CARD_CREDENTIALS_KEY') },
+    secrets: { key: raw('SECRETS_KEY') },
     openBankingServices: list('OPEN_BANKING_SERVICES', OPEN_BANKING_SERVICES),
     reconcileOnStart: oneOf('RECONCILE_ON_START', ['true', 'false'] as const) === 'true',
     resolver: {

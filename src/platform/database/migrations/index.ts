@@ -13,6 +13,7 @@ import { ConsentRenewal1795437310415 } from './1795437310415-ConsentRenewal.js';
 import { CardApi1795441852748 } from './1795441852748-CardApi.js';
 import { Webhooks1795442559223 } from './1795442559223-Webhooks.js';
 
+import { SealedWebhookSecrets1795450000000 } from './1795450000000-SealedWebhookSecrets.js';
 export const MIGRATIONS = [
   Initial1795216535010,
   Idempotency1795218343178,
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   ConsentRenewal1795437310415,
   CardApi1795441852748,
   Webhooks1795442559223,
+  SealedWebhookSecrets1795450000000,
 ];

@@ -1,29 +1,29 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AppConfig } from '../../platform/config/app-config.js';
+import type { AppConfig } from '../config/app-config.js';
 
 /** The development key of sandbox mode, made once beside the development certificates. */
-const DEV_KEY_FILE = 'card-credentials.key';
+const DEV_KEY_FILE = 'secrets.key';
 
 /** Reads a 32-byte key written as 64 hex digits or base64. */
-export function parseCredentialsKey(text: string): Buffer {
+export function parseSecretsKey(text: string): Buffer {
   const trimmed = text.trim();
   const key = /^[0-9a-fA-F]{64}$/.test(trimmed)
     ? Buffer.from(trimmed, 'hex')
     : Buffer.from(trimmed, 'base64');
   if (key.length !== 32)
-    throw new Error('CARD_CREDENTIALS_KEY: must be 32 bytes, as 64 hex digits or base64');
+    throw new Error('SECRETS_KEY: must be 32 bytes, as 64 hex digits or base64');
   return key;
 }
 
 /**
- * AES-256-GCM for the merchant keys a tenant stores: each value sealed with a fresh 96-bit nonce and
- * bound (additional data) to its tenant and field, so that a ciphertext copied to another row or field
- * does not open. Stored as `v1:<key id>:<nonce>:<tag>:<ciphertext>` (base64url), the key id being the
+ * AES-256-GCM for the secrets Portico keeps (each tenant's merchant keys, webhook signing secrets): each
+ * value sealed with a fresh 96-bit nonce and bound (additional data) to its owner and field, so that a
+ * ciphertext copied to another row or field does not open. Stored as `v1:<key id>:<nonce>:<tag>:<ciphertext>` (base64url), the key id being the
  * first 8 hex digits of the key's SHA-256 (so that a wrong key is named, not mistaken for tampering).
  */
-export class CredentialsCipher {
+export class SecretsCipher {
   readonly keyId: string;
 
   constructor(private readonly key: Buffer) {
@@ -41,10 +41,10 @@ export class CredentialsCipher {
 
   open(sealed: string, context: string): string {
     const [version, keyId, nonce, tag, body] = sealed.split(':');
-    if (version !== 'v1' || !body) throw new Error('not a sealed credential');
+    if (version !== 'v1' || !body) throw new Error('not a sealed secret');
     if (keyId !== this.keyId)
       throw new Error(
-        `sealed with another CARD_CREDENTIALS_KEY (key id ${keyId}, configured ${this.keyId})`,
+        `sealed with another SECRETS_KEY (key id ${keyId}, configured ${this.keyId})`,
       );
     const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(nonce, 'base64url'));
     decipher.setAAD(Buffer.from(context));
@@ -57,12 +57,11 @@ export class CredentialsCipher {
 }
 
 /**
- * The cipher of merchant keys: CARD_CREDENTIALS_KEY, or in sandbox mode a development key kept in
+ * The cipher of Portico's secrets: SECRETS_KEY, or in sandbox mode a development key kept in
  * SANDBOX_CERTS_DIR (made on first use); none in production without the setting.
  */
-export function loadCredentialsCipher(config: AppConfig): CredentialsCipher | undefined {
-  if (config.cardCredentials.key)
-    return new CredentialsCipher(parseCredentialsKey(config.cardCredentials.key));
+export function loadSecretsCipher(config: AppConfig): SecretsCipher | undefined {
+  if (config.secrets.key) return new SecretsCipher(parseSecretsKey(config.secrets.key));
   if (config.mode !== 'sandbox') return undefined;
   const file = join(config.sandbox.certsDir, DEV_KEY_FILE);
   if (!existsSync(file)) {
@@ -74,11 +73,5 @@ export function loadCredentialsCipher(config: AppConfig): CredentialsCipher | un
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
   }
-  return new CredentialsCipher(parseCredentialsKey(readFileSync(file, 'utf8')));
-}
-
-/** How a merchant key is shown: its prefix and last four characters (`sk_…4f2a`). */
-export function maskKey(key: string): string {
-  const prefix = /^[a-z]+_/.exec(key)?.[0] ?? '';
-  return `${prefix}…${key.slice(-4)}`;
+  return new SecretsCipher(parseSecretsKey(readFileSync(file, 'utf8')));
 }
