@@ -70,6 +70,16 @@ describe('signed webhooks to apps', () => {
     return answer.json<Endpoint>();
   }
 
+  /** Creates a consent and answers the id of the event that reports it. */
+  async function newConsentEvent(key: string): Promise<string> {
+    const created = await call(key, 'POST', '/v1/consents', consentRequest() as never);
+    const [{ id }] = await gateway.dataSource.query(
+      `SELECT id FROM webhook_events WHERE resource_id = $1`,
+      [created.json<{ consentId: string }>().consentId],
+    );
+    return id as string;
+  }
+
   /** Requests to the receiver carrying one event id. */
   const requestsFor = (eventId: string) =>
     receiver.received.filter((r) => r.headers['webhook-id'] === eventId);
@@ -116,13 +126,9 @@ describe('signed webhooks to apps', () => {
     expect(row.secret_sealed).not.toContain(endpoint.secret.slice('whsec_'.length, 20));
 
     const sendConsentEvent = async () => {
-      const created = await call(key, 'POST', '/v1/consents', consentRequest() as never);
-      const [{ id }] = await gateway.dataSource.query(
-        `SELECT id FROM webhook_events WHERE resource_id = $1`,
-        [created.json<{ consentId: string }>().consentId],
-      );
+      const eventId = await newConsentEvent(key);
       await worker.drain();
-      return requestsFor(id as string);
+      return requestsFor(eventId);
     };
     const [sealed] = await sendConsentEvent();
     expect(verifyStandardWebhook(endpoint.secret, sealed.headers, sealed.body)).toBe(true);
@@ -320,12 +326,7 @@ describe('signed webhooks to apps', () => {
   it('gets an event acknowledged once by a receiver that fails three times then succeeds, with four attempts recorded', async () => {
     const { key } = await gateway.newTenantWithKey('app');
     await register(key, ['consent.status_changed']);
-    const created = await call(key, 'POST', '/v1/consents', consentRequest() as never);
-    const consentId = created.json<{ consentId: string }>().consentId;
-    const [{ id: eventId }] = await gateway.dataSource.query(
-      `SELECT id FROM webhook_events WHERE resource_id = $1`,
-      [consentId],
-    );
+    const eventId = await newConsentEvent(key);
     receiver.behaviour = (request, seenBefore) =>
       request.headers['webhook-id'] === eventId && seenBefore < 3 ? 500 : 200;
     try {
@@ -357,12 +358,7 @@ describe('signed webhooks to apps', () => {
   it('dead-letters a delivery after the maximum attempts, and a replay sends it again with the same webhook-id', async () => {
     const { key } = await gateway.newTenantWithKey('app');
     const endpoint = await register(key, ['consent.status_changed']);
-    const created = await call(key, 'POST', '/v1/consents', consentRequest() as never);
-    const consentId = created.json<{ consentId: string }>().consentId;
-    const [{ id: eventId }] = await gateway.dataSource.query(
-      `SELECT id FROM webhook_events WHERE resource_id = $1`,
-      [consentId],
-    );
+    const eventId = await newConsentEvent(key);
     receiver.behaviour = (request) => (request.headers['webhook-id'] === eventId ? 503 : 200);
     try {
       await worker.drain();
@@ -402,12 +398,7 @@ describe('signed webhooks to apps', () => {
   it('dead-letters a delivery at once when the receiver answers 410 Gone, without retrying it', async () => {
     const { key } = await gateway.newTenantWithKey('app');
     await register(key, ['consent.status_changed']);
-    const created = await call(key, 'POST', '/v1/consents', consentRequest() as never);
-    const consentId = created.json<{ consentId: string }>().consentId;
-    const [{ id: eventId }] = await gateway.dataSource.query(
-      `SELECT id FROM webhook_events WHERE resource_id = $1`,
-      [consentId],
-    );
+    const eventId = await newConsentEvent(key);
     receiver.behaviour = (request) => (request.headers['webhook-id'] === eventId ? 410 : 200);
     try {
       await worker.drain();
@@ -484,12 +475,7 @@ describe('signed webhooks to apps', () => {
     const owner = await gateway.newTenantWithKey('app');
     const other = await gateway.newTenantWithKey('admin');
     const endpoint = await register(owner.key, ['consent.status_changed']);
-    const created = await call(owner.key, 'POST', '/v1/consents', consentRequest() as never);
-    const consentId = created.json<{ consentId: string }>().consentId;
-    const [{ id: eventId }] = await gateway.dataSource.query(
-      `SELECT id FROM webhook_events WHERE resource_id = $1`,
-      [consentId],
-    );
+    const eventId = await newConsentEvent(owner.key);
     for (const [method, url] of [
       ['GET', `/v1/webhooks/endpoints/${endpoint.id}`],
       ['DELETE', `/v1/webhooks/endpoints/${endpoint.id}`],
