@@ -1946,7 +1946,8 @@ export interface components {
             amount: components["schemas"]["CardCentsTotal"];
             /** @description The branch, or empty when none. */
             branchToken: string;
-            card: components["schemas"]["CardCard"];
+            /** @description The card charged; null for a bank payment (from an IRIS source). */
+            card: components["schemas"]["CardCard"] | null;
             currency: components["schemas"]["CardCurrency"];
             dateCreated: components["schemas"]["CardTimestamp"];
             /** @description Empty when none was given. */
