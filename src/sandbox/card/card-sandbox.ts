@@ -227,6 +227,11 @@ export class CardSandbox {
     return undefined;
   }
 
+  /** Every merchant's id (a test aid: counting what the provider made). */
+  merchantIds(): string[] {
+    return [...this.state.books.keys()];
+  }
+
   merchantBook(merchantId: string): MerchantBook | undefined {
     return this.state.books.get(merchantId);
   }
