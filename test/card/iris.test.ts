@@ -159,6 +159,34 @@ describe('card facade: IRIS bank payments, paid exactly once whatever the arriva
     });
     await control('POST', `/sandbox/card/iris/sessions/${session.token}/release`);
     await expectOnePayment(session);
+    // The auditor sees the session's history and the payment; the app gets the session's events.
+    const auditor = await sut.newTenantWithKey('auditor');
+    const audit = async (url: string) =>
+      (await sut.app.inject({ method: 'GET', url, headers: bearer(auditor.key) })).json() as {
+        items: { id: string; token: string; kind: string }[];
+        history: { to: string }[];
+      };
+    const rows = (await audit(`/v1/audit/card-resources?tenantId=${app.tenantId}`)).items;
+    const sessionRow = rows.find((row) => row.id === session.id);
+    const detail = await audit(`/v1/audit/card-resources/${sessionRow?.id}`);
+    expect(detail.history.map((change) => change.to)).toEqual([
+      'creating',
+      'created',
+      'initiated',
+      'authorized',
+      'captured',
+    ]);
+    const read = (await call('GET', `/v1/card/iris/sessions/${session.id}`)).body as Session;
+    expect(rows).toContainEqual(
+      expect.objectContaining({ kind: 'payment', token: read.paymentId }),
+    );
+    const events = (await sut.dataSource.query(
+      "SELECT body FROM webhook_events WHERE type = 'iris_session.status_changed' AND tenant_id = $1",
+      [app.tenantId],
+    )) as { body: string }[];
+    expect(
+      events.map((event) => (JSON.parse(event.body) as { data: Record<string, unknown> }).data),
+    ).toContainEqual(expect.objectContaining({ sessionId: session.token, status: 'captured' }));
   });
 
   it('webhook then callback: one payment', async () => {
