@@ -4,7 +4,8 @@ import { CardError } from '../card-context.js';
 import type { CardSandbox } from '../card-sandbox.js';
 import { sandboxPage } from '../iris/iris-pages-html.js';
 import { escapeHtml } from '../iris/iris-sessions.js';
-import { payNotification, payableNotification, type HostedCard } from './hosted-payment.js';
+import { payNotification, type HostedCard } from './hosted-payment.js';
+import { settleNotification } from './notifications.js';
 import type { NotificationRecord } from './notification-record.js';
 
 const CARD_FIELDS = [
@@ -75,16 +76,9 @@ export function registerHostedPaymentPage(
     const book = card.ownerOf('notification', id);
     if (!book) return html(reply, 404, sandboxPage('Not found', '<p>No such payment request.</p>'));
     const merchant = book.merchant.name;
-    const current = card.act(book.merchant.id, (context) => {
-      const record = book.notifications.get(id) as NotificationRecord;
-      const payable = payableNotification.bind(null, context);
-      try {
-        payable(id);
-      } catch {
-        // settled (Expired) or not payable; the record says which
-      }
-      return record;
-    }) as NotificationRecord;
+    const current = card.act(book.merchant.id, (context) =>
+      settleNotification(context, book.notifications.get(id) as NotificationRecord),
+    ) as NotificationRecord;
     await card.persisted();
     const words = WORDS[current.locale];
     if (current.status === 'Paid')
