@@ -189,9 +189,13 @@ describe('card facade: IRIS bank payments, paid exactly once whatever the arriva
     ).toContainEqual(expect.objectContaining({ sessionId: session.token, status: 'captured' }));
   });
 
-  it('webhook then callback: one payment', async () => {
+  it('webhook then callback: one payment; the callback replayed later at another process finds it', async () => {
     const { session, html } = await approved('webhook-callback', 1);
     expect((await postCallback(html)).statusCode).toBe(303);
+    await expectOnePayment(session);
+    // Another process (no memory of this session: as after a restart) gets the same callback again.
+    const replayed = await postCallback(html, replicaUrl);
+    expect(new URL(String(replayed.headers.location)).searchParams.get('status')).toBe('paid');
     await expectOnePayment(session);
   });
 
