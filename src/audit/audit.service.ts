@@ -10,7 +10,7 @@ import { PaymentView } from '../open-banking/payments/dto/payment.dto.js';
 import { StatusHistoryService } from './trail/status-history.service.js';
 import type { AccessLogEntry } from './trail/access-log-entry.entity.js';
 import type { StatusChange } from './trail/status-change.entity.js';
-import { CardResource } from '../card/store/card-resource.entity.js';
+import { CARD_SUBJECT_KINDS, CardResource } from '../card/store/card-resource.entity.js';
 import type {
   AccessLogView,
   AuditCardResourceDetail,
@@ -133,7 +133,7 @@ export class AuditService {
   async cardResourceDetail(id: string): Promise<AuditCardResourceDetail> {
     const row = await this.cardResources.findOne({ where: { id } });
     if (!row) throw notFound(`No card resource ${id}`);
-    const kind = `card_${row.kind}` as const;
+    const kind = CARD_SUBJECT_KINDS[row.kind];
     const [history, accesses] = await Promise.all([
       this.history.of(kind, row.id),
       this.accessLog.forCardResource(row.id),

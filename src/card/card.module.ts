@@ -16,11 +16,17 @@ import { CardPaymentsService } from './payments/card-payments.service.js';
 import { CardRefundsController } from './refunds/card-refunds.controller.js';
 import { CardRefundsService } from './refunds/card-refunds.service.js';
 import { CardResource } from './store/card-resource.entity.js';
+import { CardIrisController } from './iris/card-iris.controller.js';
+import { CardIrisResultsController } from './iris/card-iris-results.controller.js';
+import { CardIrisResultsService } from './iris/card-iris-results.service.js';
+import { CardIrisService } from './iris/card-iris.service.js';
+import { CardNotificationsController } from './notifications/card-notifications.controller.js';
+import { CardNotificationsService } from './notifications/card-notifications.service.js';
 import { CardStore } from './store/card-store.service.js';
 
 /**
  * The card API facade (`/v1/card/...`): a service per capability (payments, refunds, card tokens,
- * customers with their cards and mandates, branches) on one store (rows, status history, write-ahead
+ * customers with their cards and mandates, branches, notifications, IRIS sessions and their results) on one store (rows, status history, write-ahead
  * access log) and the card upstream client, with each tenant's merchant keys.
  */
 @Module({
@@ -37,6 +43,9 @@ import { CardStore } from './store/card-store.service.js';
     CardTokensController,
     CardCustomersController,
     CardBranchesController,
+    CardNotificationsController,
+    CardIrisController,
+    CardIrisResultsController,
   ],
   providers: [
     CardStore,
@@ -46,6 +55,9 @@ import { CardStore } from './store/card-store.service.js';
     CardCustomersService,
     CardBranchesService,
     CardInDoubtResolver,
+    CardNotificationsService,
+    CardIrisService,
+    CardIrisResultsService,
   ],
   exports: [CardInDoubtResolver],
 })

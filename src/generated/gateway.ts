@@ -521,6 +521,154 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/card/iris/callback/{reference}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * IRIS result from the payer’s browser (provider callback)
+         * @description Not called by apps. The provider's form POST (token, md, type, hash; or error_status, error_code, error_message, hash, md). Portico verifies the hash, makes the payment once and redirects the browser (303) to the app's returnUrl with `irisSession` and `status`.
+         */
+        post: operations["receiveIrisCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/card/iris/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an IRIS bank payment
+         * @description Creates the provider's session (EUR) with Portico's own callback and webhook addresses. Then open the payment form (`POST …/{sessionId}/payform`) in the payer's browser; after the bank, Portico verifies the provider's signed result, makes the payment exactly once for this `amount` and sends the browser to `returnUrl`. Follow it by reading the session, or by the iris_session.status_changed and card_payment.status_changed webhooks.
+         */
+        post: operations["createIrisSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/card/iris/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an IRIS session
+         * @description Its status and, once made, the payment (`paymentId`).
+         */
+        get: operations["getIrisSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/card/iris/sessions/{sessionId}/payform": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open an IRIS session's payment form
+         * @description The provider's payment form (an HTML form, asked with the tenant's public key) for the app's page to show; the payer submits it to reach the bank.
+         */
+        post: operations["openIrisPayform"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/card/iris/webhook/{reference}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * IRIS result from the provider (webhook)
+         * @description Not called by apps. The provider's JSON webhook (token, md, hash; or md, hash, error_status, error_code, error_message). Portico verifies the hash and makes the payment once.
+         */
+        post: operations["receiveIrisWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/card/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List notifications
+         * @description Most recent first; `dateFrom`/`dateTo` are inclusive creation days.
+         */
+        get: operations["listCardNotifications"];
+        put?: never;
+        /**
+         * Create a notification (hosted payment link)
+         * @description A payment request: the provider hosts a payment page at `paymentLinkUrl` and e-mails it to `payeeEmail` unless `skipNotify: 1`. It starts `Pending`; once the payer pays it becomes `Paid` with its `payment` (the app hears it by reading it or by the notification.status_changed webhook). With an Idempotency-Key it is never created twice.
+         */
+        post: operations["createCardNotification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/card/notifications/{notificationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a notification
+         * @description `Pending`, `Paid` (with its `payment`), `Expired` or `Canceled`.
+         */
+        get: operations["getCardNotification"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a notification
+         * @description Only while `Pending` (otherwise 400 with `upstream.code` 45001); its page can no longer be paid.
+         */
+        delete: operations["cancelCardNotification"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/card/payments": {
         parameters: {
             query?: never;
@@ -1277,7 +1425,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            kind: "payment" | "refund" | "customer";
+            kind: "payment" | "refund" | "customer" | "notification" | "iris_session";
             /** @description A payment's merchant reference (the app's, or portico-<id>) */
             merchantRef?: string | null;
             /** @description A refund's payment */
@@ -1311,7 +1459,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            kind: "payment" | "refund" | "customer";
+            kind: "payment" | "refund" | "customer" | "notification" | "iris_session";
             /** @description A payment's merchant reference (the app's, or portico-<id>) */
             merchantRef?: string | null;
             /** @description A refund's payment */
@@ -1568,10 +1716,10 @@ export interface components {
              */
             resourceId: string | null;
             /**
-             * @description A status change: consent, payment, card_payment, card_refund or card_customer; an access: consent, payment or card
+             * @description A status change: consent, payment, card_payment, card_refund, card_customer, notification or iris_session; an access: consent, payment or card
              * @enum {string}
              */
-            resourceKind: "consent" | "payment" | "card_payment" | "card_refund" | "card_customer" | "card";
+            resourceKind: "consent" | "payment" | "card_payment" | "card_refund" | "card_customer" | "notification" | "iris_session" | "card";
             /** Format: uuid */
             tenantId: string;
             toStatus?: string | null;
@@ -1776,6 +1924,35 @@ export interface components {
             /** @description An unused unexpired card token (`ctn_`). */
             token?: string;
         };
+        CardCreateNotificationForm: {
+            /**
+             * Format: int32
+             * @description Cents, a positive integer.
+             */
+            amount: number;
+            /** @description 1 creates a customer on successful payment. */
+            createCustomer?: components["schemas"]["CardFlag"];
+            /** @description Shown to the payer; 1 to 200 characters. */
+            description: components["schemas"]["CardText200"];
+            /** @description When the link stops working; at least 5 minutes after creation. */
+            expirationDate?: components["schemas"]["CardIsoDateTime"];
+            /** @description Language of the page and the e-mail (default `el`). */
+            locale?: components["schemas"]["CardLocale"];
+            /**
+             * Format: int32
+             * @description Kept and returned; the hosted page charges in one go.
+             */
+            maxInstallments?: number;
+            metadata?: components["schemas"]["CardMetadata"];
+            payeeEmail: components["schemas"]["CardEmail"];
+            /** @description The payee's name, 1 to 255 characters. */
+            payeeName: components["schemas"]["CardHolderName"];
+            payeePhone: components["schemas"]["CardPhone"];
+            /** @description 1 sends no e-mail (the merchant distributes payment_link_url); 0 (default) e-mails payee_email. */
+            skipNotify?: components["schemas"]["CardFlag"];
+            /** @description Marketplace only; 1 processes the payment as a marketplace split payment. */
+            split?: components["schemas"]["CardFlag"];
+        };
         CardCreatePaymentForm: {
             amount: components["schemas"]["CardAmount"];
             /** @description A branch of the merchant (`brc_`). */
@@ -1910,6 +2087,10 @@ export interface components {
             amount: components["schemas"]["CardCentsTotal"];
             dueDate: components["schemas"]["CardTimestamp"];
         };
+        /** @description ISO 8601 date-time with an offset (`2026-11-23T18:00:00+0200`, `+02:00` or `Z`). */
+        CardIsoDateTime: string;
+        /** @enum {string} */
+        CardLocale: "el" | "en";
         CardMandate: {
             /** @description `YYYY-MM-DD hh:mm:ss` (UTC). */
             dateCreated: string;
@@ -1942,11 +2123,44 @@ export interface components {
         };
         /** @description Metadata with keys replaces the whole metadata; an empty value (`metadata=`) removes all of it. */
         CardMetadataUpdate: components["schemas"]["CardMetadata"] | "";
+        CardNotification: {
+            amount: components["schemas"]["CardCentsTotal"];
+            createCustomer: boolean;
+            dateCreated: components["schemas"]["CardTimestamp"];
+            description: string;
+            /** @description Null when the link does not expire. */
+            expirationDate: (string & components["schemas"]["CardTimestamp"]) | null;
+            locale: components["schemas"]["CardLocale"];
+            /** Format: int32 */
+            maxInstallments: number;
+            metadata: components["schemas"]["CardMetadata"];
+            payeeEmail: components["schemas"]["CardEmail"];
+            payeeName: string;
+            payeePhone: components["schemas"]["CardPhone"];
+            /** @description Null until paid, then the payment created on the hosted page. */
+            payment: components["schemas"]["CardPayment"] | null;
+            /**
+             * Format: uri
+             * @description The hosted payment page.
+             */
+            paymentLinkUrl: string;
+            skipNotify: boolean;
+            split: boolean;
+            /** @enum {string} */
+            status: "Pending" | "Paid" | "Expired" | "Canceled";
+            token: components["schemas"]["CardNotificationToken"];
+        };
+        CardNotificationList: {
+            items: components["schemas"]["CardNotification"][];
+            totalCount: components["schemas"]["CardTotalCount"];
+        };
+        CardNotificationToken: string;
         CardPayment: {
             amount: components["schemas"]["CardCentsTotal"];
             /** @description The branch, or empty when none. */
             branchToken: string;
-            card: components["schemas"]["CardCard"];
+            /** @description The card charged; null for a bank payment (from an IRIS source). */
+            card: components["schemas"]["CardCard"] | null;
             currency: components["schemas"]["CardCurrency"];
             dateCreated: components["schemas"]["CardTimestamp"];
             /** @description Empty when none was given. */
@@ -2008,6 +2222,7 @@ export interface components {
             eciFlag: string | null;
             enrolled: string | null;
         };
+        CardText200: string;
         CardText255: string;
         /** @description `YYYY-MM-DDThh:mm:ss+hhmm` */
         CardTimestamp: string;
@@ -2326,6 +2541,28 @@ export interface components {
              */
             validUntil: string;
         };
+        CreateIrisSessionRequest: {
+            /**
+             * @description Cents, at least 30 (EUR)
+             * @example 1500
+             */
+            amount: number;
+            /**
+             * @description The payer's country, ISO 3166-1 alpha-2
+             * @example GR
+             */
+            country: string;
+            /** @description Merchant data, returned with the result */
+            md?: string;
+            /**
+             * Format: uri
+             * @description Where Portico sends the payer's browser after the bank, with `irisSession` and `status` (paid, pending, failed, cancelled) in the query
+             * @example https://shop.example/checkout/done
+             */
+            returnUrl: string;
+            /** @description A unique id of the session at the provider (default the provider's) */
+            uuid?: string;
+        };
         CreatePaymentRequest: {
             /**
              * @description The bank, a brandId from GET /v1/brands
@@ -2388,7 +2625,7 @@ export interface components {
             /** @description What the endpoint is for */
             description?: string;
             /**
-             * @description The event types sent to this endpoint. `consent.status_changed`: A consent moved to another status; `consent.renewal_due`: An account-information consent needs a fresh SCA or ends soon; `payment.status_changed`: An open-banking payment moved to another status; `card_payment.status_changed`: A card payment moved to another status; `card_refund.status_changed`: A card refund moved to another status; `notification.status_changed`: A provider notification's outcome (reserved: not sent yet); `iris_session.status_changed`: An IRIS session moved to another status (reserved: not sent yet); `pos_transaction.status_changed`: A POS transaction moved to another status (reserved: not sent yet).
+             * @description The event types sent to this endpoint. `consent.status_changed`: A consent moved to another status; `consent.renewal_due`: An account-information consent needs a fresh SCA or ends soon; `payment.status_changed`: An open-banking payment moved to another status; `card_payment.status_changed`: A card payment moved to another status; `card_refund.status_changed`: A card refund moved to another status; `notification.status_changed`: A provider notification's outcome; `iris_session.status_changed`: An IRIS session moved to another status; `pos_transaction.status_changed`: A POS transaction moved to another status (reserved: not sent yet).
              * @example [
              *       "consent.status_changed",
              *       "consent.renewal_due",
@@ -2434,6 +2671,36 @@ export interface components {
             field: string;
             /** @example slug must match /^[a-z0-9][a-z0-9-]{1,62}$/ */
             reason: string;
+        };
+        IrisPayformView: {
+            /** @description The provider's payment form: an HTML form the app's page inserts and the payer submits to reach the bank */
+            payload: string;
+        };
+        IrisResultReceived: {
+            /** @enum {string} */
+            status: "paid" | "pending" | "failed" | "cancelled";
+        };
+        IrisSessionView: {
+            amount: number;
+            /** @enum {string} */
+            currency: "EUR";
+            /**
+             * Format: uuid
+             * @description Portico's id of the session
+             */
+            id: string;
+            md: string;
+            /** @description The card payment made from the source (`pmt_…`), once made */
+            paymentId: string | null;
+            /** Format: uri */
+            returnUrl: string;
+            /**
+             * @description created → initiated (payment form opened) → authorized (approved at the bank) → captured (the payment is made); or failed, cancelled, expired
+             * @enum {string}
+             */
+            status: "creating" | "unknown" | "failed" | "created" | "initiated" | "authorized" | "captured" | "cancelled" | "expired";
+            /** @description The provider's source id (`src_…`); null while the creation is in doubt */
+            token: string | null;
         };
         IssueApiKeyRequest: {
             /**
@@ -4108,7 +4375,7 @@ export interface operations {
                 createdFrom?: string;
                 /** @description Created before (an ISO date or date-time) */
                 createdTo?: string;
-                kind?: "payment" | "refund" | "customer";
+                kind?: "payment" | "refund" | "customer" | "notification" | "iris_session";
                 /** @description Page, from 1 */
                 page?: number;
                 /** @description Items a page */
@@ -7034,6 +7301,1220 @@ export interface operations {
                 };
             };
             /** @description No such customer for this tenant */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant has no card merchant keys yet (an operator sets them), or the provider refused the request as conflicting (`upstream.code`, e.g. 40025 duplicate merchantRef) */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider has been failing and the call was not sent (circuit open; see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    receiveIrisCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The unguessable reference Portico gave the provider for one session */
+                reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the app's returnUrl with the outcome */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A body that is not a form */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A forged or altered hash, or a result of another session: nothing is created */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure (the provider sends the webhook again) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createIrisSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateIrisSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description The session, `created` */
+            201: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IrisSessionView"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was already used with another request (another operation, path or body) */
+            422: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key store is unavailable; the request was not processed and may be retried with the same key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getIrisSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Portico's id of the session */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session */
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IrisSessionView"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session for this tenant */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant has no card merchant keys yet (an operator sets them), or the provider refused the request as conflicting (`upstream.code`, e.g. 40025 duplicate merchantRef) */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider has been failing and the call was not sent (circuit open; see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    openIrisPayform: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Portico's id of the session */
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The form */
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IrisPayformView"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session for this tenant */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant has no card merchant keys yet (an operator sets them), or the provider refused the request as conflicting (`upstream.code`, e.g. 40025 duplicate merchantRef) */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider has been failing and the call was not sent (circuit open; see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    receiveIrisWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The unguessable reference Portico gave the provider for one session */
+                reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Received */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IrisResultReceived"];
+                };
+            };
+            /** @description A body that is not a JSON object */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A forged or altered hash, or a result of another session: nothing is created */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such session */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure (the provider sends the webhook again) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCardNotifications: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 20 (default 10). */
+                count?: number;
+                /** @description First creation day included (`YYYY-MM-DD`, UTC). */
+                dateFrom?: string;
+                /** @description Last creation day included (`YYYY-MM-DD`, UTC); not before date_from (else 400 80002 date_to). */
+                dateTo?: string;
+                /** @description Records skipped (default 0). */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of notifications */
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardNotificationList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant has no card merchant keys yet (an operator sets them), or the provider refused the request as conflicting (`upstream.code`, e.g. 40025 duplicate merchantRef) */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider has been failing and the call was not sent (circuit open; see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createCardNotification: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CardCreateNotificationForm"];
+            };
+        };
+        responses: {
+            /** @description The notification, `Pending` */
+            201: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardNotification"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was already used with another request (another operation, path or body) */
+            422: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key store is unavailable; the request was not processed and may be retried with the same key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCardNotification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The notification's id at the provider */
+                notificationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notification */
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardNotification"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such notification for this tenant */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant has no card merchant keys yet (an operator sets them), or the provider refused the request as conflicting (`upstream.code`, e.g. 40025 duplicate merchantRef) */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider has been failing and the call was not sent (circuit open; see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelCardNotification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The notification's id at the provider */
+                notificationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notification, `Canceled` */
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardNotification"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such notification for this tenant */
             404: {
                 headers: {
                     /** @description Requests this API key may make per minute */

@@ -15,6 +15,7 @@ import { CardSandbox } from './card/card-sandbox.js';
 import { createCardServer } from './card/card-server.js';
 import { registerCardControls } from './card/card-controls.js';
 import type { CardStateKind } from './card/card-state.js';
+import { registerCardPages } from './card/card-pages.js';
 
 export interface SandboxOptions {
   certsDir: string;
@@ -113,9 +114,11 @@ async function listen(
   const counters = { handshakes: () => 0 };
   sca.get('/sandbox/tls-handshakes', async () => ({ handshakes: counters.handshakes() }));
   registerCardControls(sca, card);
+  const cardPages = registerCardPages(sca, card, cardContract);
   await sca.listen({ host: options.host, port: options.scaPort });
   const scaPort = (sca.server.address() as { port: number }).port;
   const scaUrl = options.scaPublicUrl ?? `http://localhost:${scaPort}`;
+  card.pages.pagesUrl = scaUrl;
   try {
     const bank = new SandboxBank({
       scaBaseUrl: scaUrl,
@@ -160,6 +163,7 @@ async function listen(
       chaos,
       tlsHandshakes: openBanking.handshakes,
       async close() {
+        cardPages.close();
         await Promise.all([openBanking.server.close(), cardServer.close(), sca.close()]);
         await bank.persisted().catch(() => undefined);
         await card.persisted().catch(() => undefined);
@@ -168,6 +172,7 @@ async function listen(
       },
     };
   } catch (error) {
+    cardPages.close();
     await sca.close();
     throw error;
   }

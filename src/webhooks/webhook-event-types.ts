@@ -16,8 +16,8 @@ export const WEBHOOK_EVENT_TYPES = {
   },
   'card_payment.status_changed': { sent: true, about: 'A card payment moved to another status' },
   'card_refund.status_changed': { sent: true, about: 'A card refund moved to another status' },
-  'notification.status_changed': { sent: false, about: "A provider notification's outcome" },
-  'iris_session.status_changed': { sent: false, about: 'An IRIS session moved to another status' },
+  'notification.status_changed': { sent: true, about: "A provider notification's outcome" },
+  'iris_session.status_changed': { sent: true, about: 'An IRIS session moved to another status' },
   'pos_transaction.status_changed': {
     sent: false,
     about: 'A POS transaction moved to another status',
@@ -39,4 +39,10 @@ export const STATUS_CHANGE_EVENTS: Record<
   card_refund: { type: 'card_refund.status_changed', idField: 'refundId', cardResource: true },
   // A customer changes only by the app's own calls: no event.
   card_customer: null,
+  notification: {
+    type: 'notification.status_changed',
+    idField: 'notificationId',
+    cardResource: true,
+  },
+  iris_session: { type: 'iris_session.status_changed', idField: 'sessionId', cardResource: true },
 };

@@ -1,8 +1,24 @@
 import type { JsonObject } from '../../platform/common/json.js';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { SubjectKind } from '../../audit/trail/status-change.entity.js';
 
-export const CARD_RESOURCE_KINDS = ['payment', 'refund', 'customer'] as const;
+export const CARD_RESOURCE_KINDS = [
+  'payment',
+  'refund',
+  'customer',
+  'notification',
+  'iris_session',
+] as const;
 export type CardResourceKind = (typeof CARD_RESOURCE_KINDS)[number];
+
+/** The kind of a card resource's status history (status_changes.subject_kind). */
+export const CARD_SUBJECT_KINDS: Record<CardResourceKind, SubjectKind> = {
+  payment: 'card_payment',
+  refund: 'card_refund',
+  customer: 'card_customer',
+  notification: 'notification',
+  iris_session: 'iris_session',
+};
 
 /**
  * Portico's own row of a card payment, refund or customer a tenant made: whose it is (tenant
@@ -33,7 +49,10 @@ export class CardResource {
   @Column({ type: 'varchar', length: 64, nullable: true })
   token: string | null;
 
-  /** A refund's payment (`pmt_…`). */
+  /**
+   * A refund's payment (`pmt_…`); an IRIS payment's source (`src_…`); an IRIS session's SHA-256 of the
+   * unguessable reference its callback and webhook addresses carry (the reference itself is never stored).
+   */
   @Column({ name: 'parent_token', type: 'varchar', length: 64, nullable: true })
   parentToken: string | null;
 

@@ -4,7 +4,6 @@ import { randomUUID } from 'node:crypto';
 import { QueryFailedError, type Repository } from 'typeorm';
 import { AccessLogService } from '../../audit/trail/access-log.service.js';
 import { StatusHistoryService } from '../../audit/trail/status-history.service.js';
-import type { SubjectKind } from '../../audit/trail/status-change.entity.js';
 import type { JsonObject } from '../../platform/common/json.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
 import { leaseInDoubt } from '../../platform/in-doubt/in-doubt-lease.js';
@@ -15,13 +14,11 @@ import {
   type CardOperation,
   type CardRequest,
 } from '../../upstreams/card/card.client.js';
-import { CardResource, type CardResourceKind } from './card-resource.entity.js';
-
-const SUBJECT_KIND: Record<CardResourceKind, SubjectKind> = {
-  payment: 'card_payment',
-  refund: 'card_refund',
-  customer: 'card_customer',
-};
+import {
+  CARD_SUBJECT_KINDS as SUBJECT_KIND,
+  CardResource,
+  type CardResourceKind,
+} from './card-resource.entity.js';
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -99,6 +96,23 @@ export class CardStore {
     const rows = await this.rows.findBy({ token, kind });
     if (rows.some((row) => row.tenantId !== tenantId)) throw notFound(kind, token);
     return rows[0];
+  }
+
+  /** A row by its parent (an IRIS session by its reference's digest, an IRIS payment by its source). */
+  byParent(kind: CardResourceKind, parentToken: string): Promise<CardResource | null> {
+    return this.rows.findOneBy({ kind, parentToken });
+  }
+
+  /** The tenant's payment row holding a merchant_ref that is not failed (at most one: unique index). */
+  liveByMerchantRef(tenantId: string, merchantRef: string): Promise<CardResource | null> {
+    return this.rows
+      .createQueryBuilder('r')
+      .where("r.tenant_id = :tenantId AND r.kind = 'payment' AND r.merchant_ref = :merchantRef", {
+        tenantId,
+        merchantRef,
+      })
+      .andWhere("r.status <> 'failed'")
+      .getOne();
   }
 
   /** A row of the tenant by Portico's id (a write in doubt has no provider id yet). */
@@ -204,7 +218,7 @@ export class CardStore {
     operation: O,
     request: CardRequest,
     row?: CardResource,
-    options: { publicKey?: boolean } = {},
+    options: { publicKey?: boolean; keyInBody?: string } = {},
   ): Promise<CardAnswer<O>> {
     const answer = await this.callRaw(tenantId, operation, request, row, options);
     if (answer.status >= 400) throw this.client.refusal(operation, answer);
@@ -217,7 +231,7 @@ export class CardStore {
     operation: O,
     request: CardRequest,
     row?: CardResource,
-    options: { publicKey?: boolean } = {},
+    options: { publicKey?: boolean; keyInBody?: string } = {},
   ): Promise<UpstreamAnswer<CardAnswer<O>>> {
     const started = performance.now();
     const subject = { tenantId, operation, psuPresent: false, cardResourceId: row?.id };

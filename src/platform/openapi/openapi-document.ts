@@ -39,6 +39,18 @@ const TAGS: [string, string][] = [
   ['Brands', 'The banks reachable through the provider'],
   ['Card branches', "The merchant's branches at the card provider, to group payments by"],
   [
+    'Card IRIS bank payments',
+    'Instant bank payments (IRIS): the session, its payment form, the outcome; paid exactly once',
+  ],
+  [
+    'Card IRIS results',
+    "Where the provider sends an IRIS session's signed result (callback and webhook); not called by apps",
+  ],
+  [
+    'Card notifications',
+    "Hosted payment links: payment requests the payer pays on the provider's page",
+  ],
+  [
     'Card customers',
     'Stored customers with their cards (masked) and mandates, charged again without card fields',
   ],

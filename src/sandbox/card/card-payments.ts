@@ -21,6 +21,7 @@ import {
 } from './card-sources.js';
 import type { CardTokenRecord, CustomerRecord, PaymentRecord, StoredCard } from './card-state.js';
 import { cardExpired, paymentView } from './card-views.js';
+import { payFromIrisSource } from './iris/iris-sessions.js';
 
 /** A pre-authorisation not captured within 7 days is cancelled (provider facts). */
 export const PRE_AUTHORISATION_MS = 7 * 86_400_000;
@@ -77,8 +78,6 @@ function sourceOf(context: CardContext, body: Record<string, unknown>): Source {
     const card = cardOf(customer, (body.card as string | undefined) ?? customer.defaultCard);
     return { card, customer };
   }
-  // Bank-payment sources (src_) come from IRIS sessions, which this sandbox does not issue yet.
-  if (id?.startsWith('src_')) throw new CardError(404, 10002);
   throw new CardError(400, 40001);
 }
 
@@ -101,6 +100,8 @@ function installmentsOf(
 
 export function createPayment(context: CardContext, request: CardRequest): CardAnswer {
   const { body } = request;
+  if ((body.token as string | undefined)?.startsWith('src_'))
+    return payFromIrisSource(context, body);
   const amount = body.amount as number;
   const source = sourceOf(context, body);
 

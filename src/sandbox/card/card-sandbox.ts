@@ -37,6 +37,9 @@ import {
   type MerchantBook,
 } from './card-state.js';
 import type { StoredRows } from '../persistence/sandbox-state-store.js';
+import { irisOperations } from './iris/iris-sessions.js';
+import type { IrisDeliveryPlan } from './iris/iris-record.js';
+import { notificationOperations, type PageAddresses } from './notifications/notifications.js';
 
 type Operation = (context: CardContext, request: CardRequest) => CardAnswer;
 
@@ -69,7 +72,16 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   listBranches,
 };
 
-export const CARD_OPERATION_IDS: readonly string[] = Object.keys(OPERATIONS);
+/** Part 2 (notifications, IRIS): their links point at the sandbox's page listener. */
+const operationsWithPages = (pages: PageAddresses): Readonly<Record<string, Operation>> => ({
+  ...OPERATIONS,
+  ...notificationOperations(pages),
+  ...irisOperations(pages),
+});
+
+export const CARD_OPERATION_IDS: readonly string[] = Object.keys(
+  operationsWithPages({ pagesUrl: '' }),
+);
 
 /** Where the card side's rows are kept. */
 export interface CardStateStore {
@@ -112,6 +124,9 @@ export class CardSandbox {
   private lastWrite: Promise<void> = Promise.resolve();
   private readonly calls = new Map<string, number>();
   private readonly requestIds = new Map<string, string[]>();
+  /** Where the hosted payment pages and the bank pages are served (set once that listener is up). */
+  readonly pages: PageAddresses = { pagesUrl: 'http://localhost' };
+  private readonly operations = operationsWithPages(this.pages);
 
   constructor(
     private readonly options: {
@@ -179,7 +194,7 @@ export class CardSandbox {
       this.requestIds.set(request.operationId, ids);
     }
     const book = this.state.books.get(merchantId) as MerchantBook;
-    const operation = OPERATIONS[request.operationId];
+    const operation = this.operations[request.operationId];
     try {
       return operation({ state: this.state, book, now: this.now() }, request);
     } catch (error) {
@@ -188,6 +203,59 @@ export class CardSandbox {
     } finally {
       this.flush();
     }
+  }
+
+  /**
+   * Runs a change made outside the API (a hosted page, the bank page, a control) as an operation runs:
+   * on the merchant's book at the sandbox clock, stored before the caller answers (await persisted()).
+   */
+  act<T>(merchantId: string, change: (context: CardContext) => T): T | CardError {
+    const book = this.state.books.get(merchantId) as MerchantBook;
+    try {
+      return change({ state: this.state, book, now: this.now() });
+    } catch (error) {
+      if (error instanceof CardError) return error;
+      throw error;
+    } finally {
+      this.flush();
+    }
+  }
+
+  /** The merchant whose book holds a notification or an IRIS session (pages know only the id). */
+  ownerOf(kind: 'notification' | 'iris', id: string): MerchantBook | undefined {
+    for (const book of this.state.books.values()) if (book.map(kind).has(id)) return book;
+    return undefined;
+  }
+
+  /** Every merchant's id (a test aid: counting what the provider made). */
+  merchantIds(): string[] {
+    return [...this.state.books.keys()];
+  }
+
+  merchantBook(merchantId: string): MerchantBook | undefined {
+    return this.state.books.get(merchantId);
+  }
+
+  /** Registers (or with null removes) the merchant's webhook of bank payments. */
+  setWebhook(merchantId: string, url: string | null): boolean {
+    const book = this.state.books.get(merchantId);
+    if (!book) return false;
+    if (url === null) delete book.merchant.webhookUrl;
+    else book.merchant.webhookUrl = url;
+    this.state.touchMerchant(book.merchant);
+    this.flush();
+    return true;
+  }
+
+  /** Chooses how the result of an IRIS session will reach the merchant. */
+  planDelivery(sessionId: string, plan: IrisDeliveryPlan): boolean {
+    const book = this.ownerOf('iris', sessionId);
+    const session = book?.irisSessions.get(sessionId);
+    if (!book || !session) return false;
+    session.delivery = plan;
+    this.state.put(book, 'iris', session);
+    this.flush();
+    return true;
   }
 
   /** Calls answered since start, by operationId (a test aid, not stored). */

@@ -71,10 +71,12 @@ export function createCardServer(options: CardServerOptions): FastifyInstance {
   );
 
   server.addHook('onRequest', async (request, reply) => {
+    const operation = operationByRoute.get(`${request.method} ${request.routeOptions.url}`);
+    // The payment form takes the public key in its body (checked once the body is decoded).
+    if (operation && contract.keyInBodyOf(operation.operationId)) return;
     const key = keyOf(request.headers.authorization);
     const owner = key === undefined ? undefined : card.keyOwner(key);
     if (!owner) return send(reply, 401, 10000);
-    const operation = operationByRoute.get(`${request.method} ${request.routeOptions.url}`);
     if (owner.kind === 'public' && !(operation && contract.allowsPublicKey(operation.operationId)))
       return send(reply, 401, 10003);
     merchantOf.set(request, owner.merchantId);
@@ -107,6 +109,12 @@ export function createCardServer(options: CardServerOptions): FastifyInstance {
       } catch (error) {
         if (error instanceof FormBodyError) return send(reply, 400, 80002, error.field);
         throw error;
+      }
+      const keyField = contract.keyInBodyOf(operation.operationId);
+      if (keyField !== undefined) {
+        const owner = card.keyOwner(typeof body[keyField] === 'string' ? body[keyField] : '');
+        if (owner?.kind !== 'public') return send(reply, 401, 10000);
+        merchantOf.set(request, owner.merchantId);
       }
       const fields = contract.bodyFields(operation);
       const extraField = Object.keys(body).find((field) => !fields.includes(field));

@@ -1,4 +1,6 @@
 import type { CardFacts } from './card-numbers.js';
+import type { IrisSessionRecord } from './iris/iris-record.js';
+import type { MailRecord, NotificationRecord } from './notifications/notification-record.js';
 
 /** A stored card: the facts of its number (never the number), its expiry and holder. */
 export interface StoredCard extends CardFacts {
@@ -18,6 +20,8 @@ export interface Merchant {
   secretKey: string;
   publicKey: string;
   created: string;
+  /** The registered webhook of bank payments (IRIS), set by a sandbox control. */
+  webhookUrl?: string;
 }
 
 export interface PaymentRecord {
@@ -32,7 +36,8 @@ export interface PaymentRecord {
   payeeEmail: string | null;
   payeePhone: string | null;
   merchantRef: string | null;
-  card: StoredCard;
+  /** Null for a bank payment (IRIS source). */
+  card: StoredCard | null;
   metadata: Record<string, string>;
   refundAmount: number;
   refunds: string[];
@@ -105,7 +110,16 @@ export interface BranchRecord {
 }
 
 /** The kinds of rows the card side keeps (table `card_state` of the sandbox's schema). */
-export type CardRecordKind = 'payment' | 'refund' | 'token' | 'customer' | 'mandate' | 'branch';
+export type CardRecordKind =
+  | 'payment'
+  | 'refund'
+  | 'token'
+  | 'customer'
+  | 'mandate'
+  | 'branch'
+  | 'notification'
+  | 'iris'
+  | 'mail';
 export type CardStateKind = CardRecordKind | 'merchant' | 'clock';
 
 export interface CardStateRow {
@@ -121,6 +135,9 @@ type RecordOf<K extends CardRecordKind> = {
   customer: CustomerRecord;
   mandate: MandateRecord;
   branch: BranchRecord;
+  notification: NotificationRecord;
+  iris: IrisSessionRecord;
+  mail: MailRecord;
 }[K];
 
 /** One merchant's records: nothing of one merchant is reachable from another's book. */
@@ -131,6 +148,9 @@ export class MerchantBook {
   readonly customers = new Map<string, CustomerRecord>();
   readonly mandates = new Map<string, MandateRecord>();
   readonly branches = new Map<string, BranchRecord>();
+  readonly notifications = new Map<string, NotificationRecord>();
+  readonly irisSessions = new Map<string, IrisSessionRecord>();
+  readonly mails = new Map<string, MailRecord>();
   /** merchant_ref -> payment. */
   readonly merchantRefs = new Map<string, string>();
 
@@ -144,6 +164,9 @@ export class MerchantBook {
       customer: this.customers,
       mandate: this.mandates,
       branch: this.branches,
+      notification: this.notifications,
+      iris: this.irisSessions,
+      mail: this.mails,
     };
     return maps[kind] as unknown as Map<string, RecordOf<K>>;
   }
@@ -169,6 +192,11 @@ export class CardState {
     this.keys.set(merchant.publicKey, { merchantId: merchant.id, kind: 'public' });
     this.note({ kind: 'merchant', id: merchant.id, data: merchant });
     return book;
+  }
+
+  /** Notes a change of a merchant's own record (its webhook). */
+  touchMerchant(merchant: Merchant): void {
+    this.note({ kind: 'merchant', id: merchant.id, data: merchant });
   }
 
   /** Stores (or notes the change of) a record of a merchant. */

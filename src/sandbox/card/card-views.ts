@@ -76,7 +76,7 @@ export function paymentView(
     payee_email: payment.payeeEmail,
     payee_phone: payment.payeePhone,
     merchant_ref: payment.merchantRef,
-    card: cardView(payment.card, now),
+    card: payment.card ? cardView(payment.card, now) : null,
     metadata: { ...payment.metadata },
     refunded: payment.refundAmount === payment.amount,
     refunds: payment.refunds.flatMap((id) => {

@@ -41,6 +41,11 @@ export class CardContract extends OpenApiContract {
     return this.rawOperation(operationId)['x-portico-public-key'] === true;
   }
 
+  /** The body field carrying the (public) key of an operation called without Authorization. */
+  keyInBodyOf(operationId: string): string | undefined {
+    return this.rawOperation(operationId)['x-portico-key-in-body'] as string | undefined;
+  }
+
   /** The error code of a refused body field (its own, or the schema it refers to), else 80002. */
   errorCodeOf(operation: ContractOperation, field: string): number {
     const property = this.bodyProperty(operation, field);

@@ -72,6 +72,21 @@ function problemsOf(errors: ErrorObject[] | null | undefined, prefix: string): F
 }
 
 /**
+ * OpenAPI 3.0 spells "this schema or null" as `nullable: true` beside an `allOf` of a `$ref`; JSON
+ * Schema checks the allOf against null too. For the validator it becomes anyOf(schema, null).
+ */
+function nullableAllOf(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(nullableAllOf);
+  if (!node || typeof node !== 'object') return node;
+  const copy = Object.fromEntries(
+    Object.entries(node).map(([key, value]) => [key, nullableAllOf(value)]),
+  ) as Schema;
+  if (copy.nullable !== true || !Array.isArray(copy.allOf)) return copy;
+  const { nullable: _nullable, ...schema } = copy;
+  return { anyOf: [schema, { enum: [null] }] };
+}
+
+/**
  * An upstream OpenAPI contract, parsed once: its operations, and validators derived from its schemas
  * for requests (the sandbox, the facade's bodies) and answers (the gateway checks what the provider says).
  */
@@ -99,7 +114,7 @@ export class OpenApiContract {
       const instance = addFormats(
         new Ajv({ strict: false, allErrors: true, discriminator: true, coerceTypes }),
       );
-      instance.addSchema(this.document, name);
+      instance.addSchema(nullableAllOf(this.document) as Schema, name);
       return instance;
     };
     this.ajv = ajv(false);

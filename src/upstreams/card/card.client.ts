@@ -54,13 +54,15 @@ export class CardClient {
 
   /**
    * Calls one operation for a tenant (its merchant); reads (GET) are retried within the deadline,
-   * writes never. `publicKey`: authenticate with the tenant's public key (card tokens).
+   * writes never. `publicKey`: authenticate with the tenant's public key (card tokens); `keyInBody`:
+   * send that key in this body field and no Authorization (the payment form, card.yaml
+   * `x-portico-key-in-body`).
    */
   async call<O extends CardOperation>(
     operation: O,
     tenantId: string,
     request: CardRequest = {},
-    options: { publicKey?: boolean } = {},
+    options: { publicKey?: boolean; keyInBody?: string } = {},
   ): Promise<UpstreamAnswer<CardAnswer<O>>> {
     const api = this.api;
     if (!api)
@@ -73,8 +75,10 @@ export class CardClient {
       });
     const { method, path } = this.contract.operation(operation);
     const key = await this.keyOf(tenantId, options.publicKey ?? false);
-    const authorization = `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
-    const form = request.form;
+    const authorization = options.keyInBody
+      ? undefined
+      : `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
+    const form = options.keyInBody ? { ...request.form, [options.keyInBody]: key } : request.form;
     return this.caller.call<CardAnswer<O>>(
       { operation, safe: method === 'GET', breakerKey: tenantId },
       (signal) =>
@@ -87,7 +91,7 @@ export class CardClient {
         )(method.toLowerCase(), path, {
           params: { path: request.path, query: request.query },
           headers: {
-            authorization,
+            ...(authorization ? { authorization } : {}),
             accept: 'application/json',
             ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
           },

@@ -1,0 +1,206 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Logger } from 'pino';
+import type { AppConfig } from '../../platform/config/app-config.js';
+import { APP_CONFIG } from '../../platform/config/config.module.js';
+import type { JsonObject } from '../../platform/common/json.js';
+import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { LOGGER } from '../../platform/logging/logging.module.js';
+import { verifyIrisHash } from '../../shared/iris/iris-hash.js';
+import { outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
+import { CardCredentialsService } from '../credentials/card-credentials.service.js';
+import type { CardResource } from '../store/card-resource.entity.js';
+import { CardStore } from '../store/card-store.service.js';
+import { callbackUrlOf, referenceDigest, type IrisSessionData } from './card-iris.service.js';
+
+export type IrisArrival = 'callback' | 'webhook';
+export type IrisResultStatus = 'paid' | 'pending' | 'failed' | 'cancelled';
+
+export interface IrisResult {
+  session: CardResource;
+  status: IrisResultStatus;
+}
+
+const REFERENCE = /^[A-Za-z0-9_-]{43}$/;
+/** The provider's code of a source that already paid (card.yaml): never passed on to the app. */
+const SOURCE_USED = '41001';
+/** The failure code of a payer who cancelled at the bank (card.yaml IrisCallback). */
+const PAYER_CANCELLED = 41002;
+
+const refused = (detail: string) =>
+  new ProblemException({
+    status: 401,
+    type: PROBLEM_TYPES.unauthenticated,
+    title: 'Unauthorized',
+    detail,
+  });
+
+/**
+ * The result of an IRIS session, from the provider's callback (through the payer's browser) or its
+ * webhook, in any order and any number of times, on any replica. Portico checks the message's hash
+ * with the tenant's secret key (constant time) and that it names this session, then makes the
+ * payment from the source exactly once: the payment's row carries merchant_ref `iris-<src>`, unique
+ * per tenant among payments that did not fail (a PostgreSQL unique index), and is inserted before the
+ * provider is called, so whichever message arrives first makes the payment and the others find it.
+ * The amount is the session's as Portico stored it, never the message's.
+ */
+@Injectable()
+export class CardIrisResultsService {
+  constructor(
+    private readonly store: CardStore,
+    private readonly credentials: CardCredentialsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async receive(
+    reference: string,
+    message: Record<string, unknown>,
+    via: IrisArrival,
+  ): Promise<IrisResult> {
+    const session = REFERENCE.test(reference)
+      ? await this.store.byParent('iris_session', referenceDigest(reference))
+      : null;
+    if (!session) {
+      this.securityEvent('iris-unknown-session', via);
+      throw new ProblemException({
+        status: 404,
+        type: PROBLEM_TYPES.notFound,
+        title: 'Not Found',
+        detail: 'No such IRIS session',
+      });
+    }
+    const { secretKey } = await this.credentials.keysOf(session.tenantId);
+    const signed = verifyIrisHash(secretKey, typeof message.hash === 'string' ? message.hash : '');
+    if (!signed) {
+      this.securityEvent('iris-hash-invalid', via, session);
+      throw refused('The hash is not the provider’s signature');
+    }
+    if (
+      signed.callback_url !== callbackUrlOf(this.config, reference) ||
+      (signed.token !== undefined && signed.token !== session.token)
+    ) {
+      this.securityEvent('iris-message-of-another-session', via, session);
+      throw refused('The signed result is not about this session');
+    }
+    if (signed.error_code !== undefined) return this.failed(session, signed, via);
+    if (signed.token !== session.token) {
+      this.securityEvent('iris-message-of-another-session', via, session);
+      throw refused('The signed result names no source');
+    }
+    return this.paid(session, via);
+  }
+
+  private async failed(
+    session: CardResource,
+    signed: Record<string, unknown>,
+    via: IrisArrival,
+  ): Promise<IrisResult> {
+    const cancelled = signed.error_code === PAYER_CANCELLED;
+    if (session.status !== 'captured')
+      await this.store.transition(
+        session,
+        cancelled ? 'cancelled' : 'failed',
+        `${via}:bank-${String(signed.error_code)}`,
+      );
+    return { session, status: cancelled ? 'cancelled' : 'failed' };
+  }
+
+  /** Makes the payment from the source once, whichever message arrives first. */
+  private async paid(session: CardResource, via: IrisArrival): Promise<IrisResult> {
+    if (session.status === 'captured') return { session, status: 'paid' };
+    if (session.status !== 'authorized')
+      await this.store.transition(session, 'authorized', `${via}:approved`);
+    const merchantRef = `iris-${session.token}`;
+    let payment: CardResource;
+    try {
+      payment = await this.store.begin(session.tenantId, 'payment', {
+        merchantRef,
+        amount: session.amount,
+        parentToken: session.token,
+      });
+    } catch (error) {
+      if ((error as ProblemException).init?.status !== 409) throw error;
+      // Another message (here or on another replica) holds the payment: its row says how far it is.
+      const existing = await this.store.liveByMerchantRef(session.tenantId, merchantRef);
+      return { session, status: existing?.token ? 'paid' : 'pending' };
+    }
+    try {
+      const made = await this.store.call(
+        session.tenantId,
+        'createPayment',
+        { form: { token: session.token, amount: session.amount, merchant_ref: merchantRef } },
+        payment,
+      );
+      await this.store.settle(payment, made as unknown as JsonObject, made.status, `iris-${via}`);
+      await this.captured(session, made.token, via);
+      return { session, status: 'paid' };
+    } catch (error) {
+      if (outcomeUnknown(error)) {
+        // In doubt, never failed: the resolver finds it by merchant_ref (or frees the reference).
+        await this.store.transition(payment, 'unknown', 'upstream-outcome-unknown');
+        return { session, status: 'pending' };
+      }
+      return this.refusedPayment(session, payment, error, via);
+    }
+  }
+
+  /**
+   * The provider refused the payment. 41001 means the source already paid: the payment is looked up by
+   * its merchant_ref and adopted, never reported to the app as an error.
+   */
+  private async refusedPayment(
+    session: CardResource,
+    payment: CardResource,
+    error: unknown,
+    via: IrisArrival,
+  ): Promise<IrisResult> {
+    const upstream = (error as ProblemException).init?.extensions?.upstream as
+      { code?: string } | undefined;
+    if (upstream?.code === SOURCE_USED) {
+      const page = await this.store.call(
+        session.tenantId,
+        'listPayments',
+        { query: { merchant_ref: payment.merchantRef ?? undefined, count: 1 } },
+        payment,
+      );
+      const [found] = page.items;
+      if (found) {
+        await this.store.settle(
+          payment,
+          found as unknown as JsonObject,
+          found.status,
+          'found-by-merchant-ref',
+        );
+        await this.captured(session, found.token, via);
+        return { session, status: 'paid' };
+      }
+    }
+    await this.store.transition(
+      payment,
+      'failed',
+      `upstream-refused:${upstream?.code ?? 'unknown'}`,
+    );
+    this.logger.warn(
+      { tenantId: session.tenantId, sessionId: session.id, code: upstream?.code },
+      'the provider refused the payment from an IRIS source',
+    );
+    return { session, status: 'failed' };
+  }
+
+  private async captured(session: CardResource, paymentToken: string, via: IrisArrival) {
+    const data = { ...(session.data as unknown as IrisSessionData), payment: paymentToken };
+    await this.store.settle(
+      session,
+      data as unknown as JsonObject,
+      'captured',
+      `payment-created:${via}`,
+    );
+  }
+
+  private securityEvent(event: string, via: IrisArrival, session?: CardResource): void {
+    this.logger.warn(
+      { security: event, via, tenantId: session?.tenantId, sessionId: session?.id },
+      'IRIS result refused: nothing was created',
+    );
+  }
+}

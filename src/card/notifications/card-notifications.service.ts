@@ -1,0 +1,90 @@
+import { Injectable } from '@nestjs/common';
+import type { components } from '../../generated/card.js';
+import type { JsonObject } from '../../platform/common/json.js';
+import { ProblemException } from '../../platform/errors/problem.js';
+import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
+import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
+import type { CardResource } from '../store/card-resource.entity.js';
+import { CardStore } from '../store/card-store.service.js';
+
+export type ProviderNotification = components['schemas']['Notification'];
+
+/**
+ * Notifications (hosted payment links): a row per notification the tenant made, written before the
+ * provider is called, its status kept up to date (with history and the notification.status_changed
+ * event) whenever Portico reads it. The provider takes no reference of ours on a notification, so one
+ * whose creation answer was lost stays in doubt (`unknown`) for the app to see, never failed.
+ */
+@Injectable()
+export class CardNotificationsService {
+  constructor(private readonly store: CardStore) {}
+
+  async create(tenantId: string, form: Record<string, unknown>): Promise<ProviderNotification> {
+    const row = await this.store.begin(tenantId, 'notification', {
+      amount: form.amount as number,
+    });
+    await bindIdempotentResource(`/v1/card/notifications/${row.id}`);
+    let notification: ProviderNotification;
+    try {
+      notification = await this.store.call(tenantId, 'createNotification', { form }, row);
+    } catch (error) {
+      if (!outcomeUnknown(error)) {
+        await this.store.transition(row, 'failed', 'upstream-refused');
+        throw error;
+      }
+      await this.store.transition(row, 'unknown', 'upstream-outcome-unknown');
+      throw inDoubtProblem(error as ProblemException, {
+        notificationId: row.id,
+        resource: `/v1/card/notifications/${row.id}`,
+      });
+    }
+    await this.store.settle(
+      row,
+      notification as unknown as JsonObject,
+      notification.status,
+      'upstream-created',
+    );
+    return notification;
+  }
+
+  /** A notification by the provider's id, its row brought up to date (Paid, Expired: an event). */
+  async get(tenantId: string, token: string): Promise<ProviderNotification> {
+    const row = await this.store.owned(tenantId, 'notification', token);
+    const notification = await this.store.call(
+      tenantId,
+      'retrieveNotification',
+      { path: { notificationId: token } },
+      row,
+    );
+    await this.track(tenantId, row, notification, 'upstream-status');
+    return notification;
+  }
+
+  list(tenantId: string, query: Record<string, string | number | undefined>) {
+    return this.store.call(tenantId, 'listNotifications', { query });
+  }
+
+  async cancel(tenantId: string, token: string): Promise<ProviderNotification> {
+    const row = await this.store.owned(tenantId, 'notification', token);
+    const notification = await this.store.call(
+      tenantId,
+      'cancelNotification',
+      { path: { notificationId: token } },
+      row,
+    );
+    await this.track(tenantId, row, notification, 'canceled');
+    return notification;
+  }
+
+  private async track(
+    tenantId: string,
+    row: CardResource | undefined,
+    notification: ProviderNotification,
+    cause: string,
+  ): Promise<void> {
+    const data = notification as unknown as JsonObject;
+    if (!row) await this.store.adopt(tenantId, 'notification', data, notification.status);
+    else if (row.status !== notification.status)
+      await this.store.settle(row, data, notification.status, cause);
+  }
+}
