@@ -1974,6 +1974,7 @@ export interface components {
             /** @enum {string} */
             status: "Captured" | "Failed" | "Refunded" | "Partially Refunded" | "Disputed" | "Pending" | "Pre Authorized" | "Canceled" | "Expired";
             token: components["schemas"]["CardPaymentToken"];
+            /** @description What the payment's transfers hold now (their amounts less what reversals took back). */
             transferAmount: components["schemas"]["CardCentsTotal"];
             transfers: components["schemas"]["CardTransfer"][];
         };
@@ -1984,6 +1985,11 @@ export interface components {
         CardPaymentToken: string;
         /** @description International format, optional leading plus. */
         CardPhone: string;
+        /**
+         * Format: int32
+         * @description Cents, at least 1.
+         */
+        CardPositiveCents: number;
         CardRefund: {
             amount: components["schemas"]["CardCentsTotal"];
             dateCreated: components["schemas"]["CardTimestamp"];
@@ -2001,6 +2007,23 @@ export interface components {
             totalCount: components["schemas"]["CardTotalCount"];
         };
         CardRefundToken: string;
+        /** @description Text of 1 to 255 characters. */
+        CardRequiredText255: string;
+        CardReversal: {
+            amount: components["schemas"]["CardPositiveCents"];
+            /** @description Commission given back to the seller. */
+            commissionAmount: components["schemas"]["CardCentsTotal"];
+            currency: components["schemas"]["CardCurrency"];
+            dateCreated: components["schemas"]["CardTimestamp"];
+            /** @description Empty when none was given. */
+            description: components["schemas"]["CardText255"];
+            /** @description The payout that deducted it, null until then. */
+            payout: string | null;
+            token: components["schemas"]["CardReversalToken"];
+            transfer: components["schemas"]["CardTransferToken"];
+        };
+        CardReversalToken: string;
+        CardSellerToken: string;
         /** @description 3-D Secure details; the sandbox performs no 3-D Secure and answers null for each. */
         CardTds: {
             authCode: string | null;
@@ -2013,11 +2036,33 @@ export interface components {
         CardTimestamp: string;
         /** Format: int32 */
         CardTotalCount: number;
-        /** @description A marketplace transfer out of a split payment (extended by the marketplace part of this contract). */
+        /** @description A marketplace transfer; `payment` transfers split a payment to a seller, `debit`/`credit` move funds directly. */
         CardTransfer: {
-            amount: components["schemas"]["CardCentsTotal"];
-            token: string;
+            /** @description Part of the amount taken from the marketplace available balance (above the payment's remaining amount). */
+            additionalAmount: components["schemas"]["CardCentsTotal"];
+            amount: components["schemas"]["CardPositiveCents"];
+            /** @description Kept by the marketplace (0 for a direct transfer). */
+            commissionAmount: components["schemas"]["CardCentsTotal"];
+            currency: components["schemas"]["CardCurrency"];
+            dateCreated: components["schemas"]["CardTimestamp"];
+            description: components["schemas"]["CardRequiredText255"];
+            /** @description True only when fully reversed. */
+            isReversed: boolean;
+            onHold: boolean;
+            /** @description The split payment; null for a direct transfer. */
+            payment: string | null;
+            /** @description The payout that included it, null until then. */
+            payout: string | null;
+            /** @description Oldest first. */
+            reversals: components["schemas"]["CardReversal"][];
+            reversedAmount: components["schemas"]["CardCentsTotal"];
+            reversedCommissionAmount: components["schemas"]["CardCentsTotal"];
+            seller: components["schemas"]["CardSellerToken"];
+            token: components["schemas"]["CardTransferToken"];
+            /** @enum {string} */
+            type: "payment" | "debit" | "credit";
         };
+        CardTransferToken: string;
         CardUpdateCustomerForm: {
             /** @description A card of the customer (`crd_`). */
             card?: string;

@@ -21,6 +21,7 @@ import {
 } from './card-sources.js';
 import type { CardTokenRecord, CustomerRecord, PaymentRecord, StoredCard } from './card-state.js';
 import { cardExpired, paymentView } from './card-views.js';
+import { paymentTransfers, splitPaymentCaptured } from './marketplace/split-payments.js';
 
 /** A pre-authorisation not captured within 7 days is cancelled (provider facts). */
 export const PRE_AUTHORISATION_MS = 7 * 86_400_000;
@@ -48,8 +49,10 @@ export function knownPayment(context: CardContext, id: string): PaymentRecord {
   return settle(context, payment);
 }
 
-export const viewPayment = (context: CardContext, payment: PaymentRecord) =>
-  paymentView(payment, (id) => context.book.refunds.get(id), context.now);
+export const viewPayment = (context: CardContext, payment: PaymentRecord) => ({
+  ...paymentView(payment, (id) => context.book.refunds.get(id), context.now),
+  ...paymentTransfers(context, payment),
+});
 
 const flag = (value: unknown) => value === 1;
 
@@ -220,6 +223,7 @@ export function createPayment(context: CardContext, request: CardRequest): CardA
     branchToken: branchToken ?? '',
   };
   context.state.put(context.book, 'payment', payment);
+  splitPaymentCaptured(context, payment);
   return ok(viewPayment(context, payment));
 }
 
@@ -242,6 +246,7 @@ export function capturePayment(context: CardContext, request: CardRequest): Card
   if (payment.status !== 'Pre Authorized') throw new CardError(400, 40023);
   payment.status = 'Captured';
   context.state.put(context.book, 'payment', payment);
+  splitPaymentCaptured(context, payment);
   return ok(viewPayment(context, payment));
 }
 

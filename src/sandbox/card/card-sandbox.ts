@@ -37,6 +37,7 @@ import {
   type MerchantBook,
 } from './card-state.js';
 import type { StoredRows } from '../persistence/sandbox-state-store.js';
+import { MARKETPLACE_OPERATIONS } from './marketplace/marketplace-operations.js';
 
 type Operation = (context: CardContext, request: CardRequest) => CardAnswer;
 
@@ -67,6 +68,7 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   listCustomerMandates,
   deleteMandate,
   listBranches,
+  ...MARKETPLACE_OPERATIONS,
 };
 
 export const CARD_OPERATION_IDS: readonly string[] = Object.keys(OPERATIONS);
@@ -185,6 +187,17 @@ export class CardSandbox {
     } catch (error) {
       if (error instanceof CardError) return error;
       throw error;
+    } finally {
+      this.flush();
+    }
+  }
+
+  /** A sandbox control's change on each merchant's book (or one's), stored as an operation's is. */
+  forMerchants<T>(change: (context: CardContext) => T, merchantId?: string): T[] {
+    try {
+      return [...this.state.books.values()]
+        .filter((book) => merchantId === undefined || book.merchant.id === merchantId)
+        .map((book) => change({ state: this.state, book, now: this.now() }));
     } finally {
       this.flush();
     }

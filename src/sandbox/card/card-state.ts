@@ -1,4 +1,12 @@
 import type { CardFacts } from './card-numbers.js';
+import type {
+  LedgerEntryRecord,
+  MarketRecord,
+  PayoutRecord,
+  ReversalRecord,
+  SellerRecord,
+  TransferRecord,
+} from './marketplace/market-records.js';
 
 /** A stored card: the facts of its number (never the number), its expiry and holder. */
 export interface StoredCard extends CardFacts {
@@ -105,7 +113,10 @@ export interface BranchRecord {
 }
 
 /** The kinds of rows the card side keeps (table `card_state` of the sandbox's schema). */
-export type CardRecordKind = 'payment' | 'refund' | 'token' | 'customer' | 'mandate' | 'branch';
+export type CardRecordKind =
+  'payment' | 'refund' | 'token' | 'customer' | 'mandate' | 'branch' | MarketRecordKind;
+/** The marketplace's kinds (marketplace/market-records.ts). */
+export type MarketRecordKind = 'seller' | 'transfer' | 'reversal' | 'payout' | 'entry' | 'market';
 export type CardStateKind = CardRecordKind | 'merchant' | 'clock';
 
 export interface CardStateRow {
@@ -121,6 +132,12 @@ type RecordOf<K extends CardRecordKind> = {
   customer: CustomerRecord;
   mandate: MandateRecord;
   branch: BranchRecord;
+  seller: SellerRecord;
+  transfer: TransferRecord;
+  reversal: ReversalRecord;
+  payout: PayoutRecord;
+  entry: LedgerEntryRecord;
+  market: MarketRecord;
 }[K];
 
 /** One merchant's records: nothing of one merchant is reachable from another's book. */
@@ -131,6 +148,13 @@ export class MerchantBook {
   readonly customers = new Map<string, CustomerRecord>();
   readonly mandates = new Map<string, MandateRecord>();
   readonly branches = new Map<string, BranchRecord>();
+  readonly sellers = new Map<string, SellerRecord>();
+  readonly transfers = new Map<string, TransferRecord>();
+  readonly reversals = new Map<string, ReversalRecord>();
+  readonly payouts = new Map<string, PayoutRecord>();
+  readonly entries = new Map<string, LedgerEntryRecord>();
+  /** The marketplace's balances and settings (one record, by the merchant's id). */
+  readonly markets = new Map<string, MarketRecord>();
   /** merchant_ref -> payment. */
   readonly merchantRefs = new Map<string, string>();
 
@@ -144,6 +168,12 @@ export class MerchantBook {
       customer: this.customers,
       mandate: this.mandates,
       branch: this.branches,
+      seller: this.sellers,
+      transfer: this.transfers,
+      reversal: this.reversals,
+      payout: this.payouts,
+      entry: this.entries,
+      market: this.markets,
     };
     return maps[kind] as unknown as Map<string, RecordOf<K>>;
   }
