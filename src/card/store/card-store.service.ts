@@ -20,6 +20,10 @@ const SUBJECT_KIND: Record<CardResourceKind, SubjectKind> = {
   payment: 'card_payment',
   refund: 'card_refund',
   customer: 'card_customer',
+  seller: 'card_seller',
+  transfer: 'card_transfer',
+  reversal: 'card_reversal',
+  payout: 'card_payout',
 };
 
 const UNIQUE_VIOLATION = '23505';
@@ -118,7 +122,8 @@ export class CardStore {
         ? `The provider did not make ${what} ${row.id}`
         : `The outcome of ${what} ${row.id} is not known yet; Portico settles it with the provider`,
       headers: failed ? {} : { 'Retry-After': '5' },
-      extensions: { id: row.id, status: row.status },
+      // Not `status`: that is the problem's own HTTP status.
+      extensions: { id: row.id, resourceStatus: row.status },
     });
   }
 
