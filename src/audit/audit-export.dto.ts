@@ -53,8 +53,19 @@ export class AuditExportRecord {
 
   @ApiProperty({
     description:
-      'A status change: consent, payment, card_payment, card_refund or card_customer; an access: consent, payment or card',
-    enum: ['consent', 'payment', 'card_payment', 'card_refund', 'card_customer', 'card'],
+      'A status change: consent, payment, card_payment, card_refund, card_customer, card_seller, card_transfer, card_reversal or card_payout; an access: consent, payment or card',
+    enum: [
+      'consent',
+      'payment',
+      'card_payment',
+      'card_refund',
+      'card_customer',
+      'card_seller',
+      'card_transfer',
+      'card_reversal',
+      'card_payout',
+      'card',
+    ],
   })
   resourceKind: string;
 

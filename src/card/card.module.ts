@@ -47,6 +47,6 @@ import { CardStore } from './store/card-store.service.js';
     CardBranchesService,
     CardInDoubtResolver,
   ],
-  exports: [CardInDoubtResolver],
+  exports: [CardInDoubtResolver, CardStore],
 })
 export class CardModule {}

@@ -39,4 +39,9 @@ export const STATUS_CHANGE_EVENTS: Record<
   card_refund: { type: 'card_refund.status_changed', idField: 'refundId', cardResource: true },
   // A customer changes only by the app's own calls: no event.
   card_customer: null,
+  // Marketplace resources: Portico learns of their changes only from the app's own calls (no events yet).
+  card_seller: null,
+  card_transfer: null,
+  card_reversal: null,
+  card_payout: null,
 };

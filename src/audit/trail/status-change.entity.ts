@@ -6,6 +6,10 @@ export const SUBJECT_KINDS = [
   'card_payment',
   'card_refund',
   'card_customer',
+  'card_seller',
+  'card_transfer',
+  'card_reversal',
+  'card_payout',
 ] as const;
 export type SubjectKind = (typeof SUBJECT_KINDS)[number];
 

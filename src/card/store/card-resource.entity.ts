@@ -1,7 +1,16 @@
 import type { JsonObject } from '../../platform/common/json.js';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
-export const CARD_RESOURCE_KINDS = ['payment', 'refund', 'customer'] as const;
+export const CARD_RESOURCE_KINDS = [
+  'payment',
+  'refund',
+  'customer',
+  // the marketplace (src/card/marketplace)
+  'seller',
+  'transfer',
+  'reversal',
+  'payout',
+] as const;
 export type CardResourceKind = (typeof CARD_RESOURCE_KINDS)[number];
 
 /**
