@@ -53,7 +53,7 @@ export class AuditExportRecord {
 
   @ApiProperty({
     description:
-      'A status change: consent, payment, card_payment, card_refund, card_customer, notification or iris_session; an access: consent, payment or card',
+      'A status change: consent, payment, card_payment, card_refund, card_customer, notification, iris_session, card_seller, card_transfer, card_reversal or card_payout; an access: consent, payment or card',
     enum: [
       'consent',
       'payment',
@@ -62,6 +62,10 @@ export class AuditExportRecord {
       'card_customer',
       'notification',
       'iris_session',
+      'card_seller',
+      'card_transfer',
+      'card_reversal',
+      'card_payout',
       'card',
     ],
   })

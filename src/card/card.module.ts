@@ -59,6 +59,6 @@ import { CardStore } from './store/card-store.service.js';
     CardIrisService,
     CardIrisResultsService,
   ],
-  exports: [CardInDoubtResolver],
+  exports: [CardInDoubtResolver, CardStore],
 })
 export class CardModule {}

@@ -21,6 +21,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve the marketplace's balance
+         * @description `available_amount`: commissions, debit transfers and given-back funds, less credit transfers and additional amounts; `current_amount`: captured split payments not yet transferred or refunded.
+         */
+        get: operations["retrieveBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/branches": {
         parameters: {
             query?: never;
@@ -371,6 +391,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/payments/{paymentId}/transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Payment id (`pmt_...`). Any id the merchant does not have is 404 40005. */
+                paymentId: components["parameters"]["PaymentId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Split a payment to a seller
+         * @description Transfers `amount` of a captured `split=1` payment to `seller`, the marketplace keeping `commission_amount`. Refused (seed rules 1-6) for a payment not captured, with installments, after a full refund, not created with `split=1`, a commission not below the amount, or an insufficient balance; with `on_hold=1` it is paid out only after a later update sets `on_hold` to 0 (rule 7).
+         */
+        post: operations["createPaymentTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/payments/capture/{paymentId}": {
         parameters: {
             query?: never;
@@ -412,6 +455,49 @@ export interface paths {
          * @description The same as `createRefund` for the payment in the path (optional `amount`, `description`; no amount refunds the remainder), at the path the provider's public clients call. Answers the refund. Portico sends `POST /refunds`.
          */
         put: operations["refundPaymentAlias"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payouts
+         * @description Lists the payouts to the marketplace's sellers, most recent first.
+         */
+        get: operations["listPayouts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payouts/{payoutId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Payout id (`pay_...`). Unknown is 404 60004. */
+                payoutId: components["parameters"]["PayoutId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a payout
+         * @description Returns the payout.
+         */
+        get: operations["retrievePayout"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -466,6 +552,150 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/reversals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List reversals
+         * @description Lists the marketplace's reversals, most recent first.
+         */
+        get: operations["listReversals"];
+        put?: never;
+        /**
+         * Reverse a transfer
+         * @description Reverses `amount` of a transfer (omitted: all that remains, commission included). For a payment transfer the commission is given back to the seller in full (full reversal) or in proportion (partial) unless `refund_commission=0`; an explicit `commission_amount` overrides `refund_commission`. For a direct transfer both are ignored.
+         */
+        post: operations["createReversal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reversals/{reversalId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Reversal id (`rev_...`). Unknown is 404 60003. */
+                reversalId: components["parameters"]["ReversalId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a reversal
+         * @description Returns the reversal.
+         */
+        get: operations["retrieveReversal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sellers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List sellers
+         * @description Lists the marketplace's sellers, most recent first.
+         */
+        get: operations["listSellers"];
+        put?: never;
+        /**
+         * Create a seller
+         * @description Onboards a seller of the marketplace with its business and one bank account (the default, used for payouts). The answer nests the business fields under `business`.
+         */
+        post: operations["createSeller"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sellers/{sellerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Seller id (`sel_...`). Unknown is 404 60001. */
+                sellerId: components["parameters"]["SellerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a seller
+         * @description Returns the seller; a changed IBAN appears in `bank_accounts` at once but becomes the default only once verified.
+         */
+        get: operations["retrieveSeller"];
+        /**
+         * Update a seller
+         * @description Changes the fields sent. `bank_account_iban` and `bank_account_beneficiary` go together. A new IBAN is added to `bank_accounts` (not default) and is not used for payouts until the seller verification confirms it.
+         */
+        put: operations["updateSeller"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sellers/{sellerId}/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Seller id (`sel_...`). Unknown is 404 60001. */
+                sellerId: components["parameters"]["SellerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a seller's balance
+         * @description What the next payout would deposit: the seller's transfers not paid out and not on hold, less its reversals not paid out.
+         */
+        get: operations["retrieveSellerBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sellers/{sellerId}/transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Seller id (`sel_...`). Unknown is 404 60001. */
+                sellerId: components["parameters"]["SellerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transfer funds directly between the marketplace and a seller
+         * @description `credit` moves `amount` from the marketplace's available balance to the seller; `debit` moves it from the seller's available balance to the marketplace. No commission, never on hold.
+         */
+        post: operations["createSellerTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tokens": {
         parameters: {
             query?: never;
@@ -509,6 +739,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/transfers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List transfers
+         * @description Lists the marketplace's transfers, most recent first.
+         */
+        get: operations["listTransfers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/transfers/{transferId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Transfer id (`tra_...`). Unknown is 404 60002. */
+                transferId: components["parameters"]["TransferId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a transfer
+         * @description Returns the transfer with its reversals.
+         */
+        get: operations["retrieveTransfer"];
+        /**
+         * Update a transfer
+         * @description Changes the description, or holds (`on_hold=1`) or releases (`on_hold=0`) the payout of a payment transfer.
+         */
+        put: operations["updateTransfer"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -518,6 +795,15 @@ export interface components {
          * @description Cents; at least 30.
          */
         Amount: number;
+        BankAccount: {
+            bank_name: components["schemas"]["RequiredText255"];
+            beneficiary_name: components["schemas"]["RequiredText255"];
+            date_created: components["schemas"]["Timestamp"];
+            iban: components["schemas"]["Iban"];
+            /** @description The account payouts go to; a changed IBAN is not default until verified. */
+            is_default: boolean;
+            token: string;
+        };
         /** @description Billing address of a mandate's card; the sandbox knows none and answers null for each field. */
         Billing: {
             address_line1: string | null;
@@ -542,6 +828,12 @@ export interface components {
             total_count: components["schemas"]["TotalCount"];
         };
         BranchToken: string;
+        Business: {
+            address: components["schemas"]["RequiredText255"];
+            name: components["schemas"]["RequiredText255"];
+            tax_number: components["schemas"]["TaxNumber"];
+            title: components["schemas"]["RequiredText255"];
+        };
         /** @description A card, masked. The full number and the cvv are never stored or returned. */
         Card: {
             bin: string;
@@ -699,6 +991,16 @@ export interface components {
             /** @description Card token (`ctn_`), customer (`cus_`) or bank-payment source (`src_`); another prefix is 400 40001. */
             token?: string;
         };
+        CreatePaymentTransferForm: {
+            amount: components["schemas"]["PositiveCents"];
+            /** @description Kept by the marketplace; less than amount (else 400 60013). */
+            commission_amount: components["schemas"]["CentsTotal"];
+            description: components["schemas"]["RequiredText255"];
+            /** @description 1 holds the payout of the transfer until a later update sets 0 (default 0). */
+            on_hold?: components["schemas"]["Flag"];
+            /** @description The seller (`sel_`) receiving the transfer. */
+            seller: string;
+        };
         CreateRefundForm: {
             /**
              * Format: int32
@@ -711,6 +1013,42 @@ export interface components {
             /** @description The payment to refund (`pmt_`). */
             payment: string;
             send_receipt?: components["schemas"]["Flag"];
+        };
+        CreateReversalForm: {
+            /** @description Omitted, all that remains of the transfer (commission included). */
+            amount?: components["schemas"]["PositiveCents"];
+            /** @description Commission given back; overrides refund_commission; at most the remaining commission. */
+            commission_amount?: components["schemas"]["CentsTotal"];
+            description?: components["schemas"]["Text255"];
+            /** @description 1 (default) gives the commission back (in full or in proportion), 0 none. */
+            refund_commission?: components["schemas"]["Flag"];
+            /** @description The transfer to reverse (`tra_`). */
+            transfer: string;
+        };
+        CreateSellerForm: {
+            bank_account_beneficiary: components["schemas"]["RequiredText255"];
+            bank_account_iban: components["schemas"]["Iban"];
+            business_address: components["schemas"]["RequiredText255"];
+            business_name: components["schemas"]["RequiredText255"];
+            business_tax_number: components["schemas"]["TaxNumber"];
+            business_title: components["schemas"]["RequiredText255"];
+            contact_phone: components["schemas"]["Phone"];
+            description: components["schemas"]["RequiredText255"];
+            email: components["schemas"]["Email"];
+            is_c2c?: components["schemas"]["Flag"];
+            payout_frequency?: components["schemas"]["PayoutFrequency"];
+            payout_interval?: components["schemas"]["PayoutInterval"];
+            payout_threshold_amount?: components["schemas"]["CentsTotal"];
+            payouts_on_hold?: components["schemas"]["Flag"];
+        };
+        CreateSellerTransferForm: {
+            amount: components["schemas"]["PositiveCents"];
+            description: components["schemas"]["RequiredText255"];
+            /**
+             * @description `credit` marketplace to seller, `debit` seller to marketplace.
+             * @enum {string}
+             */
+            type: "debit" | "credit";
         };
         Currency: string;
         Customer: {
@@ -786,6 +1124,8 @@ export interface components {
          * @description An absolute http or https URL.
          */
         HttpUrl: string;
+        /** @description An IBAN (upper case, no spaces) passing the ISO 13616 mod-97 check. */
+        Iban: string;
         /** @description One scheduled part of an installment payment. */
         Installment: {
             amount: components["schemas"]["CentsTotal"];
@@ -898,6 +1238,12 @@ export interface components {
         /** @description Merchant-set mandate id, at least 5 characters. */
         MandateReference: string;
         MandateToken: string;
+        MarketplaceBalance: {
+            marketplace: {
+                available_amount: components["schemas"]["CentsTotal"];
+                current_amount: components["schemas"]["CentsTotal"];
+            };
+        };
         /** @description Merchant-set unique id, at most 120 characters. */
         MerchantRef: string;
         /** @description At most 20 keys; key at most 40 characters (`x-portico-key-max-length`, OpenAPI 3.0 has no propertyNames), value at most 200. */
@@ -973,6 +1319,7 @@ export interface components {
             /** @enum {string} */
             status: "Captured" | "Failed" | "Refunded" | "Partially Refunded" | "Disputed" | "Pending" | "Pre Authorized" | "Canceled" | "Expired";
             token: components["schemas"]["PaymentToken"];
+            /** @description What the payment's transfers hold now (their amounts less what reversals took back). */
             transfer_amount: components["schemas"]["CentsTotal"];
             transfers: components["schemas"]["Transfer"][];
         };
@@ -981,8 +1328,48 @@ export interface components {
             total_count: components["schemas"]["TotalCount"];
         };
         PaymentToken: string;
+        Payout: {
+            /** @description transfer_amount - commission_amount - reversal_amount + reversed_commission_amount. */
+            amount: components["schemas"]["PositiveCents"];
+            bank_account: components["schemas"]["BankAccount"];
+            commission_amount: components["schemas"]["CentsTotal"];
+            currency: components["schemas"]["Currency"];
+            date_created: components["schemas"]["Timestamp"];
+            date_deposited: string | null;
+            is_deposited: boolean;
+            /** @description Total of the included reversals (reversals of debit transfers negative). */
+            reversal_amount: components["schemas"]["SignedCents"];
+            reversal_count: components["schemas"]["TotalCount"];
+            reversed_commission_amount: components["schemas"]["CentsTotal"];
+            seller: components["schemas"]["SellerToken"];
+            /** @description Text on the seller's bank statement. */
+            statement_description: string | null;
+            /** @enum {string} */
+            status: "Pending" | "Deposited";
+            token: components["schemas"]["PayoutToken"];
+            /** @description Total of the included transfers (debit transfers negative). */
+            transfer_amount: components["schemas"]["SignedCents"];
+            transfer_count: components["schemas"]["TotalCount"];
+        };
+        /** @description Comma-separated weekdays (`monday` to `friday`) for weekly, day numbers (1 to 31) for monthly. */
+        PayoutFrequency: string;
+        /**
+         * @description `daily` (every calendar day), `weekly` or `monthly` (on the days of payout_frequency).
+         * @enum {string}
+         */
+        PayoutInterval: "daily" | "weekly" | "monthly";
+        PayoutList: {
+            items: components["schemas"]["Payout"][];
+            total_count: components["schemas"]["TotalCount"];
+        };
+        PayoutToken: string;
         /** @description International format, optional leading plus. */
         Phone: string;
+        /**
+         * Format: int32
+         * @description Cents, at least 1.
+         */
+        PositiveCents: number;
         Refund: {
             amount: components["schemas"]["CentsTotal"];
             date_created: components["schemas"]["Timestamp"];
@@ -1008,6 +1395,62 @@ export interface components {
             description?: components["schemas"]["Text255"];
         };
         RefundToken: string;
+        /** @description Text of 1 to 255 characters. */
+        RequiredText255: string;
+        Reversal: {
+            amount: components["schemas"]["PositiveCents"];
+            /** @description Commission given back to the seller. */
+            commission_amount: components["schemas"]["CentsTotal"];
+            currency: components["schemas"]["Currency"];
+            date_created: components["schemas"]["Timestamp"];
+            /** @description Empty when none was given. */
+            description: components["schemas"]["Text255"];
+            /** @description The payout that deducted it, null until then. */
+            payout: string | null;
+            token: components["schemas"]["ReversalToken"];
+            transfer: components["schemas"]["TransferToken"];
+        };
+        ReversalList: {
+            items: components["schemas"]["Reversal"][];
+            total_count: components["schemas"]["TotalCount"];
+        };
+        ReversalToken: string;
+        Seller: {
+            /** @description Oldest first; exactly one is default. */
+            bank_accounts: components["schemas"]["BankAccount"][];
+            business: components["schemas"]["Business"];
+            contact_phone: components["schemas"]["Phone"];
+            date_created: components["schemas"]["Timestamp"];
+            date_modified: components["schemas"]["Timestamp"];
+            description: components["schemas"]["RequiredText255"];
+            email: components["schemas"]["Email"];
+            /** @description Can receive transfers; true only when status is Authorized. */
+            is_authorized: boolean;
+            is_c2c: boolean | null;
+            /** @description Weekdays (weekly) or day numbers as text (monthly); empty for daily. */
+            payout_frequency: string[];
+            payout_interval: components["schemas"]["PayoutInterval"];
+            payout_threshold_amount: components["schemas"]["CentsTotal"];
+            payouts_on_hold: boolean;
+            /** @enum {string} */
+            status: "Authorized" | "Suspended" | "Closed";
+            token: components["schemas"]["SellerToken"];
+        };
+        SellerBalance: {
+            available_amount: components["schemas"]["CentsTotal"];
+        };
+        SellerList: {
+            items: components["schemas"]["Seller"][];
+            total_count: components["schemas"]["TotalCount"];
+        };
+        SellerToken: string;
+        /**
+         * Format: int32
+         * @description Cents; negative where debit transfers (and reversals of them) count against the seller.
+         */
+        SignedCents: number;
+        /** @description Business tax number (VAT id), 5 to 20 letters and digits. */
+        TaxNumber: string;
         /** @description 3-D Secure details; the sandbox performs no 3-D Secure and answers null for each. */
         Tds: {
             auth_code: string | null;
@@ -1021,11 +1464,37 @@ export interface components {
         Timestamp: string;
         /** Format: int32 */
         TotalCount: number;
-        /** @description A marketplace transfer out of a split payment (extended by the marketplace part of this contract). */
+        /** @description A marketplace transfer; `payment` transfers split a payment to a seller, `debit`/`credit` move funds directly. */
         Transfer: {
-            amount: components["schemas"]["CentsTotal"];
-            token: string;
+            /** @description Part of the amount taken from the marketplace available balance (above the payment's remaining amount). */
+            additional_amount: components["schemas"]["CentsTotal"];
+            amount: components["schemas"]["PositiveCents"];
+            /** @description Kept by the marketplace (0 for a direct transfer). */
+            commission_amount: components["schemas"]["CentsTotal"];
+            currency: components["schemas"]["Currency"];
+            date_created: components["schemas"]["Timestamp"];
+            description: components["schemas"]["RequiredText255"];
+            /** @description True only when fully reversed. */
+            is_reversed: boolean;
+            on_hold: boolean;
+            /** @description The split payment; null for a direct transfer. */
+            payment: string | null;
+            /** @description The payout that included it, null until then. */
+            payout: string | null;
+            /** @description Oldest first. */
+            reversals: components["schemas"]["Reversal"][];
+            reversed_amount: components["schemas"]["CentsTotal"];
+            reversed_commission_amount: components["schemas"]["CentsTotal"];
+            seller: components["schemas"]["SellerToken"];
+            token: components["schemas"]["TransferToken"];
+            /** @enum {string} */
+            type: "payment" | "debit" | "credit";
         };
+        TransferList: {
+            items: components["schemas"]["Transfer"][];
+            total_count: components["schemas"]["TotalCount"];
+        };
+        TransferToken: string;
         UpdateCustomerForm: {
             /** @description A card of the customer (`crd_`). */
             card?: string;
@@ -1038,6 +1507,24 @@ export interface components {
         UpdatePaymentForm: {
             description?: components["schemas"]["Text255"];
             metadata?: components["schemas"]["MetadataUpdate"];
+        };
+        UpdateSellerForm: {
+            bank_account_beneficiary?: components["schemas"]["RequiredText255"];
+            bank_account_iban?: components["schemas"]["Iban"];
+            business_address?: components["schemas"]["RequiredText255"];
+            business_name?: components["schemas"]["RequiredText255"];
+            business_title?: components["schemas"]["RequiredText255"];
+            description?: components["schemas"]["RequiredText255"];
+            email?: components["schemas"]["Email"];
+            payout_frequency?: components["schemas"]["PayoutFrequency"];
+            payout_interval?: components["schemas"]["PayoutInterval"];
+            payout_threshold_amount?: components["schemas"]["CentsTotal"];
+            payouts_on_hold?: components["schemas"]["Flag"];
+        };
+        UpdateTransferForm: {
+            description?: components["schemas"]["RequiredText255"];
+            /** @description 1 holds the payout, 0 pays it out on the seller's schedule. */
+            on_hold?: components["schemas"]["Flag"];
         };
     };
     responses: {
@@ -1187,10 +1674,18 @@ export interface components {
         Offset: number;
         /** @description Payment id (`pmt_...`). Any id the merchant does not have is 404 40005. */
         PaymentId: components["schemas"]["PathId"];
+        /** @description Payout id (`pay_...`). Unknown is 404 60004. */
+        PayoutId: components["schemas"]["PathId"];
         /** @description Refund id (`ref_...`). Unknown is 404 50003. */
         RefundId: components["schemas"]["PathId"];
+        /** @description Reversal id (`rev_...`). Unknown is 404 60003. */
+        ReversalId: components["schemas"]["PathId"];
+        /** @description Seller id (`sel_...`). Unknown is 404 60001. */
+        SellerId: components["schemas"]["PathId"];
         /** @description Card token id (`ctn_...`). Unknown is 404 20005. */
         TokenId: components["schemas"]["PathId"];
+        /** @description Transfer id (`tra_...`). Unknown is 404 60002. */
+        TransferId: components["schemas"]["PathId"];
     };
     requestBodies: never;
     headers: never;
@@ -1223,6 +1718,29 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    retrieveBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The marketplace's balance. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarketplaceBalance"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalServerError"];
         };
     };
@@ -1916,6 +2434,37 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    createPaymentTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Payment id (`pmt_...`). Any id the merchant does not have is 404 40005. */
+                paymentId: components["parameters"]["PaymentId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["CreatePaymentTransferForm"];
+            };
+        };
+        responses: {
+            /** @description The transfer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transfer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     capturePaymentAlias: {
         parameters: {
             query?: never;
@@ -1973,6 +2522,69 @@ export interface operations {
             404: components["responses"]["NotFound"];
             500: components["responses"]["InternalServerError"];
             502: components["responses"]["BadGateway"];
+        };
+    };
+    listPayouts: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 20 (default 10). */
+                count?: components["parameters"]["Count"];
+                /** @description First creation day included (`YYYY-MM-DD`, UTC). */
+                date_from?: components["parameters"]["DateFrom"];
+                /** @description Last creation day included (`YYYY-MM-DD`, UTC); not before date_from (else 400 80002 date_to). */
+                date_to?: components["parameters"]["DateTo"];
+                /** @description 1 deposited payouts, 0 pending ones. */
+                is_deposited?: components["schemas"]["Flag"];
+                /** @description Records skipped (default 0). */
+                offset?: components["parameters"]["Offset"];
+                /** @description Only the payouts of this seller. */
+                seller?: components["schemas"]["PathId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payouts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayoutList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    retrievePayout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Payout id (`pay_...`). Unknown is 404 60004. */
+                payoutId: components["parameters"]["PayoutId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payout. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payout"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     listRefunds: {
@@ -2065,6 +2677,278 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    listReversals: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 20 (default 10). */
+                count?: components["parameters"]["Count"];
+                /** @description First creation day included (`YYYY-MM-DD`, UTC). */
+                date_from?: components["parameters"]["DateFrom"];
+                /** @description Last creation day included (`YYYY-MM-DD`, UTC); not before date_from (else 400 80002 date_to). */
+                date_to?: components["parameters"]["DateTo"];
+                /** @description Records skipped (default 0). */
+                offset?: components["parameters"]["Offset"];
+                /** @description 1 reversals included in a payout, 0 the others. */
+                paid_out?: components["schemas"]["Flag"];
+                /** @description Only the reversals included in this payout. */
+                payout?: components["schemas"]["PathId"];
+                /** @description Only the reversals of this transfer. */
+                transfer?: components["schemas"]["PathId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of reversals. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReversalList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createReversal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["CreateReversalForm"];
+            };
+        };
+        responses: {
+            /** @description The reversal. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reversal"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    retrieveReversal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Reversal id (`rev_...`). Unknown is 404 60003. */
+                reversalId: components["parameters"]["ReversalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reversal. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reversal"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listSellers: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 20 (default 10). */
+                count?: components["parameters"]["Count"];
+                /** @description First creation day included (`YYYY-MM-DD`, UTC). */
+                date_from?: components["parameters"]["DateFrom"];
+                /** @description Last creation day included (`YYYY-MM-DD`, UTC); not before date_from (else 400 80002 date_to). */
+                date_to?: components["parameters"]["DateTo"];
+                /** @description Records skipped (default 0). */
+                offset?: components["parameters"]["Offset"];
+                /** @description 1 sellers whose payouts are held, 0 the others. */
+                payouts_on_hold?: components["schemas"]["Flag"];
+                /** @description Exact business tax number. */
+                tax_number?: components["schemas"]["TaxNumber"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of sellers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SellerList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createSeller: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["CreateSellerForm"];
+            };
+        };
+        responses: {
+            /** @description The seller, `Authorized`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Seller"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    retrieveSeller: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Seller id (`sel_...`). Unknown is 404 60001. */
+                sellerId: components["parameters"]["SellerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The seller. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Seller"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    updateSeller: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Seller id (`sel_...`). Unknown is 404 60001. */
+                sellerId: components["parameters"]["SellerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["UpdateSellerForm"];
+            };
+        };
+        responses: {
+            /** @description The seller. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Seller"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    retrieveSellerBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Seller id (`sel_...`). Unknown is 404 60001. */
+                sellerId: components["parameters"]["SellerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The seller's balance. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SellerBalance"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createSellerTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Seller id (`sel_...`). Unknown is 404 60001. */
+                sellerId: components["parameters"]["SellerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["CreateSellerTransferForm"];
+            };
+        };
+        responses: {
+            /** @description The transfer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transfer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     createCardToken: {
         parameters: {
             query?: never;
@@ -2111,6 +2995,104 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CardToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listTransfers: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 20 (default 10). */
+                count?: components["parameters"]["Count"];
+                /** @description First creation day included (`YYYY-MM-DD`, UTC). */
+                date_from?: components["parameters"]["DateFrom"];
+                /** @description Last creation day included (`YYYY-MM-DD`, UTC); not before date_from (else 400 80002 date_to). */
+                date_to?: components["parameters"]["DateTo"];
+                /** @description Records skipped (default 0). */
+                offset?: components["parameters"]["Offset"];
+                /** @description 1 transfers included in a payout, 0 the others. */
+                paid_out?: components["schemas"]["Flag"];
+                /** @description Only the transfers of this payment. */
+                payment?: components["schemas"]["PathId"];
+                /** @description Only the transfers included in this payout. */
+                payout?: components["schemas"]["PathId"];
+                /** @description Only the transfers of this seller. */
+                seller?: components["schemas"]["PathId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of transfers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransferList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    retrieveTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Transfer id (`tra_...`). Unknown is 404 60002. */
+                transferId: components["parameters"]["TransferId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transfer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transfer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    updateTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Transfer id (`tra_...`). Unknown is 404 60002. */
+                transferId: components["parameters"]["TransferId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["UpdateTransferForm"];
+            };
+        };
+        responses: {
+            /** @description The transfer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transfer"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -45,4 +45,9 @@ export const STATUS_CHANGE_EVENTS: Record<
     cardResource: true,
   },
   iris_session: { type: 'iris_session.status_changed', idField: 'sessionId', cardResource: true },
+  // Marketplace resources: Portico learns of their changes only from the app's own calls (no events yet).
+  card_seller: null,
+  card_transfer: null,
+  card_reversal: null,
+  card_payout: null,
 };

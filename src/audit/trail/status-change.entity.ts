@@ -8,6 +8,10 @@ export const SUBJECT_KINDS = [
   'card_customer',
   'notification',
   'iris_session',
+  'card_seller',
+  'card_transfer',
+  'card_reversal',
+  'card_payout',
 ] as const;
 export type SubjectKind = (typeof SUBJECT_KINDS)[number];
 

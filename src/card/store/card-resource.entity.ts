@@ -8,6 +8,11 @@ export const CARD_RESOURCE_KINDS = [
   'customer',
   'notification',
   'iris_session',
+  // the marketplace (src/card/marketplace)
+  'seller',
+  'transfer',
+  'reversal',
+  'payout',
 ] as const;
 export type CardResourceKind = (typeof CARD_RESOURCE_KINDS)[number];
 
@@ -18,6 +23,10 @@ export const CARD_SUBJECT_KINDS: Record<CardResourceKind, SubjectKind> = {
   customer: 'card_customer',
   notification: 'notification',
   iris_session: 'iris_session',
+  seller: 'card_seller',
+  transfer: 'card_transfer',
+  reversal: 'card_reversal',
+  payout: 'card_payout',
 };
 
 /**

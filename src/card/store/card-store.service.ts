@@ -133,7 +133,8 @@ export class CardStore {
         ? `The provider did not make ${what} ${row.id}`
         : `The outcome of ${what} ${row.id} is not known yet; Portico settles it with the provider`,
       headers: failed ? {} : { 'Retry-After': '5' },
-      extensions: { id: row.id, status: row.status },
+      // Not `status`: that is the problem's own HTTP status.
+      extensions: { id: row.id, resourceStatus: row.status },
     });
   }
 

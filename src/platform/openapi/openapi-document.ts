@@ -62,6 +62,10 @@ const TAGS: [string, string][] = [
   ['Card tokens', "Single-use card tokens (15 minutes), made with the tenant's public key"],
   ['Confirmation of funds', 'Consents to check one account, and the checks'],
   [
+    'Marketplace',
+    "The tenant's marketplace at the card provider: sellers, split and direct transfers, reversals, payouts, balances; exactly once",
+  ],
+  [
     'Payment initiation',
     'Domestic, SEPA and cross-border credit transfers the user approves at the bank',
   ],

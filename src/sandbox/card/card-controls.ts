@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { CardSandbox } from './card-sandbox.js';
+import { registerMarketplaceControls } from './marketplace/marketplace-controls.js';
 
 /** Ten years: the furthest one clock move may go. */
 const MAX_ADVANCE_SECONDS = 10 * 365 * 86_400;
@@ -36,4 +37,5 @@ export function registerCardControls(server: FastifyInstance, card: CardSandbox)
     await card.persisted();
     return reply.code(200).send({ now: now.toISOString() });
   });
+  registerMarketplaceControls(server, card);
 }

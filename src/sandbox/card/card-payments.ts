@@ -22,6 +22,7 @@ import {
 import type { CardTokenRecord, CustomerRecord, PaymentRecord, StoredCard } from './card-state.js';
 import { cardExpired, paymentView } from './card-views.js';
 import { payFromIrisSource } from './iris/iris-sessions.js';
+import { paymentTransfers, splitPaymentCaptured } from './marketplace/split-payments.js';
 
 /** A pre-authorisation not captured within 7 days is cancelled (provider facts). */
 export const PRE_AUTHORISATION_MS = 7 * 86_400_000;
@@ -49,8 +50,10 @@ export function knownPayment(context: CardContext, id: string): PaymentRecord {
   return settle(context, payment);
 }
 
-export const viewPayment = (context: CardContext, payment: PaymentRecord) =>
-  paymentView(payment, (id) => context.book.refunds.get(id), context.now);
+export const viewPayment = (context: CardContext, payment: PaymentRecord) => ({
+  ...paymentView(payment, (id) => context.book.refunds.get(id), context.now),
+  ...paymentTransfers(context, payment),
+});
 
 const flag = (value: unknown) => value === 1;
 
@@ -221,6 +224,7 @@ export function createPayment(context: CardContext, request: CardRequest): CardA
     branchToken: branchToken ?? '',
   };
   context.state.put(context.book, 'payment', payment);
+  splitPaymentCaptured(context, payment);
   return ok(viewPayment(context, payment));
 }
 
@@ -243,6 +247,7 @@ export function capturePayment(context: CardContext, request: CardRequest): Card
   if (payment.status !== 'Pre Authorized') throw new CardError(400, 40023);
   payment.status = 'Captured';
   context.state.put(context.book, 'payment', payment);
+  splitPaymentCaptured(context, payment);
   return ok(viewPayment(context, payment));
 }
 

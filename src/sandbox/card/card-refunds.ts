@@ -10,6 +10,7 @@ import {
 import { knownPayment } from './card-payments.js';
 import type { PaymentRecord, RefundRecord } from './card-state.js';
 import { refundView } from './card-views.js';
+import { checkSplitRefund, splitPaymentRefunded } from './marketplace/split-payments.js';
 
 /** The fee a refund gives back: in proportion, the last one taking what remains of the payment's fee. */
 function refundedFee(context: CardContext, payment: PaymentRecord, amount: number): number {
@@ -39,6 +40,7 @@ function refund(
   const remaining = payment.amount - payment.refundAmount;
   const amount = (body.amount as number | undefined) ?? remaining;
   if (amount > remaining) throw new CardError(400, 40007, amount, payment.token);
+  checkSplitRefund(context, payment, amount);
   const failure = payment.card?.refund ?? 'ok';
   const record: RefundRecord = {
     token: newId('ref'),
@@ -59,6 +61,7 @@ function refund(
   payment.refunds.push(record.token);
   payment.status = payment.refundAmount === payment.amount ? 'Refunded' : 'Partially Refunded';
   context.state.put(context.book, 'payment', payment);
+  splitPaymentRefunded(context, payment, amount, record.token);
   return ok(refundView(record));
 }
 

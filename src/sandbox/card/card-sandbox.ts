@@ -40,6 +40,7 @@ import type { StoredRows } from '../persistence/sandbox-state-store.js';
 import { irisOperations } from './iris/iris-sessions.js';
 import type { IrisDeliveryPlan } from './iris/iris-record.js';
 import { notificationOperations, type PageAddresses } from './notifications/notifications.js';
+import { MARKETPLACE_OPERATIONS } from './marketplace/marketplace-operations.js';
 
 type Operation = (context: CardContext, request: CardRequest) => CardAnswer;
 
@@ -70,6 +71,7 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   listCustomerMandates,
   deleteMandate,
   listBranches,
+  ...MARKETPLACE_OPERATIONS,
 };
 
 /** Part 2 (notifications, IRIS): their links point at the sandbox's page listener. */
@@ -216,6 +218,17 @@ export class CardSandbox {
     } catch (error) {
       if (error instanceof CardError) return error;
       throw error;
+    } finally {
+      this.flush();
+    }
+  }
+
+  /** A sandbox control's change on each merchant's book (or one's), stored as an operation's is. */
+  forMerchants<T>(change: (context: CardContext) => T, merchantId?: string): T[] {
+    try {
+      return [...this.state.books.values()]
+        .filter((book) => merchantId === undefined || book.merchant.id === merchantId)
+        .map((book) => change({ state: this.state, book, now: this.now() }));
     } finally {
       this.flush();
     }

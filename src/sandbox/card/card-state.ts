@@ -1,6 +1,14 @@
 import type { CardFacts } from './card-numbers.js';
 import type { IrisSessionRecord } from './iris/iris-record.js';
 import type { MailRecord, NotificationRecord } from './notifications/notification-record.js';
+import type {
+  LedgerEntryRecord,
+  MarketRecord,
+  PayoutRecord,
+  ReversalRecord,
+  SellerRecord,
+  TransferRecord,
+} from './marketplace/market-records.js';
 
 /** A stored card: the facts of its number (never the number), its expiry and holder. */
 export interface StoredCard extends CardFacts {
@@ -119,7 +127,10 @@ export type CardRecordKind =
   | 'branch'
   | 'notification'
   | 'iris'
-  | 'mail';
+  | 'mail'
+  | MarketRecordKind;
+/** The marketplace's kinds (marketplace/market-records.ts). */
+export type MarketRecordKind = 'seller' | 'transfer' | 'reversal' | 'payout' | 'entry' | 'market';
 export type CardStateKind = CardRecordKind | 'merchant' | 'clock';
 
 export interface CardStateRow {
@@ -138,6 +149,12 @@ type RecordOf<K extends CardRecordKind> = {
   notification: NotificationRecord;
   iris: IrisSessionRecord;
   mail: MailRecord;
+  seller: SellerRecord;
+  transfer: TransferRecord;
+  reversal: ReversalRecord;
+  payout: PayoutRecord;
+  entry: LedgerEntryRecord;
+  market: MarketRecord;
 }[K];
 
 /** One merchant's records: nothing of one merchant is reachable from another's book. */
@@ -151,6 +168,13 @@ export class MerchantBook {
   readonly notifications = new Map<string, NotificationRecord>();
   readonly irisSessions = new Map<string, IrisSessionRecord>();
   readonly mails = new Map<string, MailRecord>();
+  readonly sellers = new Map<string, SellerRecord>();
+  readonly transfers = new Map<string, TransferRecord>();
+  readonly reversals = new Map<string, ReversalRecord>();
+  readonly payouts = new Map<string, PayoutRecord>();
+  readonly entries = new Map<string, LedgerEntryRecord>();
+  /** The marketplace's balances and settings (one record, by the merchant's id). */
+  readonly markets = new Map<string, MarketRecord>();
   /** merchant_ref -> payment. */
   readonly merchantRefs = new Map<string, string>();
 
@@ -167,6 +191,12 @@ export class MerchantBook {
       notification: this.notifications,
       iris: this.irisSessions,
       mail: this.mails,
+      seller: this.sellers,
+      transfer: this.transfers,
+      reversal: this.reversals,
+      payout: this.payouts,
+      entry: this.entries,
+      market: this.markets,
     };
     return maps[kind] as unknown as Map<string, RecordOf<K>>;
   }

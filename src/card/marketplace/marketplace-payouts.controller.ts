@@ -1,0 +1,62 @@
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
+import type { Principal } from '../../access/tenants/tenants.service.js';
+import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
+import {
+  ApiCardAnswer,
+  ApiCardId,
+  ApiCardProblems,
+  ApiCardQuery,
+  CardId,
+  CardQuery,
+  facade,
+} from '../common/card-api.js';
+import { MarketplacePayoutsService } from './marketplace-payouts.service.js';
+
+@ApiTags('Marketplace')
+@ApiStandardProblems()
+@ApiCardProblems()
+@Auth('app')
+@Controller('v1/marketplace')
+export class MarketplacePayoutsController {
+  constructor(private readonly payouts: MarketplacePayoutsService) {}
+
+  @Get('payouts')
+  @ApiOperation({
+    summary: 'List payouts',
+    description:
+      "Payouts the provider's scheduler made to the sellers, most recent first; `seller` and `isDeposited` filter. Each one listed is kept in Portico's store with its Pending -> Deposited history.",
+  })
+  @ApiCardQuery('listPayouts')
+  @ApiCardAnswer(200, 'PayoutList', 'A page of payouts')
+  async listMarketplacePayouts(
+    @CurrentPrincipal() principal: Principal,
+    @Query(CardQuery('listPayouts')) query: Record<string, string | number | undefined>,
+  ) {
+    return facade('PayoutList', await this.payouts.list(principal.tenantId, query));
+  }
+
+  @Get('payouts/:payoutId')
+  @ApiOperation({ summary: 'Get a payout', description: "By the provider's id (`pay_…`)." })
+  @ApiCardId('payoutId', 'payout')
+  @ApiCardAnswer(200, 'Payout', 'The payout')
+  @ApiProblems({ 404: 'No such payout for this tenant' })
+  async getMarketplacePayout(
+    @CurrentPrincipal() principal: Principal,
+    @Param('payoutId', CardId) payoutId: string,
+  ) {
+    return facade('Payout', await this.payouts.get(principal.tenantId, payoutId));
+  }
+
+  @Get('balance')
+  @ApiOperation({
+    summary: "Get the marketplace's balance",
+    description:
+      '`availableAmount`: commissions and direct debits, less credits; `currentAmount`: captured split payments not yet transferred or refunded.',
+  })
+  @ApiCardAnswer(200, 'MarketplaceBalance', "The marketplace's balance")
+  async getMarketplaceBalance(@CurrentPrincipal() principal: Principal) {
+    return facade('MarketplaceBalance', await this.payouts.balance(principal.tenantId));
+  }
+}

@@ -1,0 +1,29 @@
+import { Injectable } from '@nestjs/common';
+import { MarketplaceResources } from './marketplace-resources.js';
+
+/**
+ * Payouts the provider's scheduler made to the tenant's sellers (each kept in Portico's store with
+ * its Pending -> Deposited history when the tenant reads it) and the marketplace's balance.
+ */
+@Injectable()
+export class MarketplacePayoutsService {
+  constructor(private readonly resources: MarketplaceResources) {}
+
+  get(tenantId: string, payoutId: string) {
+    return this.resources.read(tenantId, 'payout', 'retrievePayout', payoutId, {
+      path: { payoutId },
+    });
+  }
+
+  async list(tenantId: string, query: Record<string, string | number | undefined>) {
+    if (typeof query.seller === 'string')
+      await this.resources.owned(tenantId, 'seller', query.seller);
+    const page = await this.resources.store.call(tenantId, 'listPayouts', { query });
+    await this.resources.keepAll(tenantId, 'payout', page.items);
+    return page;
+  }
+
+  balance(tenantId: string) {
+    return this.resources.store.call(tenantId, 'retrieveBalance', {});
+  }
+}

@@ -1,0 +1,143 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
+import type { Principal } from '../../access/tenants/tenants.service.js';
+import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
+import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
+import { CardBody } from '../common/card-body.pipe.js';
+import {
+  ApiCardAnswer,
+  ApiCardBody,
+  ApiCardId,
+  ApiCardProblems,
+  ApiCardQuery,
+  CardId,
+  CardQuery,
+  facade,
+} from '../common/card-api.js';
+import { MarketplaceSellersService } from './marketplace-sellers.service.js';
+
+type ListQuery = Record<string, string | number | undefined>;
+
+export const SELLER_EXAMPLE = {
+  email: 'orders@olive-shop.example',
+  contactPhone: '+306900000000',
+  description: 'Olive oil and honey',
+  businessName: 'Olive Shop',
+  businessTitle: 'Olive Shop S.A.',
+  businessTaxNumber: 'EL123456789',
+  businessAddress: 'Ermou 12, Athens',
+  bankAccountIban: 'GR1601101250000000012300695',
+  bankAccountBeneficiary: 'Olive Shop S.A.',
+  payoutInterval: 'weekly',
+  payoutFrequency: 'monday,thursday',
+};
+
+@ApiTags('Marketplace')
+@ApiStandardProblems()
+@ApiCardProblems()
+@Auth('app')
+@Controller('v1/marketplace/sellers')
+export class MarketplaceSellersController {
+  constructor(private readonly sellers: MarketplaceSellersService) {}
+
+  @Post()
+  @HttpCode(201)
+  @Idempotent()
+  @ApiOperation({
+    summary: 'Onboard a seller',
+    description:
+      "Creates a seller of the tenant's marketplace with its business and bank account (payouts go there). Defaults: daily payouts, threshold 0, payouts not on hold, `isC2c` null. With an Idempotency-Key it never runs twice.",
+  })
+  @ApiCardBody('CreateSellerForm', SELLER_EXAMPLE)
+  @ApiCardAnswer(201, 'Seller', 'The seller, `Authorized`')
+  async createMarketplaceSeller(
+    @CurrentPrincipal() principal: Principal,
+    @Body(CardBody('CreateSellerForm')) form: Record<string, unknown>,
+  ) {
+    return facade('Seller', await this.sellers.create(principal.tenantId, form));
+  }
+
+  @Get()
+  @ApiOperation({
+    summary: 'List sellers',
+    description: 'Most recent first; `taxNumber` and `payoutsOnHold` filter.',
+  })
+  @ApiCardQuery('listSellers')
+  @ApiCardAnswer(200, 'SellerList', 'A page of sellers')
+  async listMarketplaceSellers(
+    @CurrentPrincipal() principal: Principal,
+    @Query(CardQuery('listSellers')) query: ListQuery,
+  ) {
+    return facade('SellerList', await this.sellers.list(principal.tenantId, query));
+  }
+
+  @Get(':sellerId')
+  @ApiOperation({
+    summary: 'Get a seller',
+    description: "By the provider's id (`sel_…`) or Portico's.",
+  })
+  @ApiCardId('sellerId', 'seller')
+  @ApiCardAnswer(200, 'Seller', 'The seller')
+  @ApiProblems({ 404: 'No such seller for this tenant' })
+  async getMarketplaceSeller(
+    @CurrentPrincipal() principal: Principal,
+    @Param('sellerId', CardId) sellerId: string,
+  ) {
+    return facade('Seller', await this.sellers.get(principal.tenantId, sellerId));
+  }
+
+  @Put(':sellerId')
+  @ApiOperation({
+    summary: 'Update a seller',
+    description:
+      '`bankAccountIban` and `bankAccountBeneficiary` go together; a new IBAN is listed at once but used for payouts only once the provider has verified it.',
+  })
+  @ApiCardId('sellerId', 'seller')
+  @ApiCardBody('UpdateSellerForm', { payoutThresholdAmount: 5000 })
+  @ApiCardAnswer(200, 'Seller', 'The seller')
+  @ApiProblems({ 404: 'No such seller for this tenant' })
+  async updateMarketplaceSeller(
+    @CurrentPrincipal() principal: Principal,
+    @Param('sellerId', CardId) sellerId: string,
+    @Body(CardBody('UpdateSellerForm')) form: Record<string, unknown>,
+  ) {
+    return facade('Seller', await this.sellers.update(principal.tenantId, sellerId, form));
+  }
+
+  @Get(':sellerId/balance')
+  @ApiOperation({
+    summary: "Get a seller's balance",
+    description:
+      'What the next payout would pay: transfers not paid out and not on hold, less reversals.',
+  })
+  @ApiCardId('sellerId', 'seller')
+  @ApiCardAnswer(200, 'SellerBalance', "The seller's balance")
+  @ApiProblems({ 404: 'No such seller for this tenant' })
+  async getMarketplaceSellerBalance(
+    @CurrentPrincipal() principal: Principal,
+    @Param('sellerId', CardId) sellerId: string,
+  ) {
+    return facade('SellerBalance', await this.sellers.balance(principal.tenantId, sellerId));
+  }
+
+  @Post(':sellerId/transfers')
+  @HttpCode(201)
+  @Idempotent()
+  @ApiOperation({
+    summary: 'Transfer funds directly to or from a seller',
+    description:
+      "`credit` moves `amount` from the marketplace's available balance to the seller, `debit` from the seller's available balance to the marketplace. With an Idempotency-Key it never runs twice.",
+  })
+  @ApiCardId('sellerId', 'seller')
+  @ApiCardBody('CreateSellerTransferForm', { type: 'credit', amount: 500, description: 'Bonus' })
+  @ApiCardAnswer(201, 'Transfer', 'The transfer')
+  @ApiProblems({ 404: 'No such seller for this tenant' })
+  async createMarketplaceDirectTransfer(
+    @CurrentPrincipal() principal: Principal,
+    @Param('sellerId', CardId) sellerId: string,
+    @Body(CardBody('CreateSellerTransferForm')) form: Record<string, unknown>,
+  ) {
+    return facade('Transfer', await this.sellers.transfer(principal.tenantId, sellerId, form));
+  }
+}

@@ -1,0 +1,53 @@
+import { Injectable } from '@nestjs/common';
+import { MarketplaceResources } from './marketplace-resources.js';
+
+type ListQuery = Record<string, string | number | undefined>;
+
+/** The tenant's sellers (its marketplace = its merchant at the provider), their balances and direct transfers. */
+@Injectable()
+export class MarketplaceSellersService {
+  constructor(private readonly resources: MarketplaceResources) {}
+
+  create(tenantId: string, form: Record<string, unknown>) {
+    return this.resources.create(tenantId, 'seller', 'createSeller', { form });
+  }
+
+  get(tenantId: string, sellerId: string) {
+    return this.resources.read(tenantId, 'seller', 'retrieveSeller', sellerId, {
+      path: { sellerId },
+    });
+  }
+
+  update(tenantId: string, sellerId: string, form: Record<string, unknown>) {
+    return this.resources.change(tenantId, 'seller', 'updateSeller', sellerId, {
+      path: { sellerId },
+      form,
+    });
+  }
+
+  list(tenantId: string, query: ListQuery) {
+    return this.resources.store.call(tenantId, 'listSellers', { query });
+  }
+
+  async balance(tenantId: string, sellerId: string) {
+    const row = await this.resources.store.owned(tenantId, 'seller', sellerId);
+    return this.resources.store.call(
+      tenantId,
+      'retrieveSellerBalance',
+      { path: { sellerId } },
+      row,
+    );
+  }
+
+  /** A direct credit (marketplace to seller) or debit (seller to marketplace), exactly once. */
+  async transfer(tenantId: string, sellerId: string, form: Record<string, unknown>) {
+    await this.resources.owned(tenantId, 'seller', sellerId);
+    return this.resources.create(
+      tenantId,
+      'transfer',
+      'createSellerTransfer',
+      { path: { sellerId }, form },
+      { parentToken: sellerId, amount: form.amount as number },
+    );
+  }
+}

@@ -1,0 +1,148 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
+import type { Principal } from '../../access/tenants/tenants.service.js';
+import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
+import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
+import { CardBody } from '../common/card-body.pipe.js';
+import {
+  ApiCardAnswer,
+  ApiCardBody,
+  ApiCardId,
+  ApiCardProblems,
+  ApiCardQuery,
+  CardId,
+  CardQuery,
+  facade,
+} from '../common/card-api.js';
+import { MarketplaceTransfersService } from './marketplace-transfers.service.js';
+
+type ListQuery = Record<string, string | number | undefined>;
+
+@ApiTags('Marketplace')
+@ApiStandardProblems()
+@ApiCardProblems()
+@Auth('app')
+@Controller('v1/marketplace')
+export class MarketplaceTransfersController {
+  constructor(private readonly transfers: MarketplaceTransfersService) {}
+
+  @Post('payments/:paymentId/transfers')
+  @HttpCode(201)
+  @Idempotent()
+  @ApiOperation({
+    summary: 'Split a payment to a seller',
+    description:
+      "Transfers `amount` of a captured split payment (`split: 1`) to `seller`, the marketplace keeping `commissionAmount`. `onHold: 1` holds its payout until released. Refusals carry the provider's code (`upstream.code`, e.g. 60010 not captured, 60015 above the remaining amount). With an Idempotency-Key it never runs twice.",
+  })
+  @ApiCardId('paymentId', 'payment')
+  @ApiCardBody('CreatePaymentTransferForm', {
+    seller: 'sel_xxxxxxxxxxxxxxxx',
+    amount: 900,
+    commissionAmount: 90,
+    description: 'Order 1042, olive oil',
+  })
+  @ApiCardAnswer(201, 'Transfer', 'The transfer')
+  @ApiProblems({ 404: 'No such payment or seller for this tenant' })
+  async createMarketplacePaymentTransfer(
+    @CurrentPrincipal() principal: Principal,
+    @Param('paymentId', CardId) paymentId: string,
+    @Body(CardBody('CreatePaymentTransferForm')) form: Record<string, unknown>,
+  ) {
+    return facade('Transfer', await this.transfers.split(principal.tenantId, paymentId, form));
+  }
+
+  @Get('transfers')
+  @ApiOperation({
+    summary: 'List transfers',
+    description: 'Most recent first; `payment`, `seller`, `payout` and `paidOut` filter.',
+  })
+  @ApiCardQuery('listTransfers')
+  @ApiCardAnswer(200, 'TransferList', 'A page of transfers')
+  async listMarketplaceTransfers(
+    @CurrentPrincipal() principal: Principal,
+    @Query(CardQuery('listTransfers')) query: ListQuery,
+  ) {
+    return facade('TransferList', await this.transfers.list(principal.tenantId, query));
+  }
+
+  @Get('transfers/:transferId')
+  @ApiOperation({
+    summary: 'Get a transfer',
+    description: "By the provider's id (`tra_…`) or Portico's.",
+  })
+  @ApiCardId('transferId', 'transfer')
+  @ApiCardAnswer(200, 'Transfer', 'The transfer with its reversals')
+  @ApiProblems({ 404: 'No such transfer for this tenant' })
+  async getMarketplaceTransfer(
+    @CurrentPrincipal() principal: Principal,
+    @Param('transferId', CardId) transferId: string,
+  ) {
+    return facade('Transfer', await this.transfers.get(principal.tenantId, transferId));
+  }
+
+  @Put('transfers/:transferId')
+  @ApiOperation({
+    summary: 'Update a transfer',
+    description:
+      '`onHold: 1` holds the payout of a payment transfer not paid out yet, `0` releases it; direct transfers are never held.',
+  })
+  @ApiCardId('transferId', 'transfer')
+  @ApiCardBody('UpdateTransferForm', { onHold: 0 })
+  @ApiCardAnswer(200, 'Transfer', 'The transfer')
+  @ApiProblems({ 404: 'No such transfer for this tenant' })
+  async updateMarketplaceTransfer(
+    @CurrentPrincipal() principal: Principal,
+    @Param('transferId', CardId) transferId: string,
+    @Body(CardBody('UpdateTransferForm')) form: Record<string, unknown>,
+  ) {
+    return facade('Transfer', await this.transfers.update(principal.tenantId, transferId, form));
+  }
+
+  @Post('reversals')
+  @HttpCode(201)
+  @Idempotent()
+  @ApiOperation({
+    summary: 'Reverse a transfer',
+    description:
+      'Reverses `amount` of `transfer` (all that remains when omitted, commission included); the commission comes back in proportion unless `refundCommission: 0` or an explicit `commissionAmount`. With an Idempotency-Key it never runs twice.',
+  })
+  @ApiCardBody('CreateReversalForm', { transfer: 'tra_xxxxxxxxxxxxxxxx', amount: 300 })
+  @ApiCardAnswer(201, 'Reversal', 'The reversal')
+  @ApiProblems({ 404: 'No such transfer for this tenant' })
+  async createMarketplaceReversal(
+    @CurrentPrincipal() principal: Principal,
+    @Body(CardBody('CreateReversalForm')) form: Record<string, unknown>,
+  ) {
+    return facade('Reversal', await this.transfers.reverse(principal.tenantId, form));
+  }
+
+  @Get('reversals')
+  @ApiOperation({
+    summary: 'List reversals',
+    description: 'Most recent first; `transfer`, `payout` and `paidOut` filter.',
+  })
+  @ApiCardQuery('listReversals')
+  @ApiCardAnswer(200, 'ReversalList', 'A page of reversals')
+  async listMarketplaceReversals(
+    @CurrentPrincipal() principal: Principal,
+    @Query(CardQuery('listReversals')) query: ListQuery,
+  ) {
+    return facade('ReversalList', await this.transfers.listReversals(principal.tenantId, query));
+  }
+
+  @Get('reversals/:reversalId')
+  @ApiOperation({
+    summary: 'Get a reversal',
+    description: "By the provider's id (`rev_…`) or Portico's.",
+  })
+  @ApiCardId('reversalId', 'reversal')
+  @ApiCardAnswer(200, 'Reversal', 'The reversal')
+  @ApiProblems({ 404: 'No such reversal for this tenant' })
+  async getMarketplaceReversal(
+    @CurrentPrincipal() principal: Principal,
+    @Param('reversalId', CardId) reversalId: string,
+  ) {
+    return facade('Reversal', await this.transfers.getReversal(principal.tenantId, reversalId));
+  }
+}

@@ -1,0 +1,72 @@
+import { Injectable } from '@nestjs/common';
+import { MarketplaceResources } from './marketplace-resources.js';
+
+type ListQuery = Record<string, string | number | undefined>;
+
+/** Splits of the tenant's payments to its sellers, the transfers' holds, and their reversals. */
+@Injectable()
+export class MarketplaceTransfersService {
+  constructor(private readonly resources: MarketplaceResources) {}
+
+  /** Splits a payment to a seller, exactly once; another tenant's payment is 404 before anything is sent. */
+  async split(tenantId: string, paymentId: string, form: Record<string, unknown>) {
+    await this.resources.owned(tenantId, 'payment', paymentId);
+    await this.resources.owned(tenantId, 'seller', form.seller as string);
+    return this.resources.create(
+      tenantId,
+      'transfer',
+      'createPaymentTransfer',
+      { path: { paymentId }, form },
+      { parentToken: paymentId, amount: form.amount as number },
+    );
+  }
+
+  get(tenantId: string, transferId: string) {
+    return this.resources.read(tenantId, 'transfer', 'retrieveTransfer', transferId, {
+      path: { transferId },
+    });
+  }
+
+  update(tenantId: string, transferId: string, form: Record<string, unknown>) {
+    return this.resources.change(tenantId, 'transfer', 'updateTransfer', transferId, {
+      path: { transferId },
+      form,
+    });
+  }
+
+  async list(tenantId: string, query: ListQuery) {
+    for (const [kind, name] of [
+      ['payment', 'payment'],
+      ['seller', 'seller'],
+      ['payout', 'payout'],
+    ] as const)
+      if (typeof query[name] === 'string')
+        await this.resources.owned(tenantId, kind, query[name] as string);
+    return this.resources.store.call(tenantId, 'listTransfers', { query });
+  }
+
+  async reverse(tenantId: string, form: Record<string, unknown>) {
+    await this.resources.owned(tenantId, 'transfer', form.transfer as string);
+    return this.resources.create(
+      tenantId,
+      'reversal',
+      'createReversal',
+      { form },
+      { parentToken: form.transfer as string, amount: form.amount as number | undefined },
+    );
+  }
+
+  getReversal(tenantId: string, reversalId: string) {
+    return this.resources.read(tenantId, 'reversal', 'retrieveReversal', reversalId, {
+      path: { reversalId },
+    });
+  }
+
+  async listReversals(tenantId: string, query: ListQuery) {
+    if (typeof query.transfer === 'string')
+      await this.resources.owned(tenantId, 'transfer', query.transfer);
+    if (typeof query.payout === 'string')
+      await this.resources.owned(tenantId, 'payout', query.payout);
+    return this.resources.store.call(tenantId, 'listReversals', { query });
+  }
+}
