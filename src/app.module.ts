@@ -12,6 +12,7 @@ import { MetricsModule } from './platform/metrics/metrics.module.js';
 import { TenantsModule } from './access/tenants/tenants.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 import { CardModule } from './card/card.module.js';
+import { PosModule } from './pos/pos.module.js';
 import { InDoubtModule } from './platform/in-doubt/in-doubt-settlers.js';
 
 /** The gateway: one module per capability, configured by one typed config object. */
@@ -33,6 +34,7 @@ export class AppModule {
         AuditModule,
         WebhooksModule,
         CardModule,
+        PosModule,
         ...(extra as Type[]),
       ],
     };

@@ -53,8 +53,17 @@ export class AuditExportRecord {
 
   @ApiProperty({
     description:
-      'A status change: consent, payment, card_payment, card_refund or card_customer; an access: consent, payment or card',
-    enum: ['consent', 'payment', 'card_payment', 'card_refund', 'card_customer', 'card'],
+      'A status change: consent, payment, card_payment, card_refund, card_customer, pos_payment or pos_void; an access: consent, payment or card (the card and POS interfaces)',
+    enum: [
+      'consent',
+      'payment',
+      'card_payment',
+      'card_refund',
+      'card_customer',
+      'pos_payment',
+      'pos_void',
+      'card',
+    ],
   })
   resourceKind: string;
 

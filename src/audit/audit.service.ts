@@ -11,6 +11,7 @@ import { StatusHistoryService } from './trail/status-history.service.js';
 import type { AccessLogEntry } from './trail/access-log-entry.entity.js';
 import type { StatusChange } from './trail/status-change.entity.js';
 import { CardResource } from '../card/store/card-resource.entity.js';
+import { CARD_SUBJECT_KIND } from '../card/store/card-store.service.js';
 import type {
   AccessLogView,
   AuditCardResourceDetail,
@@ -133,7 +134,7 @@ export class AuditService {
   async cardResourceDetail(id: string): Promise<AuditCardResourceDetail> {
     const row = await this.cardResources.findOne({ where: { id } });
     if (!row) throw notFound(`No card resource ${id}`);
-    const kind = `card_${row.kind}` as const;
+    const kind = CARD_SUBJECT_KIND[row.kind];
     const [history, accesses] = await Promise.all([
       this.history.of(kind, row.id),
       this.accessLog.forCardResource(row.id),

@@ -19,7 +19,7 @@ export const WEBHOOK_EVENT_TYPES = {
   'notification.status_changed': { sent: false, about: "A provider notification's outcome" },
   'iris_session.status_changed': { sent: false, about: 'An IRIS session moved to another status' },
   'pos_transaction.status_changed': {
-    sent: false,
+    sent: true,
     about: 'A POS transaction moved to another status',
   },
 } as const satisfies Record<string, { sent: boolean; about: string }>;
@@ -39,4 +39,15 @@ export const STATUS_CHANGE_EVENTS: Record<
   card_refund: { type: 'card_refund.status_changed', idField: 'refundId', cardResource: true },
   // A customer changes only by the app's own calls: no event.
   card_customer: null,
+  // A POS payment or void, named by its transaction_id.
+  pos_payment: {
+    type: 'pos_transaction.status_changed',
+    idField: 'transactionId',
+    cardResource: true,
+  },
+  pos_void: {
+    type: 'pos_transaction.status_changed',
+    idField: 'transactionId',
+    cardResource: true,
+  },
 };

@@ -6,6 +6,8 @@ export const SUBJECT_KINDS = [
   'card_payment',
   'card_refund',
   'card_customer',
+  'pos_payment',
+  'pos_void',
 ] as const;
 export type SubjectKind = (typeof SUBJECT_KINDS)[number];
 

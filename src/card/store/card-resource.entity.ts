@@ -1,7 +1,14 @@
 import type { JsonObject } from '../../platform/common/json.js';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
-export const CARD_RESOURCE_KINDS = ['payment', 'refund', 'customer'] as const;
+export const CARD_RESOURCE_KINDS = [
+  'payment',
+  'refund',
+  'customer',
+  // POS transactions (src/pos/): `token` is the transaction_id, `parent_token` a void's original.
+  'pos_payment',
+  'pos_void',
+] as const;
 export type CardResourceKind = (typeof CARD_RESOURCE_KINDS)[number];
 
 /**

@@ -17,11 +17,15 @@ import {
 } from '../../upstreams/card/card.client.js';
 import { CardResource, type CardResourceKind } from './card-resource.entity.js';
 
-const SUBJECT_KIND: Record<CardResourceKind, SubjectKind> = {
+/** The status-history kind of each kind of row (POS rows keep their own name). */
+export const CARD_SUBJECT_KIND: Record<CardResourceKind, SubjectKind> = {
   payment: 'card_payment',
   refund: 'card_refund',
   customer: 'card_customer',
+  pos_payment: 'pos_payment',
+  pos_void: 'pos_void',
 };
+const SUBJECT_KIND = CARD_SUBJECT_KIND;
 
 const UNIQUE_VIOLATION = '23505';
 
