@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cashRegisterSignature } from '../../src/sandbox/pos/pos-cash-register.js';
+import { PosInDoubtResolver } from '../../src/pos/pos-in-doubt-resolver.service.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import { posCall, posTenant, shown, terminals, type PosTenant } from '../support/pos-gateway.js';
 
@@ -142,6 +143,32 @@ describe('POS facade', () => {
     expect(row.accesses[0].outcome).toMatch(/^unknown:/);
     const again = await post(body);
     expect(again.json()).toEqual(answer.json());
+  });
+
+  it('a lost answer whose lookup fails too stays in doubt (202) until the resolver reads it by transactionId', async () => {
+    const [terminal] = terminals(sut, app);
+    sut.sandbox.chaos.add({
+      operation: 'createPosTransaction',
+      fault: 'act-then-fail',
+      then: 'reset',
+      times: 1,
+    });
+    sut.sandbox.chaos.add({
+      operation: 'getPosTransaction',
+      fault: 'status',
+      status: 500,
+      times: 2,
+    });
+    const body = payment(terminal.token);
+    const answer = await post(body);
+    expect(answer.statusCode).toBe(202);
+    expect((await rowOf(body.transactionId)).status).toBe('unknown');
+    await sut.app.get(PosInDoubtResolver).resolveOnce(0);
+    const row = await rowOf(body.transactionId);
+    expect(row.status).toBe('CAPTURED');
+    expect(row.history.at(-1)?.cause).toBe('resolver');
+    expect((await get(body.transactionId)).json()).toMatchObject({ status: 'CAPTURED' });
+    expect(row.accesses.filter((a) => a.operation === 'createPosTransaction')).toHaveLength(1);
   });
 
   it('refuses bad input itself, naming the field (problem+json, never sent)', async () => {

@@ -222,6 +222,30 @@ describe('POS refusals (pos.yaml error table)', () => {
     await sut.refused('createPosTransaction', { key: merchant.posKey, json: body }, 10006);
   });
 
+  it('10006 on GET of a payment in flight whose terminal has since disconnected', async () => {
+    const terminal = await sut.terminal(merchant.merchantId, {
+      outcome: { action: 'never', afterMs: 0 },
+    });
+    const body = payment(terminal.token);
+    const held = create(body);
+    await sut.shown(terminal.token);
+    const params = { transactionId: body.transaction_id as string };
+    const patched = await sut.card.control('PATCH', `/sandbox/pos/terminals/${terminal.token}`, {
+      connected: false,
+    });
+    expect(patched.status).toBe(200);
+    await sut.refused('getPosTransaction', { key: merchant.posKey, params }, 10006);
+    await sut.card.control('PATCH', `/sandbox/pos/terminals/${terminal.token}`, {
+      connected: true,
+    });
+    await sut.payer(terminal.token, 'approve');
+    expect((await held).body).toMatchObject({ status: 'CAPTURED' });
+    const idle = await sut.card.control('POST', `/sandbox/pos/terminals/${terminal.token}/payer`, {
+      action: 'approve',
+    });
+    expect(idle.status).toBe(409);
+  });
+
   it('10008 while the terminal is busy (a fixture, or a payment in flight)', async () => {
     const busy = await sut.terminal(merchant.merchantId, { busy: true });
     await sut.refused(
