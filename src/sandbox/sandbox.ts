@@ -19,6 +19,7 @@ import { PosContract } from '../shared/contracts/pos-contract.js';
 import { startPos, type RunningPos } from './pos/pos-listener.js';
 import { registerPosControls } from './pos/pos-controls.js';
 import { PosSandbox } from './pos/pos-sandbox.js';
+import type { PosStateKind } from './pos/pos-journal.js';
 
 export interface SandboxOptions {
   certsDir: string;
@@ -67,6 +68,7 @@ export interface RunningSandbox {
 interface Stores {
   bank?: SandboxStateStore;
   card?: SandboxStateStore<CardStateKind>;
+  pos?: SandboxStateStore<PosStateKind>;
 }
 
 /**
@@ -86,11 +88,17 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
         options.database.schema,
         'card_state',
       );
+      stores.pos = await SandboxStateStore.open<PosStateKind>(
+        options.database.url,
+        options.database.schema,
+        'pos_state',
+      );
     }
     return await listen(options, contract, cardContract, stores);
   } catch (error) {
     await stores.bank?.close();
     await stores.card?.close();
+    await stores.pos?.close();
     throw error;
   }
 }
@@ -130,6 +138,8 @@ async function listen(
   const posSandbox = new PosSandbox(posContract, {
     now: () => card.now(),
     holdMs: options.posHoldMs,
+    store: stores.pos,
+    storedState: stores.pos ? await stores.pos.load() : [],
   });
   registerPosControls(sca, posSandbox);
   await sca.listen({ host: options.host, port: options.scaPort });
@@ -197,7 +207,9 @@ async function listen(
         await bank.persisted().catch(() => undefined);
         await card.persisted().catch(() => undefined);
         await store?.close();
+        await posSide.pos.persisted().catch(() => undefined);
         await stores.card?.close();
+        await stores.pos?.close();
       },
     };
   } catch (error) {

@@ -20,12 +20,15 @@ export function registerPosControls(server: FastifyInstance, pos: PosSandbox): v
     const merchantId = (request.body as { merchantId?: unknown } | undefined)?.merchantId;
     if (typeof merchantId !== 'string' || !/^[A-Za-z0-9_]{1,64}$/.test(merchantId))
       return reply.code(400).send(fail(400, 'merchantId must be a card merchant id'));
-    return reply.code(201).send(pos.provisionMerchant(merchantId));
+    const merchant = pos.provisionMerchant(merchantId);
+    await pos.persisted();
+    return reply.code(201).send(merchant);
   });
   server.post('/sandbox/pos/merchants/:merchantId/terminals', async (request, reply) => {
     const { merchantId } = request.params as { merchantId: string };
     const made = pos.addTerminals(merchantId, (request.body ?? {}) as Record<string, unknown>);
     if (typeof made === 'string') return reply.code(400).send(fail(400, made));
+    await pos.persisted();
     return reply.code(201).send({ terminals: made });
   });
   server.get('/sandbox/pos/terminals/:token', async (request, reply) => {

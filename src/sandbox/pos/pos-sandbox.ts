@@ -13,6 +13,7 @@ import {
 import { fixtureProblem, newTerminal, type TerminalFixture } from './pos-terminals.js';
 import { terminalView, transactionView } from './pos-views.js';
 import { erpPendingOf, pageOf } from './pos-pending.js';
+import { PosJournal, type PosStateRow, type PosStateStore } from './pos-journal.js';
 
 /** The seed's hold: the client waits at least 180 s for the terminal. */
 export const SEED_HOLD_MS = 180_000;
@@ -44,11 +45,50 @@ export class PosSandbox {
   private readonly timers = new Set<NodeJS.Timeout>();
   private seq = 0;
   private closing = false;
+  private readonly journal: PosJournal;
 
   constructor(
     private readonly contract: PosContract,
-    private readonly options: { now: () => Date; holdMs?: number },
-  ) {}
+    private readonly options: {
+      now: () => Date;
+      holdMs?: number;
+      store?: PosStateStore;
+      storedState?: readonly PosStateRow[];
+    },
+  ) {
+    this.journal = new PosJournal(options.store);
+    this.restore(options.storedState ?? []);
+  }
+
+  /** Settles when every change so far is stored; rejects when the latest write failed. */
+  persisted(): Promise<void> {
+    return this.journal.persisted();
+  }
+
+  /**
+   * Rebuilds the state from stored rows. A payment that was in flight when the sandbox stopped is
+   * cancelled (the terminal lost it), so that its terminal is free and a GET tells the outcome.
+   */
+  private restore(rows: readonly PosStateRow[]): void {
+    for (const row of rows) {
+      if (row.kind === 'merchant') {
+        const merchant = row.data as PosMerchant;
+        this.merchants.set(merchant.merchantId, merchant);
+        this.keys.set(merchant.posKey, merchant.merchantId);
+      } else if (row.kind === 'terminal') {
+        const terminal = { ...(row.data as Terminal), current: undefined };
+        this.terminals.set(terminal.token, terminal);
+        this.seq = Math.max(this.seq, terminal.seq);
+      } else {
+        const tx = row.data as PosTransaction;
+        if (tx.status === 'INITIATING' || tx.status === 'PENDING') {
+          Object.assign(tx, { status: 'CANCELLED', decidedAt: this.now() });
+          this.journal.note('transaction', tx.transactionId, tx);
+        }
+        this.transactions.set(tx.transactionId, tx);
+      }
+    }
+  }
 
   private now(): number {
     return this.options.now().getTime();
@@ -66,6 +106,7 @@ export class PosSandbox {
     };
     this.merchants.set(merchantId, merchant);
     this.keys.set(merchant.posKey, merchantId);
+    this.journal.note('merchant', merchantId, merchant);
     return merchant;
   }
 
@@ -93,8 +134,9 @@ export class PosSandbox {
         this.options.holdMs ?? SEED_HOLD_MS,
       );
       this.terminals.set(terminal.token, terminal);
+      this.journal.note('terminal', terminal.token, terminal);
       for (const tx of erpPendingOf(terminal, fixture.erpPendingTransactions ?? 0, this.now()))
-        this.transactions.set(tx.transactionId, tx);
+        this.saveTransaction(tx);
       made.push({
         ...terminalView(terminal),
         ...(terminal.cashRegister ? { cash_registry_secret: terminal.cashRegister.secret } : {}),
@@ -112,6 +154,7 @@ export class PosSandbox {
     if (input.cashRegisterValidation !== undefined || input.erpPendingTransactions !== undefined)
       return 'cash register and ERP link are set when the terminal is made';
     Object.assign(terminal, input);
+    this.journal.note('terminal', terminal.token, terminal);
     return terminal;
   }
 
@@ -137,7 +180,9 @@ export class PosSandbox {
   closeBatch(token: string): number | string {
     const terminal = this.terminals.get(token);
     if (!terminal) return `no terminal ${token}`;
-    return terminal.batch++;
+    const closed = terminal.batch++;
+    this.journal.note('terminal', terminal.token, terminal);
+    return closed;
   }
 
   /** Answers one POS operation for a merchant; refusals come back as PosError. */
@@ -201,19 +246,20 @@ export class PosSandbox {
       receivedAt: this.now(),
     };
     if (!terminal.connected) {
-      this.transactions.set(id, { ...tx, status: 'DEVICE_NOT_CONNECTED' });
+      this.saveTransaction({ ...tx, status: 'DEVICE_NOT_CONNECTED' });
       throw new PosError(10006);
     }
     if (terminal.busy || terminal.current) throw new PosError(10008);
     if (tx.type === 'void') return ok(this.voidOf(tx, terminal, body));
     checkCashRegister(this.contract, terminal, tx.metadata, tx.amount + tx.tip);
-    this.transactions.set(id, tx);
     terminal.current = id;
     let decide = () => undefined as void;
     const promise = new Promise<void>((resolve) => (decide = resolve));
     this.decisions.set(id, { promise, decide });
     // The terminal acknowledges at once: the payment is shown to the payer.
     tx.status = 'PENDING';
+    this.saveTransaction(tx);
+    this.journal.note('terminal', terminal.token, terminal);
     const { action, afterMs } = terminal.outcome;
     if (action !== 'never') this.later(afterMs, () => this.decide(tx, action));
     return this.resultOf(tx, started);
@@ -245,6 +291,8 @@ export class PosSandbox {
     if (action !== 'cancel') tx.card = cardRead(tx);
     if (tx.status === 'CAPTURED') tx.batch = terminal.batch;
     if (terminal.current === tx.transactionId) terminal.current = undefined;
+    this.saveTransaction(tx);
+    this.journal.note('terminal', terminal.token, terminal);
     this.decisions.get(tx.transactionId)?.decide();
     this.decisions.delete(tx.transactionId);
   }
@@ -278,7 +326,8 @@ export class PosSandbox {
       batch: original.batch,
     });
     original.voidedBy = tx.transactionId;
-    this.transactions.set(tx.transactionId, tx);
+    this.saveTransaction(original);
+    this.saveTransaction(tx);
     return transactionView(tx, terminal);
   }
 
@@ -306,6 +355,11 @@ export class PosSandbox {
       .sort((a, b) => (b.decidedAt as number) - (a.decidedAt as number))
       .map((tx) => transactionView(tx, terminal));
     return ok(pageOf(items, query));
+  }
+
+  private saveTransaction(tx: PosTransaction): void {
+    this.transactions.set(tx.transactionId, tx);
+    this.journal.note('transaction', tx.transactionId, tx);
   }
 
   private later(ms: number, run: () => void): NodeJS.Timeout {

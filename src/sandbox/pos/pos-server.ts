@@ -107,8 +107,11 @@ export function createPosServer(options: PosServerOptions): FastifyInstance {
           query,
           body,
         });
+        await pos.persisted();
         return reply.code(answer.status).send(answer.body);
       } catch (error) {
+        // A change the store did not take is not reported as made.
+        await pos.persisted();
         if (error instanceof PosError) return send(reply, error);
         throw error;
       }
