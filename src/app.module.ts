@@ -13,6 +13,7 @@ import { TenantsModule } from './access/tenants/tenants.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 import { CardModule } from './card/card.module.js';
 import { MarketplaceModule } from './card/marketplace/marketplace.module.js';
+import { PosModule } from './pos/pos.module.js';
 import { InDoubtModule } from './platform/in-doubt/in-doubt-settlers.js';
 
 /** The gateway: one module per capability, configured by one typed config object. */
@@ -35,6 +36,7 @@ export class AppModule {
         WebhooksModule,
         CardModule,
         MarketplaceModule,
+        PosModule,
         ...(extra as Type[]),
       ],
     };

@@ -25,6 +25,7 @@ import { loggedPath } from './platform/logging/scrub.js';
 import { buildOpenApiDocument, DOCS_PATH, SPEC_PATH } from './platform/openapi/openapi-document.js';
 import { PSD2 } from './upstreams/open-banking/psd2-schemas.js';
 import { CARD } from './upstreams/card/card-schemas.js';
+import { POS } from './upstreams/pos/pos-schemas.js';
 import { isUuid } from './shared/uuid.js';
 
 /** The caller's X-Request-ID when it is a UUID, else a new one. */
@@ -44,7 +45,7 @@ type ModuleImport = Parameters<typeof NestFactory.create>[0];
 
 /** The facade's OpenAPI document, with the upstream contracts' schemas its DTOs use. */
 export function gatewayOpenApiDocument(app: NestFastifyApplication) {
-  return buildOpenApiDocument(app, [PSD2, CARD]);
+  return buildOpenApiDocument(app, [PSD2, CARD, POS]);
 }
 
 /** Builds the gateway application (not yet listening): used by main, the tests and the spec script. */

@@ -55,6 +55,7 @@ async function main(): Promise<void> {
           baseUrl: config.upstreams.card.baseUrl ?? sandbox.cardUrl,
           sandboxControlUrl: sandbox.scaUrl,
         },
+        pos: { ...config.upstreams.pos, baseUrl: config.upstreams.pos.baseUrl ?? sandbox.posUrl },
       },
     };
     logger.info(
@@ -114,6 +115,7 @@ async function main(): Promise<void> {
       lines.push(
         `  Sandbox:      open banking ${sandbox.openBankingUrl} (mTLS), SCA pages ${sandbox.scaUrl}`,
         `  Sandbox card: ${sandbox.cardUrl} (TLS, Basic auth; test merchant: POST ${sandbox.scaUrl}/sandbox/card/merchants)`,
+        `  Sandbox POS:  ${sandbox.posUrl}/pos/v1 (TLS, p_ keys; terminals: POST ${sandbox.scaUrl}/sandbox/pos/merchants/{id}/terminals)`,
       );
     lines.push(`  Card API:     ${base}/v1/card/payments (demo tenant's card merchant: ${card})`);
   }

@@ -53,7 +53,7 @@ export class AuditExportRecord {
 
   @ApiProperty({
     description:
-      'A status change: consent, payment, card_payment, card_refund, card_customer, notification, iris_session, card_seller, card_transfer, card_reversal or card_payout; an access: consent, payment or card',
+      'A status change: consent, payment, card_payment, card_refund, card_customer, notification, iris_session, card_seller, card_transfer, card_reversal, card_payout, pos_payment or pos_void; an access: consent, payment or card (the card and POS interfaces)',
     enum: [
       'consent',
       'payment',
@@ -66,6 +66,8 @@ export class AuditExportRecord {
       'card_transfer',
       'card_reversal',
       'card_payout',
+      'pos_payment',
+      'pos_void',
       'card',
     ],
   })

@@ -1305,6 +1305,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/pos/terminals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's POS terminals
+         * @description In onboarding order; `page` from 1, `limit` up to 50 (default 10).
+         */
+        get: operations["listPosTerminals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pos/terminals/{terminal}/pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List transactions a terminal did not report to the ERP
+         * @description For ERP reconciliation: the transactions an ERP-linked terminal made on its own (manual after a reported malfunction, preload results, manual credits), most recent first; `from`/`to` are days (YYYY-MM-DD).
+         */
+        get: operations["listPendingPosTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pos/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a payment or a void on a terminal
+         * @description `type: payment` shows the amount on the terminal for the payer; `type: void` voids a captured payment of the last 24 hours on the same terminal (its batch not yet settled). `transactionId` (a uuid v4 you choose) is the idempotency key: the same transactionId again starts nothing and answers the first request's result (another request under it: 422). The terminal may take minutes (the provider holds the call up to 180 s): Portico waits at most `wait` seconds (default POS_SYNC_WAIT_MS) and then answers 202 with the transaction's address; poll it (GET) until its status is CAPTURED, FAILED or CANCELLED. A lost answer from the provider is settled by reading the transaction there by its transactionId: never lost, never doubled.
+         */
+        post: operations["createPosTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pos/transactions/{transactionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a POS transaction
+         * @description By its transactionId. While the terminal has not decided, Portico asks the provider (status INITIATING or PENDING); once decided, the stored result.
+         */
+        get: operations["getPosTransaction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sca/callback/{state}": {
         parameters: {
             query?: never;
@@ -1681,7 +1761,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            kind: "payment" | "refund" | "customer" | "notification" | "iris_session" | "seller" | "transfer" | "reversal" | "payout";
+            kind: "payment" | "refund" | "customer" | "notification" | "iris_session" | "seller" | "transfer" | "reversal" | "payout" | "pos_payment" | "pos_void";
             /** @description A payment's merchant reference (the app's, or portico-<id>) */
             merchantRef?: string | null;
             /** @description A refund's payment */
@@ -1715,7 +1795,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            kind: "payment" | "refund" | "customer" | "notification" | "iris_session" | "seller" | "transfer" | "reversal" | "payout";
+            kind: "payment" | "refund" | "customer" | "notification" | "iris_session" | "seller" | "transfer" | "reversal" | "payout" | "pos_payment" | "pos_void";
             /** @description A payment's merchant reference (the app's, or portico-<id>) */
             merchantRef?: string | null;
             /** @description A refund's payment */
@@ -1972,10 +2052,10 @@ export interface components {
              */
             resourceId: string | null;
             /**
-             * @description A status change: consent, payment, card_payment, card_refund, card_customer, notification, iris_session, card_seller, card_transfer, card_reversal or card_payout; an access: consent, payment or card
+             * @description A status change: consent, payment, card_payment, card_refund, card_customer, notification, iris_session, card_seller, card_transfer, card_reversal, card_payout, pos_payment or pos_void; an access: consent, payment or card (the card and POS interfaces)
              * @enum {string}
              */
-            resourceKind: "consent" | "payment" | "card_payment" | "card_refund" | "card_customer" | "notification" | "iris_session" | "card_seller" | "card_transfer" | "card_reversal" | "card_payout" | "card";
+            resourceKind: "consent" | "payment" | "card_payment" | "card_refund" | "card_customer" | "notification" | "iris_session" | "card_seller" | "card_transfer" | "card_reversal" | "card_payout" | "pos_payment" | "pos_void" | "card";
             /** Format: uuid */
             tenantId: string;
             toStatus?: string | null;
@@ -3091,7 +3171,7 @@ export interface components {
             /** @description What the endpoint is for */
             description?: string;
             /**
-             * @description The event types sent to this endpoint. `consent.status_changed`: A consent moved to another status; `consent.renewal_due`: An account-information consent needs a fresh SCA or ends soon; `payment.status_changed`: An open-banking payment moved to another status; `card_payment.status_changed`: A card payment moved to another status; `card_refund.status_changed`: A card refund moved to another status; `notification.status_changed`: A provider notification's outcome; `iris_session.status_changed`: An IRIS session moved to another status; `pos_transaction.status_changed`: A POS transaction moved to another status (reserved: not sent yet).
+             * @description The event types sent to this endpoint. `consent.status_changed`: A consent moved to another status; `consent.renewal_due`: An account-information consent needs a fresh SCA or ends soon; `payment.status_changed`: An open-banking payment moved to another status; `card_payment.status_changed`: A card payment moved to another status; `card_refund.status_changed`: A card refund moved to another status; `notification.status_changed`: A provider notification's outcome; `iris_session.status_changed`: An IRIS session moved to another status; `pos_transaction.status_changed`: A POS transaction moved to another status.
              * @example [
              *       "consent.status_changed",
              *       "consent.renewal_due",
@@ -3272,6 +3352,111 @@ export interface components {
              * @example RCVD
              */
             status: string;
+        };
+        /**
+         * Format: int32
+         * @description Cents.
+         */
+        PosAmount: number;
+        /** @enum {string} */
+        PosCurrency: "EUR";
+        /** @description Free key/value fields; on a terminal with cash-register validation, the fields of PosCashRegisterMetadata (at least). At most 23 fields, keys at most 40 characters, values at most 200. */
+        PosMetadata: {
+            [key: string]: string;
+        };
+        PosPaymentRequest: {
+            amount: components["schemas"]["PosAmount"];
+            currency: components["schemas"]["PosCurrency"];
+            metadata?: components["schemas"]["PosMetadata"];
+            terminal: components["schemas"]["PosTerminalToken"];
+            /**
+             * Format: int32
+             * @description Cents (default 0).
+             * @default 0
+             */
+            tip: number;
+            transactionId: components["schemas"]["PosTransactionId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "PosPaymentRequest";
+        };
+        PosTerminal: {
+            cashRegistryId?: string;
+            /** @enum {string} */
+            cashRegistryType?: "VCR";
+            cashRegistryValidation?: boolean;
+            company: string;
+            /** @description `YYYY-MM-DD hh:mm:ss` */
+            dateOnboarded: string;
+            mid: string;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            tid: string;
+            token: components["schemas"]["PosTerminalToken"];
+        };
+        PosTerminalPage: {
+            items: components["schemas"]["PosTerminal"][];
+            /** Format: int32 */
+            page: number;
+            /** Format: int32 */
+            totalCount: number;
+        };
+        PosTerminalToken: string;
+        /** @description A uuid v4, chosen by the merchant system. */
+        PosTransactionId: string;
+        PosTransactionPage: {
+            items: components["schemas"]["PosTransactionResult"][];
+            /** Format: int32 */
+            page: number;
+            /** Format: int32 */
+            totalCount: number;
+        };
+        /** @description A payment or a void, told apart by `type`. */
+        PosTransactionRequest: components["schemas"]["PosPaymentRequest"] | components["schemas"]["PosVoidRequest"];
+        PosTransactionResult: {
+            /** @description Tax-authority transaction id computed from the issuer response. */
+            aadeTransactionId?: string;
+            acquirerId?: string;
+            /** Format: int32 */
+            amount?: number;
+            authorizationCode?: string;
+            batch?: string;
+            /** @description Masked PAN. */
+            cardNumber?: string;
+            /** @description Scheme name, upper case. */
+            cardType?: string;
+            currency?: components["schemas"]["PosCurrency"];
+            metadata?: components["schemas"]["PosMetadata"];
+            mid?: string;
+            originalTransactionId?: components["schemas"]["PosTransactionId"];
+            rrn?: string;
+            status: components["schemas"]["PosTransactionStatus"];
+            terminal?: components["schemas"]["PosTerminalToken"];
+            tid?: string;
+            /** Format: int32 */
+            tip?: number;
+            transactionId?: components["schemas"]["PosTransactionId"];
+            /** @description `YYYY-MM-DD hh:mm:ss` followed by AM or PM. */
+            transactionTime?: string;
+            /** @enum {string} */
+            type?: "payment" | "void" | "refund";
+        };
+        /** @enum {string} */
+        PosTransactionStatus: "CAPTURED" | "CANCELLED" | "FAILED" | "PENDING" | "INITIATING" | "DEVICE_NOT_CONNECTED";
+        PosVoidRequest: {
+            amount?: components["schemas"]["PosAmount"];
+            currency: components["schemas"]["PosCurrency"];
+            metadata?: components["schemas"]["PosMetadata"];
+            originalTransactionId: components["schemas"]["PosTransactionId"];
+            terminal: components["schemas"]["PosTerminalToken"];
+            transactionId: components["schemas"]["PosTransactionId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "PosVoidRequest";
         };
         PrincipalView: {
             /**
@@ -3555,7 +3740,7 @@ export interface components {
             status: "ok" | "fail";
         };
         SetCardCredentialsRequest: {
-            /** @description The point-of-sale interface key, when the merchant has one. Stored encrypted. */
+            /** @description The POS terminal interface key (`p_`), when the merchant has terminals. Stored encrypted. */
             posKey?: string;
             /**
              * @description The merchant's public key (card tokens from browsers and apps). Stored encrypted.
@@ -4841,7 +5026,7 @@ export interface operations {
                 createdFrom?: string;
                 /** @description Created before (an ISO date or date-time) */
                 createdTo?: string;
-                kind?: "payment" | "refund" | "customer" | "notification" | "iris_session" | "seller" | "transfer" | "reversal" | "payout";
+                kind?: "payment" | "refund" | "customer" | "notification" | "iris_session" | "seller" | "transfer" | "reversal" | "payout" | "pos_payment" | "pos_void";
                 /** @description Page, from 1 */
                 page?: number;
                 /** @description Items a page */
@@ -15082,6 +15267,667 @@ export interface operations {
             };
             /** @description No such payment for this tenant */
             404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider has been failing and the call was not sent (circuit open; see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPosTerminals: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 10, at most 50). */
+                limit?: number;
+                /** @description Page number, from 1 (default 1). */
+                page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of terminals */
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PosTerminalPage"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description The key's role is not app
+             *
+             *     The provider refused the tenant: the terminal or transaction is not its merchant's, or its POS key is not valid (`upstream.code` 10002 / 10005)
+             */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant has no POS key (an operator sets it), or the terminal is not connected (`upstream.code` 10006) */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider has been failing and the call was not sent (circuit open; see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPendingPosTransactions: {
+        parameters: {
+            query?: {
+                /** @description First day (YYYY-MM-DD) of transaction_time, inclusive. */
+                from?: string;
+                /** @description Items per page (default 10, at most 50). */
+                limit?: number;
+                /** @description Page number, from 1 (default 1). */
+                page?: number;
+                /** @description Last day (YYYY-MM-DD) of transaction_time, inclusive. */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The terminal (`trm_…`) */
+                terminal: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of transactions */
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PosTransactionPage"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description The key's role is not app
+             *
+             *     The provider refused the tenant: the terminal or transaction is not its merchant's, or its POS key is not valid (`upstream.code` 10002 / 10005)
+             */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant has no POS key (an operator sets it), or the terminal is not connected (`upstream.code` 10006) */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown or disabled terminal, or not linked to an ERP (`upstream.code` 10003) */
+            422: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider has been failing and the call was not sent (circuit open; see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createPosTransaction: {
+        parameters: {
+            query?: {
+                /** @description Seconds to wait for the terminal before answering 202 (0 to POS_SYNC_WAIT_MS) */
+                wait?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Omit<components["schemas"]["PosTransactionRequest"], "type">;
+            };
+        };
+        responses: {
+            /** @description Decided: CAPTURED, FAILED or CANCELLED */
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PosTransactionResult"];
+                };
+            };
+            /** @description The terminal has not decided yet (INITIATING, PENDING): poll Location */
+            202: {
+                headers: {
+                    /** @description The transaction in Portico, to poll until the terminal has decided */
+                    Location: string;
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PosTransactionResult"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description The key's role is not app
+             *
+             *     The provider refused the tenant: the terminal or transaction is not its merchant's, or its POS key is not valid (`upstream.code` 10002 / 10005)
+             */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant has no POS key (an operator sets it), or the terminal is not connected (`upstream.code` 10006) */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Refused by the provider (`upstream.code` 10003 terminal unknown or disabled, 10008 busy, 10009-10013 void refusals), or the transactionId was used for another request */
+            422: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider has been failing and the call was not sent (circuit open; see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPosTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The transactionId the payment or void was started with */
+                transactionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transaction */
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PosTransactionResult"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description The key's role is not app
+             *
+             *     The provider refused the tenant: the terminal or transaction is not its merchant's, or its POS key is not valid (`upstream.code` 10002 / 10005)
+             */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such transaction for this tenant */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant has no POS key (an operator sets it), or the terminal is not connected (`upstream.code` 10006) */
+            409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
                     "RateLimit-Limit"?: number;

@@ -10,6 +10,7 @@ async function main(): Promise<void> {
     `Portico sandbox is running\n` +
       `  open-banking API (mutual TLS): ${sandbox.openBankingUrl}   client certificates: ${options.certsDir}/tpp.pem (CA ${options.certsDir}/ca.pem)\n` +
       `  card API (TLS, Basic auth):     ${sandbox.cardUrl}   test merchant: POST ${sandbox.scaUrl}/sandbox/card/merchants\n` +
+      `  POS interface (TLS, p_ keys):  ${sandbox.posUrl}/pos/v1   terminals: POST ${sandbox.scaUrl}/sandbox/pos/merchants/{merchantId}/terminals\n` +
       `  SCA pages and controls:        ${sandbox.scaUrl}\n` +
       `  test users: see README.md ("Sandbox test users")\n`,
   );

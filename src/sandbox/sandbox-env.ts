@@ -17,6 +17,7 @@ export function sandboxOptionsFromEnv(env: Record<string, string | undefined>): 
     openBankingPort: port('SANDBOX_OB_PORT', 8443),
     scaPort: port('SANDBOX_SCA_PORT', 8081),
     cardPort: port('SANDBOX_CARD_PORT', 8444),
+    posPort: port('SANDBOX_POS_PORT', 8445),
     scaPublicUrl: env.SANDBOX_SCA_PUBLIC_URL || undefined,
     // With DATABASE_URL the bank keeps its state there (schema `sandbox`); without, in memory.
     ...(env.DATABASE_URL ? { database: { url: env.DATABASE_URL } } : {}),

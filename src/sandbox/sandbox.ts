@@ -16,6 +16,11 @@ import { createCardServer } from './card/card-server.js';
 import { registerCardControls } from './card/card-controls.js';
 import type { CardStateKind } from './card/card-state.js';
 import { registerCardPages } from './card/card-pages.js';
+import { PosContract } from '../shared/contracts/pos-contract.js';
+import { startPos, type RunningPos } from './pos/pos-listener.js';
+import { registerPosControls } from './pos/pos-controls.js';
+import { PosSandbox } from './pos/pos-sandbox.js';
+import type { PosStateKind } from './pos/pos-journal.js';
 
 export interface SandboxOptions {
   certsDir: string;
@@ -24,6 +29,10 @@ export interface SandboxOptions {
   scaPort: number;
   /** Port of the card API (server TLS, Basic auth); default 0, any free port. */
   cardPort?: number;
+  /** Port of the POS terminal interface (server TLS, `p_` keys); default 0, any free port. */
+  posPort?: number;
+  /** How long the POS side holds a payment for the terminal; default the seed's 180 s. */
+  posHoldMs?: number;
   /** Address browsers reach the SCA pages at; default http://localhost:<sca port>. */
   scaPublicUrl?: string;
   now?: () => Date;
@@ -46,6 +55,10 @@ export interface RunningSandbox {
   bank: SandboxBank;
   /** The card side's state, by merchant (provisioning, clock, calls). */
   card: CardSandbox;
+  /** The POS terminal interface (`/pos/v1`), e.g. https://localhost:8445 */
+  posUrl: string;
+  /** The POS side: merchants' POS keys, terminals, transactions (its clock is the card side's). */
+  pos: PosSandbox;
   /** Fault injection on both APIs, by operationId; also at /sandbox/chaos on the SCA listener. */
   chaos: Chaos;
   /** TLS handshakes completed on the open-banking listener. */
@@ -56,6 +69,7 @@ export interface RunningSandbox {
 interface Stores {
   bank?: SandboxStateStore;
   card?: SandboxStateStore<CardStateKind>;
+  pos?: SandboxStateStore<PosStateKind>;
 }
 
 /**
@@ -75,11 +89,17 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
         options.database.schema,
         'card_state',
       );
+      stores.pos = await SandboxStateStore.open<PosStateKind>(
+        options.database.url,
+        options.database.schema,
+        'pos_state',
+      );
     }
     return await listen(options, contract, cardContract, stores);
   } catch (error) {
     await stores.bank?.close();
     await stores.card?.close();
+    await stores.pos?.close();
     throw error;
   }
 }
@@ -99,9 +119,11 @@ async function listen(
     now: options.now,
   });
   // One registry for both APIs: operationIds do not overlap, and the same controls reach both.
+  const posContract = new PosContract();
   const chaos = new Chaos([
     ...contract.operations.map((operation) => operation.operationId),
     ...cardContract.operations.map((operation) => operation.operationId),
+    ...posContract.operations.map((operation) => operation.operationId),
   ]);
 
   // The SCA listener must be up before the bank exists: the bank's links point at its address.
@@ -115,6 +137,13 @@ async function listen(
   sca.get('/sandbox/tls-handshakes', async () => ({ handshakes: counters.handshakes() }));
   registerCardControls(sca, card);
   const cardPages = registerCardPages(sca, card, cardContract);
+  const posSandbox = new PosSandbox(posContract, {
+    now: () => card.now(),
+    holdMs: options.posHoldMs,
+    store: stores.pos,
+    storedState: stores.pos ? await stores.pos.load() : [],
+  });
+  registerPosControls(sca, posSandbox);
   await sca.listen({ host: options.host, port: options.scaPort });
   const scaPort = (sca.server.address() as { port: number }).port;
   const scaUrl = options.scaPublicUrl ?? `http://localhost:${scaPort}`;
@@ -143,13 +172,20 @@ async function listen(
       tls: { key: read('sandbox.key'), cert: read('sandbox.pem') },
     });
     installCardChaos(cardServer, chaos, cardContract);
+    let pos: RunningPos | undefined;
     try {
       await openBanking.server.listen({ host: options.host, port: options.openBankingPort });
       await cardServer.listen({ host: options.host, port: options.cardPort ?? 0 });
+      pos = await startPos(posSandbox, chaos, posContract, {
+        host: options.host,
+        port: options.posPort ?? 0,
+        tls: { key: read('sandbox.key'), cert: read('sandbox.pem') },
+      });
     } catch (error) {
       await Promise.all([openBanking.server.close(), cardServer.close()]);
       throw error;
     }
+    const posSide = pos;
     const obPort = (openBanking.server.server.address() as { port: number }).port;
     counters.handshakes = openBanking.handshakes;
     const cardPort = (cardServer.server.address() as { port: number }).port;
@@ -160,15 +196,24 @@ async function listen(
       cardUrl: `https://localhost:${cardPort}`,
       bank,
       card,
+      posUrl: posSide.url,
+      pos: posSide.pos,
       chaos,
       tlsHandshakes: openBanking.handshakes,
       async close() {
         cardPages.close();
-        await Promise.all([openBanking.server.close(), cardServer.close(), sca.close()]);
+        await Promise.all([
+          openBanking.server.close(),
+          cardServer.close(),
+          posSide.server.close(),
+          sca.close(),
+        ]);
         await bank.persisted().catch(() => undefined);
         await card.persisted().catch(() => undefined);
         await store?.close();
+        await posSide.pos.persisted().catch(() => undefined);
         await stores.card?.close();
+        await stores.pos?.close();
       },
     };
   } catch (error) {

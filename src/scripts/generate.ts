@@ -16,6 +16,8 @@ const SPECS = [
   { spec: 'openapi/upstream/psd2.yaml', output: 'src/generated/psd2.ts' },
   /** The provider's card API (payments, refunds, tokens, customers, ...), as the gateway's card client sees it. */
   { spec: 'openapi/upstream/card.yaml', output: 'src/generated/card.ts' },
+  /** The provider's POS terminal interface, as the gateway's POS client sees it. */
+  { spec: 'openapi/upstream/pos.yaml', output: 'src/generated/pos.ts' },
   /** Portico's facade, for apps (and the tests) through src/client/portico-client.ts. */
   { spec: 'openapi/gateway.json', output: 'src/generated/gateway.ts' },
 ];

@@ -19,7 +19,7 @@ export const WEBHOOK_EVENT_TYPES = {
   'notification.status_changed': { sent: true, about: "A provider notification's outcome" },
   'iris_session.status_changed': { sent: true, about: 'An IRIS session moved to another status' },
   'pos_transaction.status_changed': {
-    sent: false,
+    sent: true,
     about: 'A POS transaction moved to another status',
   },
 } as const satisfies Record<string, { sent: boolean; about: string }>;
@@ -50,4 +50,15 @@ export const STATUS_CHANGE_EVENTS: Record<
   card_transfer: null,
   card_reversal: null,
   card_payout: null,
+  // A POS payment or void, named by its transaction_id.
+  pos_payment: {
+    type: 'pos_transaction.status_changed',
+    idField: 'transactionId',
+    cardResource: true,
+  },
+  pos_void: {
+    type: 'pos_transaction.status_changed',
+    idField: 'transactionId',
+    cardResource: true,
+  },
 };

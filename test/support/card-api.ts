@@ -33,7 +33,7 @@ const errorCodeOf = (body: unknown) => (body as { error?: { code?: number } }).e
 
 /** A sandbox for card tests (every port free, state in memory) and a TLS client trusting its CA. */
 export class CardSandboxClient {
-  private readonly agent = new Agent({
+  readonly agent = new Agent({
     connect: { ca: readFileSync('certs/dev/ca.pem') },
     keepAliveTimeout: 1000,
   });

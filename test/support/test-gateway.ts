@@ -80,6 +80,7 @@ export async function startTestGateway(
     openBankingPort: 0,
     scaPort: 0,
     cardPort: 0,
+    posPort: 0,
   });
   const config: AppConfig = {
     ...base,
@@ -94,6 +95,7 @@ export async function startTestGateway(
         baseUrl: base.upstreams.card.baseUrl ?? sandbox.cardUrl,
         sandboxControlUrl: sandbox.scaUrl,
       },
+      pos: { ...base.upstreams.pos, baseUrl: base.upstreams.pos.baseUrl ?? sandbox.posUrl },
     },
   };
   const logs: string[] = [];

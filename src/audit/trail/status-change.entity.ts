@@ -12,6 +12,8 @@ export const SUBJECT_KINDS = [
   'card_transfer',
   'card_reversal',
   'card_payout',
+  'pos_payment',
+  'pos_void',
 ] as const;
 export type SubjectKind = (typeof SUBJECT_KINDS)[number];
 

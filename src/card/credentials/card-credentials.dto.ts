@@ -6,8 +6,8 @@ import type { MaskedCredentials } from './card-credentials.service.js';
 const keyPattern = (prefix: string) => `^${prefix}_[A-Za-z0-9_.-]{4,250}$`;
 export const SECRET_KEY_PATTERN = keyPattern('sk');
 export const PUBLIC_KEY_PATTERN = keyPattern('pk');
-/** The POS interface's key (a later issue): its prefix is not fixed yet. */
-export const POS_KEY_PATTERN = '^[A-Za-z0-9_.-]{8,250}$';
+/** The POS interface's key (`p_`, pos.yaml). */
+export const POS_KEY_PATTERN = keyPattern('p');
 
 export class SetCardCredentialsRequest {
   @ApiProperty({
@@ -37,13 +37,16 @@ export class SetCardCredentialsRequest {
   publicKey: string;
 
   @ApiPropertyOptional({
-    description: 'The point-of-sale interface key, when the merchant has one. Stored encrypted.',
+    description:
+      'The POS terminal interface key (`p_`), when the merchant has terminals. Stored encrypted.',
     pattern: POS_KEY_PATTERN,
     maxLength: 250,
   })
   @IsOmittable()
   @IsString()
-  @Matches(new RegExp(POS_KEY_PATTERN), { message: 'posKey must be letters, digits, _ . -' })
+  @Matches(new RegExp(POS_KEY_PATTERN), {
+    message: 'posKey must be a p_ key (letters, digits, _ . -)',
+  })
   posKey?: string;
 }
 

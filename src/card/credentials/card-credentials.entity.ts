@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 
 /**
- * A tenant's merchant keys at the card provider, each sealed with AES-256-GCM (credentials-cipher.ts):
+ * A tenant's merchant keys at the card provider, each sealed with AES-256-GCM (src/platform/secrets):
  * the secret key (every operation), the public key (card tokens from browsers and apps) and, later, the
  * POS key. The hints (`sk_…4f2a`) are what anyone is ever shown.
  */

@@ -142,9 +142,18 @@ export class CardCredentialsService implements OnModuleInit {
       secretKey: string;
       publicKey: string;
     };
+    // Its POS key too (the sandbox's POS side), so that the tenant can use terminals there.
+    const pos = await fetch(`${controlUrl}/sandbox/pos/merchants`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ merchantId: merchant.merchantId }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const posKey =
+      pos.status === 201 ? ((await pos.json()) as { posKey: string }).posKey : undefined;
     await this.set(
       tenant.id,
-      { secretKey: merchant.secretKey, publicKey: merchant.publicKey },
+      { secretKey: merchant.secretKey, publicKey: merchant.publicKey, posKey },
       'sandbox',
       merchant.merchantId,
     );

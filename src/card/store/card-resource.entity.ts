@@ -13,6 +13,9 @@ export const CARD_RESOURCE_KINDS = [
   'transfer',
   'reversal',
   'payout',
+  // POS transactions (src/pos/): `token` is the transaction_id, `parent_token` a void's original.
+  'pos_payment',
+  'pos_void',
 ] as const;
 export type CardResourceKind = (typeof CARD_RESOURCE_KINDS)[number];
 
@@ -27,6 +30,8 @@ export const CARD_SUBJECT_KINDS: Record<CardResourceKind, SubjectKind> = {
   transfer: 'card_transfer',
   reversal: 'card_reversal',
   payout: 'card_payout',
+  pos_payment: 'pos_payment',
+  pos_void: 'pos_void',
 };
 
 /**

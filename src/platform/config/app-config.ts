@@ -59,6 +59,16 @@ export interface AppConfig {
       /** The sandbox's control listener (sandbox mode): where a new tenant gets a test merchant. */
       sandboxControlUrl?: string;
     };
+    /** The POS terminal interface: Basic auth with each tenant's POS key, JSON, calls held up to 180 s. */
+    pos: {
+      baseUrl?: string;
+      /** CAs of its server certificate: the card API's (UPSTREAM_CARD_CA_FILE; same provider). */
+      caFile?: string;
+      /** Its own deadline and pool: a payment call lasts as long as the payer at the terminal. */
+      http: UpstreamHttpConfig;
+      /** The longest a facade request waits for a terminal before answering 202. */
+      syncWaitMs: number;
+    };
   };
   /** Encryption at rest of the secrets Portico keeps (AES-256-GCM): merchant keys, webhook secrets. */
   secrets: {
@@ -112,6 +122,8 @@ export interface AppConfig {
     scaPort: number;
     /** Port of the sandbox's card API (server TLS, Basic auth). */
     cardPort: number;
+    /** Port of the sandbox's POS terminal interface (server TLS, `p_` keys). */
+    posPort: number;
     /** Address browsers reach the SCA pages at (default http://localhost:SANDBOX_SCA_PORT). */
     scaPublicUrl?: string;
   };
@@ -263,6 +275,21 @@ export const VARIABLES = {
   UPSTREAM_CARD_CA_FILE: {
     doc: "PEM bundle of the CAs that sign the card API's server certificate (default: the system's)",
   },
+  UPSTREAM_POS_BASE_URL: {
+    doc: "The provider's POS terminal interface base address ({base_url}; paths carry /pos/v1); unset in sandbox mode: the sandbox's POS listener",
+  },
+  UPSTREAM_POS_DEADLINE_MS: {
+    doc: 'How long one POS call may last: the provider holds a payment until the terminal decides, and its clients must wait at least 180 s (at least 180000 in production)',
+    default: '200000',
+  },
+  UPSTREAM_POS_POOL_CONNECTIONS: {
+    doc: 'Connections to the POS interface; each payment waiting at a terminal holds one',
+    default: '128',
+  },
+  POS_SYNC_WAIT_MS: {
+    doc: 'The longest a facade POS request waits for the terminal before answering 202 with the transaction to poll',
+    default: '25000',
+  },
   SECRETS_KEY: {
     doc: 'Key (32 bytes, base64 or hex) that encrypts the secrets Portico keeps at rest (AES-256-GCM): merchant keys, webhook signing secrets; unset in sandbox mode: a development key in SANDBOX_CERTS_DIR',
     secret: true,
@@ -361,6 +388,10 @@ export const VARIABLES = {
     doc: "Port of the sandbox's card API (server TLS, Basic auth with a merchant's keys)",
     default: '8444',
   },
+  SANDBOX_POS_PORT: {
+    doc: "Port of the sandbox's POS terminal interface (server TLS, Basic auth with a merchant's p_ key)",
+    default: '8445',
+  },
 } satisfies Record<string, VariableSpec>;
 
 export type VariableName = keyof typeof VARIABLES;
@@ -457,6 +488,18 @@ export function loadConfig(env: Env = process.env): AppConfig {
       openMs: integer('UPSTREAM_BREAKER_OPEN_MS', 1, 600_000),
     },
   });
+  // A POS payment waits for the payer: the whole call (answer headers included) gets the POS deadline.
+  const posHttp = (): UpstreamHttpConfig => {
+    const deadlineMs = integer('UPSTREAM_POS_DEADLINE_MS', 1, 600_000);
+    return {
+      ...upstreamHttp(),
+      headersTimeoutMs: deadlineMs,
+      poolConnections: integer('UPSTREAM_POS_POOL_CONNECTIONS', 1, 4096),
+      deadlineMs,
+      // Its reads are cheap and its writes never retried; one retry of a read is enough.
+      retryDelaysMs: [200],
+    };
+  };
   const host = raw('HOST') as string;
   const port = integer('PORT', 0, 65535);
   const config: AppConfig = {
@@ -505,6 +548,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
               `http://localhost:${integer('SANDBOX_SCA_PORT', 0, 65535)}`)
             : undefined,
       },
+      pos: {
+        baseUrl: url('UPSTREAM_POS_BASE_URL', ['https:']),
+        caFile: raw('UPSTREAM_CARD_CA_FILE'),
+        http: posHttp(),
+        syncWaitMs: integer('POS_SYNC_WAIT_MS', 0, 600_000),
+      },
     },
     secrets: { key: raw('SECRETS_KEY') },
     openBankingServices: list('OPEN_BANKING_SERVICES', OPEN_BANKING_SERVICES),
@@ -539,6 +588,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       openBankingPort: integer('SANDBOX_OB_PORT', 0, 65535),
       scaPort: integer('SANDBOX_SCA_PORT', 0, 65535),
       cardPort: integer('SANDBOX_CARD_PORT', 0, 65535),
+      posPort: integer('SANDBOX_POS_PORT', 0, 65535),
       scaPublicUrl: url('SANDBOX_SCA_PUBLIC_URL', ['http:', 'https:']),
     },
   };
@@ -553,6 +603,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (config.metrics.port && config.metrics.port === port)
     problems.push(
       `METRICS_PORT: must differ from PORT (${port}); metrics are not served on the API port`,
+    );
+  if (mode === 'production' && config.upstreams.pos.http.deadlineMs < 180_000)
+    problems.push(
+      'UPSTREAM_POS_DEADLINE_MS: must be at least 180000 (the provider asks POS clients to wait 180 s)',
     );
   if (mode === 'production') {
     for (const [name, spec] of Object.entries(VARIABLES) as [VariableName, VariableSpec][]) {

@@ -60,6 +60,10 @@ const TAGS: [string, string][] = [
   ],
   ['Card refunds', 'Full and partial refunds of card payments; exactly once'],
   ['Card tokens', "Single-use card tokens (15 minutes), made with the tenant's public key"],
+  [
+    'POS terminals',
+    "Payments and voids on the tenant's physical terminals (a bounded wait, then 202 and polling), the terminals, and their transactions pending for the ERP",
+  ],
   ['Confirmation of funds', 'Consents to check one account, and the checks'],
   [
     'Marketplace',

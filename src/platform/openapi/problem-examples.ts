@@ -100,6 +100,8 @@ function invalidField(
   );
   // A body documented as an upstream schema (`allOf: [$ref]`, the card API's) is that schema.
   if (bodySchema?.allOf?.length === 1) bodySchema = schemaOf(context, bodySchema.allOf[0]);
+  // A body of several kinds (`oneOf`, the POS interface's payment or void): its first kind.
+  if (bodySchema?.oneOf?.length) bodySchema = schemaOf(context, bodySchema.oneOf[0]);
   // A required field missing, else (a body of optional fields only) the first field malformed.
   const [required] = bodySchema?.required ?? [];
   const first = required ?? Object.keys(bodySchema?.properties ?? {})[0];

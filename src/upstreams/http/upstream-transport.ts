@@ -143,6 +143,11 @@ export class UpstreamTransport {
     await this.agent.close();
   }
 
+  /** Ends every connection now, requests in flight included (calls held for minutes: the POS interface). */
+  async destroy(): Promise<void> {
+    await this.agent.destroy();
+  }
+
   private parseBody<T>(text: string, contentType: string | undefined): T | undefined {
     if (text === '') return undefined;
     if (!contentType || !/[/+]json\b/.test(contentType)) return text as T;

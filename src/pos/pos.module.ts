@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditTrailModule } from '../audit/trail/audit-trail.module.js';
+import { CardResource } from '../card/store/card-resource.entity.js';
+import { PosUpstreamModule } from '../upstreams/pos/pos-upstream.module.js';
+import { PosInDoubtResolver } from './pos-in-doubt-resolver.service.js';
+import { PosStore } from './store/pos-store.service.js';
+import { PosTerminalsController } from './terminals/pos-terminals.controller.js';
+import { PosTerminalsService } from './terminals/pos-terminals.service.js';
+import { PosTransactionsController } from './transactions/pos-transactions.controller.js';
+import { PosTransactionsService } from './transactions/pos-transactions.service.js';
+
+/**
+ * The POS terminal facade (`/v1/pos/...`): payments and voids on a tenant's terminals with a bounded
+ * wait (202 and polling beyond it), their results resolved by transaction_id, the terminals and their
+ * transactions pending for the ERP; rows in the card side's store, calls in the access log.
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([CardResource]), AuditTrailModule, PosUpstreamModule],
+  controllers: [PosTransactionsController, PosTerminalsController],
+  providers: [PosStore, PosTransactionsService, PosTerminalsService, PosInDoubtResolver],
+  exports: [PosInDoubtResolver],
+})
+export class PosModule {}

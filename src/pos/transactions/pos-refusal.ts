@@ -1,0 +1,40 @@
+import type { JsonObject } from '../../platform/common/json.js';
+import { ProblemException } from '../../platform/errors/problem.js';
+import type { UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
+import { UPSTREAM_PROBLEM_TYPES } from '../../upstreams/http/upstream-problems.js';
+
+/**
+ * The facade's status for each POS refusal status: the app's own key is fine when the provider says
+ * 401 (the terminal, transaction or POS key is not the tenant's: 403), and a terminal that is not
+ * connected is a state of the terminal, not a missing route (409).
+ */
+const FACADE_STATUS: Record<number, number> = { 400: 400, 401: 403, 404: 409, 422: 422 };
+
+/** The provider's refusal as stored with the transaction (status, code, title, fields). */
+export function refusalOf(answer: UpstreamAnswer<unknown>): JsonObject {
+  const [first] = answer.messages;
+  return {
+    status: answer.status,
+    code: first?.code ?? String(answer.status),
+    title: first?.text?.split(':')[0] ?? null,
+    fields: answer.messages.filter((m) => m.path).map((m) => m.path as string),
+  };
+}
+
+/** A stored refusal as problem+json: the provider's code in `upstream.code`. */
+export function refusalProblem(refusal: JsonObject): ProblemException {
+  const status = Number(refusal.status);
+  return new ProblemException({
+    status: FACADE_STATUS[status] ?? (status >= 500 ? 502 : 400),
+    type: UPSTREAM_PROBLEM_TYPES.refused,
+    title: 'Refused by the POS provider',
+    detail: `${String(refusal.code)}: ${String(refusal.title ?? '')}${
+      Array.isArray(refusal.fields) && refusal.fields.length
+        ? ` (${(refusal.fields as string[]).join(', ')})`
+        : ''
+    }`,
+    extensions: {
+      upstream: { status, code: refusal.code, text: refusal.title, fields: refusal.fields },
+    },
+  });
+}

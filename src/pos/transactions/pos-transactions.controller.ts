@@ -1,0 +1,108 @@
+import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
+import type { Principal } from '../../access/tenants/tenants.service.js';
+import type { AppConfig } from '../../platform/config/app-config.js';
+import { APP_CONFIG } from '../../platform/config/config.module.js';
+import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
+import { Inject } from '@nestjs/common';
+import type { JsonObject } from '../../platform/common/json.js';
+import {
+  ApiPosAnswer,
+  ApiPosBody,
+  ApiPosPathParam,
+  ApiPosProblems,
+  PosBody,
+  PosPath,
+  posFacade,
+} from '../common/pos-api.js';
+import { PosTransactionsService } from './pos-transactions.service.js';
+import { WaitSeconds } from './wait-seconds.pipe.js';
+
+const LOCATION = {
+  Location: {
+    description: 'The transaction in Portico, to poll until the terminal has decided',
+    required: true,
+    schema: { type: 'string', format: 'uri-reference', maxLength: 200 },
+  },
+};
+
+@ApiTags('POS terminals')
+@ApiStandardProblems()
+@ApiPosProblems()
+@Auth('app')
+@Controller('v1/pos/transactions')
+export class PosTransactionsController {
+  constructor(
+    private readonly transactions: PosTransactionsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Post()
+  @ApiOperation({
+    summary: 'Start a payment or a void on a terminal',
+    description:
+      "`type: payment` shows the amount on the terminal for the payer; `type: void` voids a captured payment of the last 24 hours on the same terminal (its batch not yet settled). `transactionId` (a uuid v4 you choose) is the idempotency key: the same transactionId again starts nothing and answers the first request's result (another request under it: 422). The terminal may take minutes (the provider holds the call up to 180 s): Portico waits at most `wait` seconds (default POS_SYNC_WAIT_MS) and then answers 202 with the transaction's address; poll it (GET) until its status is CAPTURED, FAILED or CANCELLED. A lost answer from the provider is settled by reading the transaction there by its transactionId: never lost, never doubled.",
+  })
+  @ApiQuery({
+    name: 'wait',
+    required: false,
+    description: 'Seconds to wait for the terminal before answering 202 (0 to POS_SYNC_WAIT_MS)',
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 600 },
+  })
+  @ApiPosBody('PosTransactionRequest', {
+    transactionId: '0f8fad5b-d9cb-469f-a165-70867728950e',
+    amount: 1240,
+    tip: 100,
+    currency: 'EUR',
+    type: 'payment',
+    terminal: 'trm_Xk2v9LmQ0pR7sT4uV6wY8zA1',
+  })
+  @ApiPosAnswer(200, 'PosTransactionResult', 'Decided: CAPTURED, FAILED or CANCELLED')
+  @ApiPosAnswer(
+    202,
+    'PosTransactionResult',
+    'The terminal has not decided yet (INITIATING, PENDING): poll Location',
+    LOCATION,
+  )
+  @ApiProblems({
+    422: 'Refused by the provider (`upstream.code` 10003 terminal unknown or disabled, 10008 busy, 10009-10013 void refusals), or the transactionId was used for another request',
+  })
+  async createPosTransaction(
+    @CurrentPrincipal() principal: Principal,
+    @Body(PosBody) body: Record<string, unknown>,
+    @Query('wait', WaitSeconds) wait: number | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const waitMs = Math.min(
+      wait === undefined ? Infinity : wait * 1000,
+      this.config.upstreams.pos.syncWaitMs,
+    );
+    const answer = await this.transactions.start(principal.tenantId, body as JsonObject, waitMs);
+    reply.code(answer.status);
+    if (answer.status === 202) reply.header('Location', answer.location);
+    return posFacade('PosTransactionResult', answer.body);
+  }
+
+  @Get(':transactionId')
+  @ApiOperation({
+    summary: 'Get a POS transaction',
+    description:
+      'By its transactionId. While the terminal has not decided, Portico asks the provider (status INITIATING or PENDING); once decided, the stored result.',
+  })
+  @ApiPosPathParam(
+    'transactionId',
+    'PosTransactionId',
+    'The transactionId the payment or void was started with',
+  )
+  @ApiPosAnswer(200, 'PosTransactionResult', 'The transaction')
+  @ApiProblems({ 404: 'No such transaction for this tenant' })
+  async getPosTransaction(
+    @CurrentPrincipal() principal: Principal,
+    @Param('transactionId', PosPath('PosTransactionId')) transactionId: string,
+  ) {
+    const answer = await this.transactions.get(principal.tenantId, transactionId);
+    return posFacade('PosTransactionResult', answer.body);
+  }
+}

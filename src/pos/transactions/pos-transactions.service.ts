@@ -1,0 +1,226 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CardResource } from '../../card/store/card-resource.entity.js';
+import type { JsonObject } from '../../platform/common/json.js';
+import type { AppConfig } from '../../platform/config/app-config.js';
+import { APP_CONFIG } from '../../platform/config/config.module.js';
+import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
+import { PosStore, type PosRowData } from '../store/pos-store.service.js';
+import { refusalOf, refusalProblem } from './pos-refusal.js';
+
+/** What became of a transaction so far: its final result, a refusal, or still in flight (with the latest view). */
+type Outcome = { result: JsonObject } | { problem: ProblemException } | { pending: JsonObject };
+
+export interface PosReply {
+  /** 200: decided; 202: the terminal has not decided yet (poll `location`). */
+  status: 200 | 202;
+  body: JsonObject;
+  location: string;
+}
+
+const FINAL = new Set(['CAPTURED', 'FAILED', 'CANCELLED']);
+const IN_FLIGHT = new Set(['creating', 'unknown']);
+
+/**
+ * POS payments and voids, exactly once: the transaction_id (the app's, the provider's own idempotency
+ * handle) is stored with the row before the provider is called. The call may last as long as the payer
+ * (up to the POS deadline): the app waits at most `wait`, then gets 202 and polls; the call goes on and
+ * settles the row. A lost answer is settled by reading the transaction at the provider by its id, at
+ * once and then by the resolver, so that it is never lost and never sent twice.
+ */
+@Injectable()
+export class PosTransactionsService {
+  /** Calls in flight in this process, by row id. */
+  private readonly inFlight = new Map<string, Promise<Outcome>>();
+
+  constructor(
+    private readonly store: PosStore,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Starts a payment or void (upstream body) and waits at most `waitMs` for the terminal. */
+  async start(tenantId: string, request: JsonObject, waitMs: number): Promise<PosReply> {
+    const transactionId = request.transaction_id as string;
+    const kind = request.type === 'void' ? 'pos_void' : 'pos_payment';
+    const row = await this.store.begin(tenantId, kind, transactionId, request);
+    if (!row) return this.repeat(tenantId, request, waitMs);
+    const outcome = this.send(row);
+    this.inFlight.set(row.id, outcome);
+    void outcome.finally(() => this.inFlight.delete(row.id));
+    return this.reply(row, await this.within(outcome, waitMs));
+  }
+
+  /** The transaction as it stands (asking the provider while it is in flight). */
+  async get(tenantId: string, transactionId: string): Promise<PosReply> {
+    const row = await this.store.byTransactionId(tenantId, transactionId);
+    if (!row)
+      throw new ProblemException({
+        status: 404,
+        type: PROBLEM_TYPES.notFound,
+        title: 'Not Found',
+        detail: `No POS transaction ${transactionId}`,
+      });
+    // In flight here: what the provider shows now (INITIATING, PENDING), or the outcome if it just came.
+    const local = this.inFlight.get(row.id);
+    const settled = local ? await this.within(local, 0) : undefined;
+    return this.reply(row, settled ?? (await this.current(row)));
+  }
+
+  /** Settles a row left in doubt (the resolver): by reading it at the provider. */
+  async resolve(row: CardResource): Promise<void> {
+    if (this.inFlight.has(row.id)) return;
+    await this.lookup(row, 'resolver');
+  }
+
+  /** The same transaction_id again: the earlier request's result, nothing new is started. */
+  private async repeat(tenantId: string, request: JsonObject, waitMs: number): Promise<PosReply> {
+    const row = await this.store.byTransactionId(tenantId, request.transaction_id as string);
+    if (!row || !sameRequest((row.data as PosRowData).request, request))
+      throw new ProblemException({
+        status: 422,
+        type: 'urn:portico:problem:idempotency-key-reused',
+        title: 'Unprocessable Content',
+        detail: `transactionId ${String(request.transaction_id)} was used for another request; a new payment or void needs a new transactionId`,
+      });
+    const local = this.inFlight.get(row.id);
+    if (local) return this.reply(row, await this.within(local, waitMs));
+    return this.reply(row, await this.current(row));
+  }
+
+  /** Sends the transaction and settles its row; never rejects (its outcome is an Outcome). */
+  private async send(row: CardResource): Promise<Outcome> {
+    const request = (row.data as PosRowData).request;
+    try {
+      const answer = await this.store.call(
+        row.tenantId,
+        'createPosTransaction',
+        { json: request },
+        row,
+      );
+      if (answer.status === 200) {
+        const result = answer.data as unknown as JsonObject;
+        await this.store.settle(row, result, 'upstream-answered');
+        return { result };
+      }
+      if (answer.messages[0]?.code === '10004') {
+        // The terminal did not report within the provider's hold: it may still do so.
+        await this.store.transition(row, 'unknown', 'terminal-did-not-report');
+        return { pending: { status: 'PENDING' } };
+      }
+      const refusal = refusalOf(answer);
+      await this.store.refuse(row, refusal);
+      return { problem: refusalProblem(refusal) };
+    } catch (error) {
+      if (!outcomeUnknown(error)) {
+        await this.store.transition(row, 'failed', 'upstream-not-sent').catch(() => undefined);
+        return { problem: error as ProblemException };
+      }
+      await this.store.transition(row, 'unknown', 'upstream-outcome-unknown').catch(() => false);
+      // The provider's own handle settles it: the transaction exists under this id, or it does not.
+      return this.lookup(row, 'found-by-transaction-id').catch(() => ({ pending: {} }));
+    }
+  }
+
+  /** The row's outcome as stored, or read from the provider while it is in flight. */
+  private async current(row: CardResource): Promise<Outcome> {
+    const data = row.data as PosRowData;
+    if (row.status === 'failed')
+      return {
+        problem: refusalProblem(
+          data.refusal ?? { status: 502, code: 'not-at-provider', title: 'Not made' },
+        ),
+      };
+    if (!IN_FLIGHT.has(row.status) && data.result) return { result: data.result };
+    return this.lookup(row, 'upstream-status').catch(() => ({ pending: data.result ?? {} }));
+  }
+
+  /**
+   * Reads the transaction at the provider by its transaction_id and settles the row: decided, it is
+   * settled; unknown to the provider once Portico's call is over, it was never made; otherwise it is
+   * still in flight. A failed read throws (still in doubt).
+   */
+  private async lookup(row: CardResource, cause: string): Promise<Outcome> {
+    const answer = await this.store.call(
+      row.tenantId,
+      'getPosTransaction',
+      { path: { transactionId: row.token as string } },
+      row,
+    );
+    const fresh = await this.store.reload(row);
+    if (answer.status === 200) {
+      const result = answer.data as unknown as JsonObject;
+      if (FINAL.has(String(result.status))) {
+        if (IN_FLIGHT.has(fresh.status)) await this.store.settle(fresh, result, cause);
+        return { result };
+      }
+      if (result.status === 'DEVICE_NOT_CONNECTED') {
+        const refusal = { status: 404, code: '10006', title: 'The POS Device is not connected' };
+        if (IN_FLIGHT.has(fresh.status)) await this.store.refuse(fresh, refusal);
+        return { problem: refusalProblem(refusal) };
+      }
+      return { pending: result };
+    }
+    const callOver =
+      fresh.status === 'unknown' || ageMs(fresh) > this.config.upstreams.pos.http.deadlineMs;
+    if (answer.messages[0]?.code === '10005' && callOver) {
+      await this.store.transition(fresh, 'failed', `${cause}:not-at-provider`);
+      return {
+        problem: refusalProblem({
+          status: 502,
+          code: 'not-at-provider',
+          title:
+            'The provider never received this transaction; start it again with a new transactionId',
+        }),
+      };
+    }
+    return { pending: (fresh.data as PosRowData).result ?? {} };
+  }
+
+  private async within(outcome: Promise<Outcome>, waitMs: number): Promise<Outcome | undefined> {
+    const controller = new AbortController();
+    const timeout = sleep(waitMs, undefined, { signal: controller.signal }).catch(() => undefined);
+    try {
+      return await Promise.race([outcome, timeout]);
+    } finally {
+      controller.abort();
+    }
+  }
+
+  private reply(row: CardResource, outcome: Outcome | undefined): PosReply {
+    const location = `/v1/pos/transactions/${row.token as string}`;
+    if (outcome && 'problem' in outcome) throw outcome.problem;
+    if (outcome && 'result' in outcome) return { status: 200, body: outcome.result, location };
+    const request = (row.data as PosRowData).request;
+    const { transaction_id, amount, tip, currency, type, terminal, original_transaction_id } =
+      request;
+    const pending = outcome?.pending ?? {};
+    return {
+      status: 202,
+      location,
+      body: {
+        transaction_id,
+        currency,
+        type,
+        terminal,
+        ...(amount === undefined ? {} : { amount }),
+        ...(tip === undefined ? {} : { tip }),
+        ...(original_transaction_id === undefined ? {} : { original_transaction_id }),
+        ...pending,
+        status: typeof pending.status === 'string' ? pending.status : 'INITIATING',
+      } as JsonObject,
+    };
+  }
+}
+
+const ageMs = (row: CardResource) => Date.now() - row.createdAt.getTime();
+
+function sameRequest(a: JsonObject, b: JsonObject): boolean {
+  const canonical = (value: JsonObject) =>
+    JSON.stringify(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, value[key]]),
+    );
+  return canonical(a) === canonical(b);
+}
