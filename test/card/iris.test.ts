@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { signIrisJson } from '../../src/shared/iris/iris-hash.js';
 import { formOf, page } from '../support/card-pages.js';
@@ -321,5 +321,52 @@ describe('card facade: IRIS bank payments, paid exactly once whatever the arriva
       headers: bearer(other.key),
     });
     expect(read.statusCode).toBe(404);
+  });
+
+  it('calls the payment form at its own host (UPSTREAM_CARD_PAYFORM_URL), the rest at the card API', async () => {
+    const closed = createServer();
+    await new Promise<void>((done) => closed.listen(0, '127.0.0.1', done));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((done) => closed.close(() => done()));
+    const cardUrl = new URL(sut.sandbox.cardUrl);
+    const gatewayWith = (payformUrl: string) =>
+      startTestGateway({
+        UPSTREAM_CARD_BASE_URL: sut.sandbox.cardUrl,
+        UPSTREAM_CARD_PAYFORM_URL: payformUrl,
+      });
+    const payformThrough = async (gateway: TestGateway) => {
+      const send = (method: 'POST', url: string, payload?: object) =>
+        gateway.app.inject({
+          method,
+          url,
+          headers: bearer(app.key),
+          ...(payload ? { payload } : {}),
+        });
+      const created = await send('POST', '/v1/card/iris/sessions', {
+        amount: 1500,
+        country: 'GR',
+        returnUrl: 'https://shop.example/done',
+      });
+      expect(created.statusCode).toBe(201);
+      return send('POST', `/v1/card/iris/sessions/${created.json<Session>().id}/payform`);
+    };
+    // The payment form's host does not answer: the session (card API) is made, its form is not.
+    const unreachable = await gatewayWith(`https://127.0.0.1:${closedPort}`);
+    try {
+      const answer = await payformThrough(unreachable);
+      expect(answer.statusCode).toBeGreaterThanOrEqual(502);
+      expect(answer.json().upstream).toMatchObject({ sent: false });
+    } finally {
+      await unreachable.close();
+    }
+    // The same sandbox under another name: the form comes from there.
+    const elsewhere = await gatewayWith(`https://127.0.0.1:${cardUrl.port}`);
+    try {
+      const answer = await payformThrough(elsewhere);
+      expect(answer.statusCode).toBe(200);
+      expect(answer.json().payload).toContain('<form');
+    } finally {
+      await elsewhere.close();
+    }
   });
 });

@@ -53,6 +53,8 @@ export interface AppConfig {
     /** The card API: Basic auth with each tenant's merchant keys (sealed with SECRETS_KEY), over TLS. */
     card: {
       baseUrl?: string;
+      /** The payment form's host ({payform_url}); unset: the card API's (the sandbox serves both). */
+      payformUrl?: string;
       /** CAs of the card API's server certificate; unset: the system's (the sandbox's CA in sandbox mode). */
       caFile?: string;
       http: UpstreamHttpConfig;
@@ -271,6 +273,9 @@ export const VARIABLES = {
   },
   UPSTREAM_CARD_BASE_URL: {
     doc: "The provider's card API base address ({base_url}); unset in sandbox mode: the sandbox's card listener",
+  },
+  UPSTREAM_CARD_PAYFORM_URL: {
+    doc: "The provider's payment-form host ({payform_url}: the IRIS payment form); unset: UPSTREAM_CARD_BASE_URL (the sandbox serves both)",
   },
   UPSTREAM_CARD_CA_FILE: {
     doc: "PEM bundle of the CAs that sign the card API's server certificate (default: the system's)",
@@ -540,6 +545,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       },
       card: {
         baseUrl: url('UPSTREAM_CARD_BASE_URL', ['https:']),
+        payformUrl: url('UPSTREAM_CARD_PAYFORM_URL', ['https:']),
         caFile: raw('UPSTREAM_CARD_CA_FILE'),
         http: upstreamHttp(),
         sandboxControlUrl:

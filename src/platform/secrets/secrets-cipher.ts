@@ -1,10 +1,12 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppConfig } from '../config/app-config.js';
 
 /** The development key of sandbox mode, made once beside the development certificates. */
 const DEV_KEY_FILE = 'secrets.key';
+/** Its earlier name: a development installation that has it keeps its key (and what it sealed). */
+const EARLIER_DEV_KEY_FILE = 'card-credentials.key';
 
 /** Reads a 32-byte key written as 64 hex digits or base64. */
 export function parseSecretsKey(text: string): Buffer {
@@ -64,6 +66,14 @@ export function loadSecretsCipher(config: AppConfig): SecretsCipher | undefined 
   if (config.secrets.key) return new SecretsCipher(parseSecretsKey(config.secrets.key));
   if (config.mode !== 'sandbox') return undefined;
   const file = join(config.sandbox.certsDir, DEV_KEY_FILE);
+  const earlier = join(config.sandbox.certsDir, EARLIER_DEV_KEY_FILE);
+  if (!existsSync(file) && existsSync(earlier))
+    try {
+      renameSync(earlier, file);
+    } catch (error) {
+      // Another process renamed it first.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
   if (!existsSync(file)) {
     mkdirSync(config.sandbox.certsDir, { recursive: true });
     try {

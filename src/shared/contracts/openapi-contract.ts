@@ -133,6 +133,12 @@ export class OpenApiContract {
     return found;
   }
 
+  /** Whether the operation is served by a host of its own (`servers` on its path), not the API's. */
+  hasOwnServer(operationId: string): boolean {
+    const { path } = this.operation(operationId);
+    return Array.isArray((this.document.paths as Record<string, Schema>)[path].servers);
+  }
+
   /** Validates a value against a schema of the contract (a `$ref`-able schema object). */
   validate(schema: Schema, value: unknown, prefix: string): FieldProblem[] {
     return this.check(this.ajv, this.validators, schema, value, prefix);

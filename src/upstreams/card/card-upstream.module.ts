@@ -16,6 +16,22 @@ import { cardContract } from './card-schemas.js';
 import { CardClient } from './card.client.js';
 
 export const CARD_TRANSPORT = Symbol('CARD_TRANSPORT');
+export const CARD_PAYFORM_TRANSPORT = Symbol('CARD_PAYFORM_TRANSPORT');
+
+/** A transport to one of the card provider's hosts (server TLS: the merchant is known by its key). */
+function cardTransport(config: AppConfig, name: string, baseUrl: string): UpstreamTransport {
+  const { caFile } = config.upstreams.card;
+  const caPath =
+    caFile ?? (config.mode === 'sandbox' ? join(config.sandbox.certsDir, 'ca.pem') : undefined);
+  const ca = caPath ? readFileSync(caPath) : undefined;
+  return new UpstreamTransport({
+    name,
+    baseUrl,
+    // No CA file: the system's.
+    tls: { current: () => ({ ca: ca as Buffer, version: 0 }) },
+    ...config.upstreams.card.http,
+  });
+}
 
 /** The card upstream: its TLS transport, its contract and its typed client (Basic auth per merchant). */
 @Module({
@@ -25,30 +41,37 @@ export const CARD_TRANSPORT = Symbol('CARD_TRANSPORT');
       provide: CARD_TRANSPORT,
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => {
-        const { baseUrl, caFile } = config.upstreams.card;
-        if (!baseUrl) return undefined;
-        const caPath =
-          caFile ??
-          (config.mode === 'sandbox' ? join(config.sandbox.certsDir, 'ca.pem') : undefined);
-        const ca = caPath ? readFileSync(caPath) : undefined;
-        return new UpstreamTransport({
-          name: 'card',
-          baseUrl,
-          // Server TLS only: the card API authenticates the merchant by its key. No CA file: the system's.
-          tls: { current: () => ({ ca: ca as Buffer, version: 0 }) },
-          ...config.upstreams.card.http,
-        });
+        const { baseUrl } = config.upstreams.card;
+        return baseUrl ? cardTransport(config, 'card', baseUrl) : undefined;
+      },
+    },
+    {
+      provide: CARD_PAYFORM_TRANSPORT,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => {
+        const { payformUrl, baseUrl } = config.upstreams.card;
+        return payformUrl && payformUrl !== baseUrl
+          ? cardTransport(config, 'card-payform', payformUrl)
+          : undefined;
       },
     },
     {
       provide: CardClient,
-      inject: [CARD_TRANSPORT, APP_CONFIG, LOGGER, Metrics, CardCredentialsService],
+      inject: [
+        CARD_TRANSPORT,
+        APP_CONFIG,
+        LOGGER,
+        Metrics,
+        CardCredentialsService,
+        CARD_PAYFORM_TRANSPORT,
+      ],
       useFactory: (
         transport: UpstreamTransport | undefined,
         config: AppConfig,
         logger: Logger,
         metrics: Metrics,
         credentials: CardCredentialsService,
+        payformTransport: UpstreamTransport | undefined,
       ) => {
         const { http } = config.upstreams.card;
         const caller = new UpstreamCaller(
@@ -68,19 +91,29 @@ export const CARD_TRANSPORT = Symbol('CARD_TRANSPORT');
             detail: 'This tenant has no public card key; an operator sets it',
           });
         };
-        return new CardClient(transport, cardContract, caller, keyOf, (operation, problems) => {
-          metrics.recordContractMismatch('card', operation);
-          logger.warn({ upstream: 'card', operation, problems }, 'answer breaks the contract');
-        });
+        return new CardClient(
+          transport,
+          cardContract,
+          caller,
+          keyOf,
+          (operation, problems) => {
+            metrics.recordContractMismatch('card', operation);
+            logger.warn({ upstream: 'card', operation, problems }, 'answer breaks the contract');
+          },
+          payformTransport,
+        );
       },
     },
   ],
   exports: [CardClient],
 })
 export class CardUpstreamModule implements OnApplicationShutdown {
-  constructor(@Inject(CARD_TRANSPORT) private readonly transport: UpstreamTransport | undefined) {}
+  constructor(
+    @Inject(CARD_TRANSPORT) private readonly transport: UpstreamTransport | undefined,
+    @Inject(CARD_PAYFORM_TRANSPORT) private readonly payform: UpstreamTransport | undefined,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
-    await this.transport?.close();
+    await Promise.all([this.transport?.close(), this.payform?.close()]);
   }
 }

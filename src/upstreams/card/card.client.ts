@@ -35,6 +35,8 @@ export type MerchantKeySource = (tenantId: string, publicKey: boolean) => Promis
  */
 export class CardClient {
   readonly api?: Client<paths>;
+  /** The payment form's host (card.yaml `servers` on its path), when it is not the API's. */
+  private readonly payformApi?: Client<paths>;
 
   constructor(
     readonly transport: UpstreamTransport | undefined,
@@ -42,14 +44,19 @@ export class CardClient {
     readonly caller: UpstreamCaller,
     private readonly keyOf: MerchantKeySource,
     onMismatch: ContractMismatchListener,
+    payformTransport?: UpstreamTransport,
   ) {
-    if (!transport) return;
-    this.api = createClient<paths>({
-      baseUrl: transport.options.baseUrl,
-      fetch: transport.fetch,
-      Request: transport.Request,
-    });
-    this.api.use(contractCheck('card', contract, onMismatch));
+    const clientOf = (over: UpstreamTransport) => {
+      const api = createClient<paths>({
+        baseUrl: over.options.baseUrl,
+        fetch: over.fetch,
+        Request: over.Request,
+      });
+      api.use(contractCheck('card', contract, onMismatch));
+      return api;
+    };
+    if (transport) this.api = clientOf(transport);
+    if (payformTransport) this.payformApi = clientOf(payformTransport);
   }
 
   /**
@@ -64,7 +71,7 @@ export class CardClient {
     request: CardRequest = {},
     options: { publicKey?: boolean; keyInBody?: string } = {},
   ): Promise<UpstreamAnswer<CardAnswer<O>>> {
-    const api = this.api;
+    const api = (this.contract.hasOwnServer(operation) && this.payformApi) || this.api;
     if (!api)
       throw new ProblemException({
         status: 503,
