@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { SUBJECT_KINDS } from './trail/status-change.entity.js';
 import { VerificationReportView } from './audit-chain.dto.js';
 import { IsIn, IsOptional, IsUUID } from 'class-validator';
 import { DATE_OR_DATE_TIME, IsDateOrDateTime } from '../platform/common/date-or-date-time.js';
@@ -53,23 +54,8 @@ export class AuditExportRecord {
 
   @ApiProperty({
     description:
-      'A status change: consent, payment, card_payment, card_refund, card_customer, notification, iris_session, card_seller, card_transfer, card_reversal, card_payout, pos_payment or pos_void; an access: consent, payment or card (the card and POS interfaces)',
-    enum: [
-      'consent',
-      'payment',
-      'card_payment',
-      'card_refund',
-      'card_customer',
-      'notification',
-      'iris_session',
-      'card_seller',
-      'card_transfer',
-      'card_reversal',
-      'card_payout',
-      'pos_payment',
-      'pos_void',
-      'card',
-    ],
+      'A status change: the kind of the resource whose status changed; an access: consent, payment or card (the card and POS interfaces)',
+    enum: [...SUBJECT_KINDS, 'card'],
   })
   resourceKind: string;
 

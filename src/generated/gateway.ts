@@ -2052,7 +2052,7 @@ export interface components {
              */
             resourceId: string | null;
             /**
-             * @description A status change: consent, payment, card_payment, card_refund, card_customer, notification, iris_session, card_seller, card_transfer, card_reversal, card_payout, pos_payment or pos_void; an access: consent, payment or card (the card and POS interfaces)
+             * @description A status change: the kind of the resource whose status changed; an access: consent, payment or card (the card and POS interfaces)
              * @enum {string}
              */
             resourceKind: "consent" | "payment" | "card_payment" | "card_refund" | "card_customer" | "notification" | "iris_session" | "card_seller" | "card_transfer" | "card_reversal" | "card_payout" | "pos_payment" | "pos_void" | "card";
