@@ -40,6 +40,7 @@ class CrashRig {
       openBankingPort: 0,
       scaPort: 0,
       cardPort: 0,
+      posPort: 0,
     });
     return new CrashRig(sandbox, await freePort(), await ownDatabase());
   }

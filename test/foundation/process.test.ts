@@ -17,7 +17,12 @@ import { testDatabaseUrl } from '../support/test-gateway.js';
 
 const MAIN = 'dist/main.js';
 /** The in-process sandbox on free ports, so that these tests never depend on 8443 and 8081 being free. */
-const FREE_SANDBOX_PORTS = { SANDBOX_OB_PORT: '0', SANDBOX_SCA_PORT: '0', SANDBOX_CARD_PORT: '0' };
+const FREE_SANDBOX_PORTS = {
+  SANDBOX_OB_PORT: '0',
+  SANDBOX_SCA_PORT: '0',
+  SANDBOX_CARD_PORT: '0',
+  SANDBOX_POS_PORT: '0',
+};
 
 describe('the gateway process', () => {
   it('refuses to start on a malformed variable, naming it', async () => {

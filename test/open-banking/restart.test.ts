@@ -34,6 +34,7 @@ describe('a restart of npm start on its embedded database', () => {
       EMBEDDED_DB_DIR: dataDir,
       SANDBOX_OB_PORT: '0',
       SANDBOX_CARD_PORT: '0',
+      SANDBOX_POS_PORT: '0',
       SANDBOX_SCA_PORT: String(await freePort()),
     };
     const base = `http://127.0.0.1:${port}`;

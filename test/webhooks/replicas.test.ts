@@ -96,6 +96,7 @@ describe('webhook delivery across gateway processes', () => {
       openBankingPort: 0,
       scaPort: 0,
       cardPort: 0,
+      posPort: 0,
     });
     database = await ownDatabase();
     receiver = await Receiver.start();
