@@ -56,12 +56,7 @@ export class MarketplaceInDoubtResolver implements OnModuleInit {
               row,
             )
           ).items;
-    const held = new Set(
-      (await this.store.tokensOf(row.tenantId, row.kind, parent)).map((other) => other.token),
-    );
-    const found = items.find(
-      (item) => !held.has(item.token) && (row.amount === null || item.amount === row.amount),
-    );
+    const found = await this.store.unclaimed(row, items);
     if (!found) {
       await this.store.transition(row, 'failed', 'resolver:not-at-provider');
       return;

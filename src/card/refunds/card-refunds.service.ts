@@ -105,14 +105,7 @@ export class CardRefundsService {
       { query: { payment: row.parentToken ?? undefined, count: 20 } },
       row,
     );
-    const held = new Set(
-      (await this.store.tokensOf(row.tenantId, 'refund', row.parentToken ?? undefined)).map(
-        (other) => other.token,
-      ),
-    );
-    const refund = page.items.find(
-      (item) => !held.has(item.token) && (row.amount === null || item.amount === row.amount),
-    );
+    const refund = await this.store.unclaimed(row, page.items);
     if (!refund) {
       await this.store.transition(row, 'failed', 'not-at-provider');
       return null;

@@ -161,13 +161,24 @@ export class CardStore {
     }
   }
 
-  /** Rows of a kind with a provider id, of one tenant (for refunds: of one payment). */
-  tokensOf(
-    tenantId: string,
-    kind: CardResourceKind,
-    parentToken?: string,
-  ): Promise<CardResource[]> {
-    return this.rows.findBy({ tenantId, kind, ...(parentToken ? { parentToken } : {}) });
+  /**
+   * The provider's resource a row in doubt stands for: among `items` (newest first, under the row's
+   * parent), the first of the row's amount (any, when it has none) that no Portico row of its kind holds.
+   */
+  async unclaimed<T extends { token: string; amount: number }>(
+    row: CardResource,
+    items: readonly T[],
+  ): Promise<T | undefined> {
+    const { tenantId, kind, parentToken } = row;
+    const rows = await this.rows.findBy({
+      tenantId,
+      kind,
+      ...(parentToken ? { parentToken } : {}),
+    });
+    const held = new Set(rows.map((other) => other.token));
+    return items.find(
+      (item) => !held.has(item.token) && (row.amount === null || item.amount === row.amount),
+    );
   }
 
   /** Takes the provider's answer about a resource: its id, its data, its status (with history). */
