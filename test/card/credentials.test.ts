@@ -61,6 +61,22 @@ describe('card merchant keys per tenant', () => {
     expect(sut.logs.join('\n')).not.toContain(keys.secretKey.slice(3));
   });
 
+  it('keeps the keys a tenant has when provisioning must not replace them (two starts at once)', async () => {
+    const tenant = await sut.newTenantWithKey('app');
+    const credentials = sut.app.get(CardCredentialsService);
+    const first = { secretKey: secretKey(), publicKey: publicKey() };
+    await credentials.set(tenant.tenantId, first, 'operator', 'm1');
+    const kept = await credentials.set(
+      tenant.tenantId,
+      { secretKey: secretKey() },
+      'sandbox',
+      'm2',
+      true,
+    );
+    expect(kept).toMatchObject({ merchantId: 'm1', source: 'operator' });
+    expect((await credentials.keysOf(tenant.tenantId)).secretKey).toBe(first.secretKey);
+  });
+
   it('lets only an operator set keys, shows a tenant admin its own masked, and another tenant 404', async () => {
     const admin = await sut.newTenantWithKey('admin');
     const other = await sut.newTenantWithKey('app');

@@ -53,12 +53,17 @@ export class CardCredentialsService implements OnModuleInit {
       this.tenants.onTenantCreated((tenant) => this.provisionQuietly(tenant));
   }
 
-  /** Sets (or replaces) a tenant's keys; `tenant` is its id or slug. */
+  /**
+   * Sets (or replaces) a tenant's keys; `tenant` is its id or slug. With `keepExisting`, keys the
+   * tenant has already stay (one statement, so that two processes provisioning at once never
+   * overwrite each other's keys).
+   */
   async set(
     tenant: string,
     keys: MerchantKeys,
     source: 'operator' | 'sandbox' = 'operator',
     merchantId: string | null = null,
+    keepExisting = false,
   ): Promise<MaskedCredentials> {
     const { id: tenantId } = await this.tenants.findTenant(tenant);
     const seal = (field: KeyField) => {
@@ -69,20 +74,20 @@ export class CardCredentialsService implements OnModuleInit {
       const value = keys[field];
       return value === undefined ? null : maskKey(value);
     };
-    await this.rows.upsert(
-      {
-        tenantId,
-        secretKeySealed: seal('secretKey') as string,
-        secretKeyHint: hint('secretKey') as string,
-        publicKeySealed: seal('publicKey'),
-        publicKeyHint: hint('publicKey'),
-        posKeySealed: seal('posKey'),
-        posKeyHint: hint('posKey'),
-        merchantId,
-        source,
-      },
-      ['tenantId'],
-    );
+    const row = {
+      tenantId,
+      secretKeySealed: seal('secretKey') as string,
+      secretKeyHint: hint('secretKey') as string,
+      publicKeySealed: seal('publicKey'),
+      publicKeyHint: hint('publicKey'),
+      posKeySealed: seal('posKey'),
+      posKeyHint: hint('posKey'),
+      merchantId,
+      source,
+    };
+    if (keepExisting)
+      await this.rows.createQueryBuilder().insert().values(row).orIgnore().execute();
+    else await this.rows.upsert(row, ['tenantId']);
     return (await this.view(tenantId)) as MaskedCredentials;
   }
 
@@ -156,6 +161,7 @@ export class CardCredentialsService implements OnModuleInit {
       { secretKey: merchant.secretKey, publicKey: merchant.publicKey, posKey },
       'sandbox',
       merchant.merchantId,
+      !fresh,
     );
     this.logger.info({ tenantId: tenant.id, merchantId: merchant.merchantId }, 'sandbox merchant');
   }
