@@ -6,6 +6,7 @@
 //   npm run bench -- --json        the figures as JSON on stdout instead of the table
 //   npm run bench -- --json=FILE   the table, and the figures as JSON in FILE
 //   BENCH_PROFILE=DIR npm run bench   also writes a V8 CPU profile of each Portico process into DIR
+//   BENCH_TARGETS=nginx,postgres npm run bench   only those targets (of nginx, postgres, embedded)
 //
 // The sandbox runs in its own process (as the bank would); Portico runs on PostgreSQL (a database of its
 // own, BENCH_DATABASE, created fresh) and on the embedded engine; nginx (when installed) runs one worker
@@ -35,6 +36,7 @@ const DATABASE = process.env.BENCH_DATABASE ?? 'portico_bench';
 const NGINX = process.env.BENCH_NGINX ?? '/usr/sbin/nginx';
 /** Where Portico's CPU profiles go (`--cpu-prof`; open them in Chrome DevTools), when set. */
 const PROFILE_DIR = process.env.BENCH_PROFILE;
+const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'nginx,postgres,embedded').split(','));
 const CERTS = resolve('certs/dev');
 const CLK_TCK = 100;
 const IBAN = 'HU75118000170000001234567817';
@@ -565,6 +567,7 @@ async function measureCardPayments(
     SANDBOX_OB_PORT: String(PORT_BASE + 52),
     SANDBOX_SCA_PORT: String(PORT_BASE + 53),
     SANDBOX_CARD_PORT: String(PORT_BASE + 54),
+    SANDBOX_POS_PORT: String(PORT_BASE + 55),
     SANDBOX_CERTS_DIR: CERTS,
     LOG_LEVEL: 'info',
     RATE_LIMIT_PER_MINUTE: '1000000',
@@ -661,7 +664,7 @@ async function main(): Promise<void> {
     stops.push(sandbox.stop);
     const targets: Target[] = [];
 
-    const databaseUrl = await freshDatabase();
+    const databaseUrl = TARGETS.has('postgres') ? await freshDatabase() : undefined;
     let upstream: { attended: string; unattended: string; accountId: string } | undefined;
     if (databaseUrl) {
       const db = new pg.Client({ connectionString: databaseUrl });
@@ -697,21 +700,26 @@ async function main(): Promise<void> {
         unattended: unattended.upstream_consent_id,
         accountId: attended.accounts[0].resourceId,
       };
-    } else {
+    } else if (TARGETS.has('postgres')) {
       log(`PostgreSQL at ${POSTGRES_URL} not reachable: Portico on PostgreSQL and nginx skipped`);
     }
 
-    const embedded = await startPortico({
-      name: 'Portico on the embedded engine',
-      env: { DATABASE_URL: '', EMBEDDED_DB_DIR: join(dataDir, 'pglite') },
-      port: PORT_BASE + 40,
-      metricsPort: PORT_BASE + 41,
-      sandbox,
-    });
-    stops.push(embedded.stop);
-    targets.push(embedded);
+    const embedded = TARGETS.has('embedded')
+      ? await startPortico({
+          name: 'Portico on the embedded engine',
+          env: { DATABASE_URL: '', EMBEDDED_DB_DIR: join(dataDir, 'pglite') },
+          port: PORT_BASE + 40,
+          metricsPort: PORT_BASE + 41,
+          sandbox,
+        })
+      : undefined;
+    if (embedded) {
+      stops.push(embedded.stop);
+      targets.push(embedded);
+    }
 
-    const nginx = upstream ? await startNginx(sandbox, upstream) : undefined;
+    const nginx =
+      upstream && TARGETS.has('nginx') ? await startNginx(sandbox, upstream) : undefined;
     if (nginx) {
       stops.push(nginx.stop);
       targets.unshift(nginx);
@@ -747,30 +755,35 @@ async function main(): Promise<void> {
     }
 
     // Start-up on an existing embedded data directory (the second start of `npm start`).
-    await embedded.stop();
-    stops.splice(stops.indexOf(embedded.stop), 1);
-    const again = await startPortico({
-      name: 'Portico on the embedded engine',
-      env: { DATABASE_URL: '', EMBEDDED_DB_DIR: join(dataDir, 'pglite') },
-      port: PORT_BASE + 40,
-      metricsPort: PORT_BASE + 41,
-      sandbox,
-    });
-    startups.push({ target: again.name, fresh: false, ...again.startup });
-    await again.stop();
+    if (embedded) {
+      await embedded.stop();
+      stops.splice(stops.indexOf(embedded.stop), 1);
+      const again = await startPortico({
+        name: 'Portico on the embedded engine',
+        env: { DATABASE_URL: '', EMBEDDED_DB_DIR: join(dataDir, 'pglite') },
+        port: PORT_BASE + 40,
+        metricsPort: PORT_BASE + 41,
+        sandbox,
+      });
+      startups.push({ target: again.name, fresh: false, ...again.startup });
+      await again.stop();
+    }
 
     // Card payments: a write each (row, history, write-ahead access log, form mapping, contract check).
-    const cardDatabase = await freshDatabase(`${DATABASE}_card`);
+    const cardDatabase = TARGETS.has('postgres')
+      ? await freshDatabase(`${DATABASE}_card`)
+      : undefined;
     if (cardDatabase)
       cards.push(
         await measureCardPayments('Portico on PostgreSQL', { DATABASE_URL: cardDatabase }),
       );
-    cards.push(
-      await measureCardPayments('Portico on the embedded engine', {
-        DATABASE_URL: '',
-        EMBEDDED_DB_DIR: join(dataDir, 'pglite-card'),
-      }),
-    );
+    if (TARGETS.has('embedded'))
+      cards.push(
+        await measureCardPayments('Portico on the embedded engine', {
+          DATABASE_URL: '',
+          EMBEDDED_DB_DIR: join(dataDir, 'pglite-card'),
+        }),
+      );
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     rmSync(dataDir, { recursive: true, force: true });

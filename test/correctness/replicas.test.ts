@@ -60,6 +60,29 @@ describe('two replicas on one database', () => {
     expect(refused.map((r) => r.response.status)).toEqual([429, 429]);
   });
 
+  it('counts concurrent requests of one key exactly when they are counted together, on both replicas', async () => {
+    const { key } = await first.newTenantWithKey('app');
+    const { consentId, accountId } = await approvedConsent(first, key);
+    const [a, b] = both(key);
+    const remaining = await freshWindow(a);
+    const reads = await Promise.all(
+      Array.from({ length: remaining + 6 }, (_, i) =>
+        (i % 2 ? a : b).GET('/v1/accounts/{accountId}/balances', {
+          params: {
+            path: { accountId },
+            header: { 'Consent-ID': consentId, 'PSU-IP-Address': '192.0.2.7' },
+          },
+        }),
+      ),
+    );
+    const served = reads.filter((r) => r.response.status === 200);
+    expect(served).toHaveLength(remaining);
+    expect(reads.filter((r) => r.response.status === 429)).toHaveLength(6);
+    // Each served request saw its own place in the window.
+    const left = served.map((r) => Number(r.response.headers.get('ratelimit-remaining')));
+    expect(left.sort((x, y) => x - y)).toEqual(Array.from({ length: remaining }, (_, i) => i));
+  });
+
   it('shares the daily budget of unattended reads of a consent', async () => {
     const { key } = await first.newTenantWithKey('app');
     const { consentId, accountId } = await approvedConsent(first, key, { frequencyPerDay: 3 });

@@ -60,6 +60,36 @@ export class RateLimitService {
        )`;
   }
 
+  /**
+   * As cte, for a group of requests counted in one statement: given a CTE `from` with a `key_id` and
+   * an `ord` column (one row per request), defines `rate_usage` with one row per request (its
+   * `ord`, and RateLimitRow as if the requests had been counted one by one in `ord` order). The keys
+   * are counted in key order, so that two such statements never wait on each other in a cycle, and a
+   * key's last use is recorded only when no one else is recording it.
+   */
+  static groupCte(from: string): string {
+    return `rate_keys AS (SELECT key_id, count(*)::int AS n FROM ${from} GROUP BY key_id),
+       rate_touched AS (
+         UPDATE api_keys SET last_used_at = now()
+          WHERE id IN (SELECT id FROM api_keys
+                        WHERE id IN (SELECT key_id FROM rate_keys)
+                          AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+                          FOR UPDATE SKIP LOCKED)
+       ),
+       rate_totals AS (
+         INSERT INTO api_key_usage (key_id, window_start, count)
+         SELECT key_id, date_trunc('minute', now()), n FROM rate_keys ORDER BY key_id
+         ON CONFLICT (key_id, window_start) DO UPDATE SET count = api_key_usage.count + excluded.count
+         RETURNING key_id, count AS total,
+                   ceil(extract(epoch FROM (window_start + interval '${WINDOW_SECONDS} seconds' - now())))::int AS rate_reset_seconds
+       ),
+       rate_usage AS (
+         SELECT r.ord, (t.total - k.n + row_number() OVER (PARTITION BY r.key_id ORDER BY r.ord))::int AS rate_count,
+                t.rate_reset_seconds
+           FROM ${from} r JOIN rate_keys k ON k.key_id = r.key_id JOIN rate_totals t ON t.key_id = r.key_id
+       )`;
+  }
+
   async consume(keyId: string): Promise<RateLimitState> {
     const rows = await this.sql.query<RateLimitRow>(
       'rate-limit:consume',

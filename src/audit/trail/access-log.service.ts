@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository, SelectQueryBuilder } from 'typeorm';
 import { PlainSql } from '../../platform/database/plain-sql.js';
+import { StatementGroup } from '../../platform/database/statement-group.js';
 import { currentRequestId } from '../../platform/logging/request-context.js';
 import { AccessLogEntry } from './access-log-entry.entity.js';
 
@@ -30,22 +31,14 @@ export interface AccessGate {
   params: unknown[];
 }
 
-/** The most completions one group write carries. */
-const MAX_GROUP = 256;
-
-interface PendingCompletion {
-  id: string;
-  result: AccessOutcome;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
 const INSERT_SENT = `INSERT INTO access_log
          (tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id, outcome,
           card_resource_id)`;
 
 /** How many parameters a written-ahead row takes ($1…$9); a gate's own parameters follow them. */
 export const SENT_PARAMETERS = 9;
+/** Where the outcome is among them. */
+const OUTCOME_PARAMETER = 7;
 
 /**
  * Writes the audit trail of every call made under a consent or a payment. A call to the bank is
@@ -63,15 +56,32 @@ export class AccessLogService {
     this.sql = new PlainSql(entries.manager.connection);
   }
 
-  /** Records a call about to be sent to the bank; returns the row's id, for `complete`. */
-  async begin(subject: AccessSubject): Promise<string> {
-    const [row] = await this.sql.query<{ id: string }>(
-      'access-log:begin',
-      `${INSERT_SENT} VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-      sentValues(subject),
-    );
-    return String(row.id);
+  /**
+   * Records a call about to be sent to the bank; returns the row's id, for `complete`. Rows begun
+   * while one statement is in flight are written together by the next one (a group write).
+   */
+  begin(subject: AccessSubject): Promise<string> {
+    return this.begun.run(sentValues(subject));
   }
+
+  private readonly begun = new StatementGroup<unknown[], string>(async (rows) => {
+    const column = (index: number) => rows.map((row) => row[index]);
+    // Rows come back in the order of the SELECT (ORDER BY ord), as PostgreSQL inserts them.
+    const inserted = await this.sql.query<{ id: string }>(
+      'access-log:begin-group',
+      `${INSERT_SENT}
+       SELECT tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id, outcome,
+              card_resource_id
+         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::varchar[], $5::varchar[], $6::boolean[],
+                     $7::uuid[], $8::varchar[], $9::uuid[])
+              WITH ORDINALITY AS r(tenant_id, consent_id, payment_id, operation, account_id, psu_present,
+                                   request_id, outcome, card_resource_id, ord)
+        ORDER BY ord
+       RETURNING id`,
+      Array.from({ length: SENT_PARAMETERS }, (_, index) => column(index)),
+    );
+    return inserted.map((row) => String(row.id));
+  });
 
   /**
    * As begin, in one statement with a condition (AccessGate): the row's id and the gate's row, or
@@ -100,65 +110,58 @@ export class AccessLogService {
    * (a group write: one round-trip for many concurrent calls); each caller still waits for its row.
    */
   complete(id: string, result: AccessOutcome): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ id, result, resolve, reject });
-      if (!this.writing) void this.writeCompletions();
-    });
+    return this.completed.run({ id, result });
   }
 
-  private pending: PendingCompletion[] = [];
-  private writing = false;
+  private readonly completed = new StatementGroup<{ id: string; result: AccessOutcome }, void>(
+    async (batch) => {
+      await this.sql.query(
+        'access-log:complete',
+        `UPDATE access_log a
+            SET outcome = u.outcome, upstream_status = u.upstream_status, latency_ms = u.latency_ms,
+                completed_at = now()
+           FROM unnest($1::bigint[], $2::text[], $3::int[], $4::int[])
+                AS u(id, outcome, upstream_status, latency_ms)
+          WHERE a.id = u.id AND a.outcome = '${SENT}'`,
+        [
+          batch.map((c) => c.id),
+          batch.map((c) => c.result.outcome),
+          batch.map((c) => c.result.upstreamStatus ?? null),
+          batch.map((c) => c.result.latencyMs),
+        ],
+      );
+      return batch.map(() => undefined);
+    },
+  );
 
-  private async writeCompletions(): Promise<void> {
-    this.writing = true;
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, MAX_GROUP);
-      try {
-        await this.sql.query(
-          'access-log:complete',
-          `UPDATE access_log a
-              SET outcome = u.outcome, upstream_status = u.upstream_status, latency_ms = u.latency_ms,
-                  completed_at = now()
-             FROM unnest($1::bigint[], $2::text[], $3::int[], $4::int[])
-                  AS u(id, outcome, upstream_status, latency_ms)
-            WHERE a.id = u.id AND a.outcome = '${SENT}'`,
-          [
-            batch.map((c) => c.id),
-            batch.map((c) => c.result.outcome),
-            batch.map((c) => c.result.upstreamStatus ?? null),
-            batch.map((c) => c.result.latencyMs),
-          ],
-        );
-        for (const c of batch) c.resolve();
-      } catch (error) {
-        for (const c of batch) c.reject(error);
-      }
-    }
-    this.writing = false;
+  /**
+   * Records a call that never reached the bank (refused by Portico, or answered from the store);
+   * rows recorded while one statement is in flight are written together by the next one.
+   */
+  record(subject: AccessSubject, result: AccessOutcome): Promise<void> {
+    const row = sentValues(subject);
+    row[OUTCOME_PARAMETER] = result.outcome;
+    return this.recorded.run([...row, result.upstreamStatus ?? null, result.latencyMs]);
   }
 
-  /** Records a call that never reached the bank (refused by Portico, or answered from the store). */
-  async record(subject: AccessSubject, result: AccessOutcome): Promise<void> {
-    await this.entries.query(
+  private readonly recorded = new StatementGroup<unknown[], void>(async (rows) => {
+    const column = (index: number) => rows.map((row) => row[index]);
+    await this.sql.query(
+      'access-log:record-group',
       `INSERT INTO access_log
-         (tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id,
-          outcome, upstream_status, latency_ms, completed_at, card_resource_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now(), $11)`,
-      [
-        subject.tenantId,
-        subject.consentId ?? null,
-        subject.paymentId ?? null,
-        subject.operation,
-        subject.accountId ?? null,
-        subject.psuPresent,
-        currentRequestId() ?? null,
-        result.outcome,
-        result.upstreamStatus ?? null,
-        result.latencyMs,
-        subject.cardResourceId ?? null,
-      ],
+         (tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id, outcome,
+          card_resource_id, upstream_status, latency_ms, completed_at)
+       SELECT tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id, outcome,
+              card_resource_id, upstream_status, latency_ms, now()
+         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::varchar[], $5::varchar[], $6::boolean[],
+                     $7::uuid[], $8::varchar[], $9::uuid[], $10::int[], $11::int[])
+              WITH ORDINALITY AS r(tenant_id, consent_id, payment_id, operation, account_id, psu_present,
+                                   request_id, outcome, card_resource_id, upstream_status, latency_ms, ord)
+        ORDER BY ord`,
+      Array.from({ length: SENT_PARAMETERS + 2 }, (_, index) => column(index)),
     );
-  }
+    return rows.map(() => undefined);
+  });
 
   /** A query over the whole log, for the auditor's views. */
   query(alias: string): SelectQueryBuilder<AccessLogEntry> {

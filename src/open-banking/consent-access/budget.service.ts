@@ -52,38 +52,10 @@ export class BudgetService {
        )`;
   }
 
-  /** Takes one unit; undefined when the day's budget is used up. */
-  async take(consentId: string, limit: number): Promise<Budget | undefined> {
-    const rows: { count: number }[] = await this.dataSource.query(
-      `INSERT INTO consent_usage (consent_id, day, count) VALUES ($1, ${TODAY}, 1)
-       ON CONFLICT (consent_id, day) DO UPDATE SET count = consent_usage.count + 1 WHERE consent_usage.count < $2
-       RETURNING count`,
-      [consentId, limit],
-    );
-    if (rows.length === 0) return undefined;
-    return {
-      limit,
-      remaining: Math.max(0, limit - rows[0].count),
-      resetSeconds: secondsToUtcMidnight(),
-    };
-  }
-
   async giveBack(consentId: string): Promise<void> {
     await this.dataSource.query(
       `UPDATE consent_usage SET count = count - 1 WHERE consent_id = $1 AND day = ${TODAY} AND count > 0`,
       [consentId],
     );
-  }
-
-  async current(consentId: string, limit: number): Promise<Budget> {
-    const rows: { count: number }[] = await this.dataSource.query(
-      `SELECT count FROM consent_usage WHERE consent_id = $1 AND day = ${TODAY}`,
-      [consentId],
-    );
-    return {
-      limit,
-      remaining: Math.max(0, limit - (rows[0]?.count ?? 0)),
-      resetSeconds: secondsToUtcMidnight(),
-    };
   }
 }

@@ -12,6 +12,7 @@ import {
   type AccessSubject,
 } from '../../audit/trail/access-log.service.js';
 import { PlainSql } from '../../platform/database/plain-sql.js';
+import { StatementGroup } from '../../platform/database/statement-group.js';
 import { ProblemException } from '../../platform/errors/problem.js';
 import { Metrics } from '../../platform/metrics/metrics.service.js';
 import { failureOutcome } from '../../upstreams/http/upstream-caller.js';
@@ -83,8 +84,12 @@ type Granted = Partial<Record<'accounts' | 'balances' | 'transactions', { iban: 
 @Injectable()
 export class ConsentAccessService {
   private readonly sql: PlainSql;
-  private readonly admitWithRateLimit: string;
   private readonly admitAlone: string;
+  /** Admissions counted against a key's rate limit, many concurrent requests in one statement. */
+  private readonly admissions: StatementGroup<
+    [keyId: string, consentId: string, tenantId: string],
+    AdmissionRow
+  >;
 
   constructor(
     private readonly consents: ConsentsService,
@@ -95,11 +100,25 @@ export class ConsentAccessService {
     @InjectDataSource() dataSource: DataSource,
   ) {
     this.sql = new PlainSql(dataSource);
-    // One round-trip: the key's request counted, the consent read, today's budget units read.
+    // One round-trip for every admission in the group: each request counted against its key, its
+    // consent read (only the tenant's), and today's budget units of that consent.
     const consent = `${consents.columnsSql('c')}, ${BudgetService.usedTodaySql('c.id')} AS used_today`;
-    this.admitWithRateLimit = `WITH ${RateLimitService.cte('$1')}
-       SELECT rate_usage.rate_count, rate_usage.rate_reset_seconds, ${consent}
-         FROM rate_usage LEFT JOIN consents c ON c.id = $2 AND c.tenant_id = $3`;
+    const admitGroup = `WITH calls AS (
+         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[])
+                  WITH ORDINALITY AS r(key_id, consent_id, tenant_id, ord)
+       ),
+       ${RateLimitService.groupCte('calls')}
+       SELECT u.rate_count, u.rate_reset_seconds, ${consent}
+         FROM calls r JOIN rate_usage u ON u.ord = r.ord
+         LEFT JOIN consents c ON c.id = r.consent_id AND c.tenant_id = r.tenant_id
+        ORDER BY r.ord`;
+    this.admissions = new StatementGroup((calls) =>
+      this.sql.query<AdmissionRow>('consent-access:admit-group', admitGroup, [
+        calls.map((call) => call[0]),
+        calls.map((call) => call[1]),
+        calls.map((call) => call[2]),
+      ]),
+    );
     this.admitAlone = `SELECT ${consent} FROM consents c WHERE c.id = $1 AND c.tenant_id = $2`;
   }
 
@@ -114,11 +133,7 @@ export class ConsentAccessService {
       return row ?? { used_today: 0 };
     }
     const { keyId, apply } = call.rateLimit;
-    const [row] = await this.sql.query<AdmissionRow>(
-      'consent-access:admit-rate-limited',
-      this.admitWithRateLimit,
-      [keyId, consentId, call.tenantId],
-    );
+    const row = await this.admissions.run([keyId, consentId, call.tenantId]);
     apply(await this.rateLimits.counted(keyId, row as RateLimitRow));
     return row;
   }
@@ -163,7 +178,7 @@ export class ConsentAccessService {
         cte: BudgetService.takeGateCte(`$${SENT_PARAMETERS + 1}`, `$${SENT_PARAMETERS + 2}`),
         params: [consent.id, limit],
       });
-      if (!begun) throw await refuse(consent.id, await this.budgetSpent(consent, limit));
+      if (!begun) throw await refuse(consent.id, this.budgetSpent(limit));
       logId = begun.id;
       budget = budgetOf(limit, begun.gate.budget_count);
     } else {
@@ -183,16 +198,16 @@ export class ConsentAccessService {
     };
   }
 
-  /** The 429 of an unattended read beyond the day's budget. */
-  private async budgetSpent(consent: Consent, limit: number): Promise<ProblemException> {
-    const current = await this.budgets.current(consent.id, limit);
+  /** The 429 of an unattended read beyond the day's budget (the gate found it spent: none remain). */
+  private budgetSpent(limit: number): ProblemException {
+    const spent = budgetOf(limit, limit);
     this.metrics.recordBudgetRefusal();
     return new ProblemException({
       status: 429,
       type: 'urn:portico:problem:consent:access-exceeded',
       title: 'ACCESS_EXCEEDED',
       detail: `The consent allows ${limit} reads a day without the user present; send PSU-IP-Address when the user is present`,
-      headers: { 'Retry-After': String(current.resetSeconds), ...budgetHeaders(current) },
+      headers: { 'Retry-After': String(spent.resetSeconds), ...budgetHeaders(spent) },
       extensions: { code: 'ACCESS_EXCEEDED' },
     });
   }
