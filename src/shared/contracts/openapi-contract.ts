@@ -98,6 +98,7 @@ export class OpenApiContract {
   private readonly requestAjv?: Ajv;
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly requestValidators = new Map<string, ValidateFunction>();
+  private readonly compiled = new Map<Ajv, WeakMap<Schema, ValidateFunction>>();
 
   /**
    * `name` registers the document with ajv, and prefixes refs in validation messages. With
@@ -161,11 +162,17 @@ export class OpenApiContract {
     value: unknown,
     prefix: string,
   ): FieldProblem[] {
-    const key = JSON.stringify(schema);
-    let validator = cache.get(key);
+    // The contract's own schema objects are found by identity; others (built per call) by their text.
+    let validator = this.compiled.get(ajv)?.get(schema);
     if (!validator) {
-      validator = ajv.compile(this.resolveRefs(schema));
-      cache.set(key, validator);
+      const key = JSON.stringify(schema);
+      validator = cache.get(key);
+      if (!validator) {
+        validator = ajv.compile(this.resolveRefs(schema));
+        cache.set(key, validator);
+      }
+      if (!this.compiled.has(ajv)) this.compiled.set(ajv, new WeakMap());
+      this.compiled.get(ajv)!.set(schema, validator);
     }
     return validator(value) ? [] : problemsOf(validator.errors, prefix);
   }

@@ -57,12 +57,25 @@ export function contractCheck(
           );
         }
       }
-      // openapi-fetch takes only its own realm's Response (the global one) as a replacement.
-      return new Response(text === '' ? null : text, {
-        status: response.status,
-        statusText: response.statusText,
-        headers: Object.fromEntries(response.headers),
-      });
+      return readAnswer(response, text, body);
     },
   };
+}
+
+/**
+ * The answer handed on to openapi-fetch: its own realm's Response (the only kind it takes as a
+ * replacement), carrying the text already read and the body already parsed, so that the answer is
+ * read and parsed once (openapi-fetch reads it with `json()` or `text()`).
+ */
+function readAnswer(response: Response, text: string, body: unknown): Response {
+  const answer = new Response(null, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+  Object.defineProperties(answer, {
+    text: { value: () => Promise.resolve(text) },
+    json: { value: () => Promise.resolve(body === undefined ? JSON.parse(text) : body) },
+  });
+  return answer;
 }
