@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Agent, fetch as undiciFetch, Request as UndiciRequest, type Dispatcher } from 'undici';
+import { Agent, Request as UndiciRequest, type Dispatcher } from 'undici';
 import { currentRequestId } from '../../platform/logging/request-context.js';
 import { encodeForm } from './form-encoding.js';
 import { toUpstreamError, UpstreamError } from './upstream-errors.js';
@@ -76,17 +76,43 @@ export class UpstreamTransport {
     return this.agent;
   }
 
-  /** A fetch for typed clients (openapi-fetch): undici's own fetch and Request, over this pool. */
+  /**
+   * A fetch for typed clients (openapi-fetch) over this pool: the request is sent with undici's
+   * dispatcher (lighter than its WHATWG fetch; redirects are answers, never followed), and the
+   * answer's body is read when the caller reads it (`text()`: the contract check), so a body that
+   * breaks off or stalls fails there as before.
+   */
   readonly fetch = async (input: Request): Promise<Response> => {
     const request = input as unknown as UndiciRequest;
-    if (!request.headers.has('x-request-id'))
-      request.headers.set('x-request-id', requestIdHeader()['X-Request-ID']);
-    if (this.authorization) request.headers.set('authorization', this.authorization);
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    headers['x-request-id'] ??= requestIdHeader()['X-Request-ID'];
+    if (this.authorization) headers.authorization = this.authorization;
+    const url = new URL(request.url);
+    let answer: Dispatcher.ResponseData;
     try {
-      return (await undiciFetch(request, { dispatcher: this.dispatcher() })) as unknown as Response;
+      const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
+      answer = await this.dispatcher().request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: request.method as Dispatcher.HttpMethod,
+        headers,
+        body,
+        signal: request.signal,
+      });
     } catch (error) {
       throw toUpstreamError(this.options.name, error);
     }
+    const response = new Response(null, {
+      status: answer.statusCode,
+      headers: Object.entries(answer.headers).flatMap(([name, value]) =>
+        value === undefined ? [] : (Array.isArray(value) ? value : [value]).map((v) => [name, v]),
+      ),
+    });
+    Object.defineProperty(response, 'text', { value: () => answer.body.text() });
+    return response;
   };
 
   readonly Request = UndiciRequest as unknown as typeof Request;
