@@ -173,6 +173,9 @@ export class ConsentAccessService {
     let budget: Budget | undefined;
     if (unattended) {
       const limit = this.limitOf(consent);
+      // Spent when the consent was read: refused without another statement (units are given back
+      // only by refused reads, so a read that races one and is refused here errs on the safe side).
+      if (usedToday >= limit) throw await refuse(consent.id, this.budgetSpent(limit));
       const begun = await this.accessLog.beginGated<{ budget_count: number }>(subject(consent.id), {
         name: 'budget',
         cte: BudgetService.takeGateCte(`$${SENT_PARAMETERS + 1}`, `$${SENT_PARAMETERS + 2}`),

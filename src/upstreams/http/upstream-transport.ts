@@ -14,6 +14,31 @@ export interface TlsSource {
   current(): { cert?: Buffer; key?: Buffer; passphrase?: string; ca: Buffer; version: number };
 }
 
+/**
+ * A request as openapi-fetch builds it for this transport (its `Request` option): the method, the
+ * URL, the headers, the serialised body and the deadline's signal, without the WHATWG Request's
+ * stream and signal machinery, which the dispatcher does not need.
+ */
+export class OutgoingRequest {
+  readonly method: string;
+  readonly headers: Headers;
+  readonly body: string | Uint8Array | undefined;
+  readonly signal: AbortSignal | undefined;
+
+  constructor(
+    readonly url: string,
+    init: RequestInit = {},
+  ) {
+    this.method = (init.method ?? 'GET').toUpperCase();
+    this.headers = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
+    const body = init.body ?? undefined;
+    if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array))
+      throw new TypeError('an upstream request body is a string or bytes');
+    this.body = body;
+    this.signal = init.signal ?? undefined;
+  }
+}
+
 export interface UpstreamTransportOptions {
   /** Name used in errors and logs: `open-banking`, `card`. */
   name: string;
@@ -83,7 +108,7 @@ export class UpstreamTransport {
    * breaks off or stalls fails there as before.
    */
   readonly fetch = async (input: Request): Promise<Response> => {
-    const request = input as unknown as UndiciRequest;
+    const request = input as unknown as OutgoingRequest | UndiciRequest;
     const headers: Record<string, string> = {};
     request.headers.forEach((value, name) => {
       headers[name] = value;
@@ -93,7 +118,12 @@ export class UpstreamTransport {
     const url = new URL(request.url);
     let answer: Dispatcher.ResponseData;
     try {
-      const body = request.body ? Buffer.from(await request.arrayBuffer()) : undefined;
+      const body =
+        request instanceof OutgoingRequest
+          ? request.body
+          : request.body
+            ? Buffer.from(await request.arrayBuffer())
+            : undefined;
       answer = await this.dispatcher().request({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
@@ -115,7 +145,8 @@ export class UpstreamTransport {
     return response;
   };
 
-  readonly Request = UndiciRequest as unknown as typeof Request;
+  /** What typed clients build for each call: only what `fetch` reads. */
+  readonly Request = OutgoingRequest as unknown as typeof Request;
 
   async send<T = unknown>(request: UpstreamRequest): Promise<UpstreamResponse<T>> {
     const url = new URL(request.path.replace(/^\//, ''), `${this.options.baseUrl}/`);
