@@ -61,6 +61,8 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
         },
       },
     },
-    destination,
+    // Standard output, written asynchronously: lines logged while a write is under way go out
+    // together with the next one (one write for many under load); pino flushes them at exit.
+    destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }
