@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Agent, Request as UndiciRequest, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher, type Request as UndiciRequest } from 'undici';
 import { currentRequestId } from '../../platform/logging/request-context.js';
 import { encodeForm } from './form-encoding.js';
 import { toUpstreamError, UpstreamError } from './upstream-errors.js';
