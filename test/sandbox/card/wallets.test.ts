@@ -126,6 +126,28 @@ describe('sandbox card API: wallets (web-wallet tokenisation, device-wallet doma
     expect((await page(checkout.action, checkout.fields)).status).toBe(409);
   });
 
+  it('the control makes a wallet token on the sandbox clock (PAN-only here), refusing an unknown authMethod', async () => {
+    const made = await client.control('POST', '/sandbox/card/wallet-tokens', {
+      authMethod: 'PAN_ONLY',
+      cardNumber: '5217925525906273',
+    });
+    expect(made.status).toBe(201);
+    const token = (made.body as { token: string }).token;
+    const sut = await tokenize({ token, payer_email: 'payer@example.com' });
+    expect(sut.flow).toBe('form');
+    const expired = await client.control('POST', '/sandbox/card/wallet-tokens', {
+      expiresInSeconds: -1,
+    });
+    await client.refused(
+      'tokenizeWebWallet',
+      { key: merchant.publicKey, form: form({ token: (expired.body as { token: string }).token }) },
+      400,
+      20026,
+    );
+    const bad = await client.control('POST', '/sandbox/card/wallet-tokens', { authMethod: 'PIN' });
+    expect(bad.status).toBe(400);
+  });
+
   it('PAN-only needs payer_email or payer_phone (400 80002 payer_email)', async () => {
     const token = sandboxWalletToken({ authMethod: 'PAN_ONLY', expiresAt: inMinutes(10) });
     const refused = await client.refused(

@@ -4,6 +4,7 @@ import type { CardSandbox } from '../card-sandbox.js';
 import { TOKEN_LIFETIME_MS } from '../card-sources.js';
 import { callbackPage, sandboxPage } from '../iris/iris-pages-html.js';
 import { escapeHtml } from '../iris/iris-sessions.js';
+import { sandboxWalletToken } from './wallet-token.js';
 import { issueWalletCardToken, walletResult } from './wallets.js';
 
 const html = (reply: FastifyReply, status: number, page: string) =>
@@ -20,7 +21,10 @@ const euros = (cents: number) => `€${(cents / 100).toFixed(2)}`;
  *   GET|POST /webwallet/{wlt}               the page (the tokenisation's form posts here)
  *   POST     /webwallet/{wlt}/authenticate  makes the card token and answers the page that posts
  *                                           token, md and hash to the merchant's callback_url
- * A tokenisation waits for the payer 15 minutes (the card token's lifetime).
+ * A tokenisation waits for the payer 15 minutes (the card token's lifetime). And a control:
+ *   POST /sandbox/card/wallet-tokens {authMethod, cardNumber?, expiresInSeconds?}  a sandbox wallet token
+ *                                           (what a checkout gets from the wallet provider), expiring
+ *                                           on the sandbox clock (default 10 minutes)
  */
 export function registerWalletPages(server: FastifyInstance, card: CardSandbox): void {
   const walletOf = (id: string) => {
@@ -57,6 +61,29 @@ export function registerWalletPages(server: FastifyInstance, card: CardSandbox):
   };
   server.get('/webwallet/:wlt', page);
   server.post('/webwallet/:wlt', page);
+
+  server.post('/sandbox/card/wallet-tokens', async (request, reply) => {
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const authMethod = body.authMethod ?? 'CRYPTOGRAM_3DS';
+    const seconds = body.expiresInSeconds ?? 600;
+    const pan = body.cardNumber ?? '4111111111111111';
+    if (
+      (authMethod !== 'CRYPTOGRAM_3DS' && authMethod !== 'PAN_ONLY') ||
+      typeof seconds !== 'number' ||
+      !Number.isInteger(seconds) ||
+      Math.abs(seconds) > 86_400 ||
+      typeof pan !== 'string' ||
+      !/^\d{12,19}$/.test(pan)
+    )
+      return reply.code(400).send({
+        error:
+          'authMethod CRYPTOGRAM_3DS|PAN_ONLY, cardNumber 12-19 digits, expiresInSeconds integer',
+      });
+    const expiresAt = card.now().getTime() + seconds * 1000;
+    return reply
+      .code(201)
+      .send({ token: sandboxWalletToken({ authMethod, pan, expiresAt }), expiresAt });
+  });
 
   server.post('/webwallet/:wlt/authenticate', async (request, reply) => {
     const { wlt } = request.params as { wlt: string };
