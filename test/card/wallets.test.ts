@@ -241,6 +241,37 @@ describe('card facade: wallets', () => {
     expect(all).not.toContain(keys.secretKey);
   });
 
+  it('a genuine result posted to another tokenisation’s callback is refused (401); at its own it is taken', async () => {
+    const pan = () => tokenize({ token: wallet('PAN_ONLY'), payerEmail: 'payer@example.com' });
+    const a = (await pan()).body;
+    const b = (await pan()).body;
+    const checkout = formOf(a.form as string);
+    const shown = await page(checkout.action, checkout.fields);
+    const back = await page(new URL(formOf(shown.html).action, checkout.action).toString(), {});
+    const genuine = formOf(back.html);
+    const callbackOfB = [...sut.sandbox.card.merchantIds()]
+      .flatMap((id) => [...(sut.sandbox.card.merchantBook(id)?.wallets.values() ?? [])])
+      .find((w) => w.uuid === b.id)?.callbackUrl as string;
+    const post = async (url: string) => {
+      const response = await request(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(genuine.fields).toString(),
+      });
+      await response.body.text();
+      return response.statusCode;
+    };
+    expect(await post(callbackOfB)).toBe(401);
+    expect(
+      sut.logs.some((line) => line.includes('"security":"wallet-message-of-another-tokenization"')),
+    ).toBe(true);
+    const readB = await call<Tokenization>('GET', `/v1/card/wallets/tokenizations/${b.id}`);
+    expect(readB.body).toMatchObject({ status: 'pending', cardToken: null });
+    expect(await post(genuine.action)).toBe(303);
+    // The same genuine result again is answered as before.
+    expect(await post(genuine.action)).toBe(303);
+  });
+
   it('a cryptogram answer whose hash is not signed with the tenant’s secret key is rejected, and its card token is refused without the provider', async () => {
     const tenant = await sut.newTenantWithKey('app');
     const credentials = sut.app.get(CardCredentialsService);
