@@ -120,6 +120,24 @@ describe('card facade: wallets', () => {
       [created.body.id],
     )) as { operation: string; outcome: string }[];
     expect(calls).toEqual([{ operation: 'tokenizeWebWallet', outcome: 'ok' }]);
+    // The auditor sees the same trail.
+    const auditor = (await sut.newTenantWithKey('auditor')).key;
+    const audited = await call<{ kind: string; history: unknown[]; accessLog: unknown[] }>(
+      'GET',
+      `/v1/audit/card-resources/${created.body.id}`,
+      undefined,
+      auditor,
+    );
+    expect(audited.status).toBe(200);
+    expect(audited.body).toMatchObject({
+      kind: 'wallet_token',
+      history: [
+        { from: null, to: 'creating' },
+        { from: 'creating', to: 'verified' },
+        { from: 'verified', to: 'charged' },
+      ],
+      accessLog: [{ operation: 'tokenizeWebWallet' }],
+    });
   });
 
   it('the provider gets Portico’s own callback_url (an unguessable reference) and Portico’s id as uuid', async () => {
