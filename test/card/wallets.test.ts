@@ -426,6 +426,48 @@ describe('card facade: wallets', () => {
     expect((noReason.body.errors as { field: string }[]).map((e) => e.field)).toEqual(['reason']);
   });
 
+  it('a lost answer leaves a tokenisation unknown (never chargeable) and new domains unknown until the list settles them', async () => {
+    const tenant = await sut.newTenantWithKey('app');
+    sut.sandbox.chaos.add({
+      operation: 'tokenizeWebWallet',
+      fault: 'act-then-fail',
+      then: 'reset',
+      times: 1,
+    });
+    const lost = await tokenize({}, tenant.key);
+    expect(lost.status).toBe(502);
+    const [row] = (await sut.dataSource.query(
+      "SELECT id, status, token FROM card_resources WHERE tenant_id = $1 AND kind = 'wallet_token'",
+      [tenant.tenantId],
+    )) as { id: string; status: string; token: string | null }[];
+    expect(row).toMatchObject({ status: 'unknown', token: null });
+
+    sut.sandbox.chaos.add({
+      operation: 'registerDeviceWalletDomains',
+      fault: 'act-then-fail',
+      then: 'reset',
+      times: 1,
+    });
+    const register = await call<Problem>(
+      'POST',
+      '/v1/card/wallets/domains',
+      { domainNames: ['doubt.example'] },
+      tenant.key,
+    );
+    expect(register.status).toBe(502);
+    const status = async () =>
+      (
+        (await sut.dataSource.query(
+          "SELECT status FROM card_resources WHERE tenant_id = $1 AND kind = 'wallet_domain'",
+          [tenant.tenantId],
+        )) as { status: string }[]
+      ).map((r) => r.status);
+    expect(await status()).toEqual(['unknown']);
+    const listed = await call<Domains>('GET', '/v1/card/wallets/domains', undefined, tenant.key);
+    expect(listed.body.items.map((d) => d.domainName)).toEqual(['doubt.example']);
+    expect(await status()).toEqual(['registered']);
+  });
+
   it('a domain registration is sent once per Idempotency-Key', async () => {
     const tenant = await sut.newTenantWithKey('app');
     const headers = { 'idempotency-key': randomUUID() };
