@@ -684,7 +684,7 @@ export interface paths {
         put?: never;
         /**
          * Create a card payment
-         * @description Charges a card from exactly one source: card fields (`cardNumber`, `expirationMonth`, `expirationYear`, `holderName`, `cvv`), a card token (`token` ctn_…) or a stored customer (`token` cus_…, optional `card`). `capture: 0` only pre-authorises (capture it later). Always carries a `merchantRef` (yours, or `portico-<id>` Portico makes): if the provider's answer is lost, Portico finds the payment by it, so a retry with the same Idempotency-Key never charges twice. Card numbers and CVVs are passed to the provider only: never stored or logged; the answer carries the masked card.
+         * @description Charges a card from exactly one source: card fields (`cardNumber`, `expirationMonth`, `expirationYear`, `holderName`, `cvv`), a card token (`token` ctn_…; one of a web-wallet tokenisation only once Portico verified it, and once) or a stored customer (`token` cus_…, optional `card`). `capture: 0` only pre-authorises (capture it later). Always carries a `merchantRef` (yours, or `portico-<id>` Portico makes): if the provider's answer is lost, Portico finds the payment by it, so a retry with the same Idempotency-Key never charges twice. Card numbers and CVVs are passed to the provider only: never stored or logged; the answer carries the masked card.
          */
         post: operations["createCardPayment"];
         delete?: never;
@@ -9673,7 +9673,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An unknown card token, customer, mandate or branch (`upstream.code`) */
+            /** @description An unknown card token, customer, mandate or branch (`upstream.code`), or another tenant's wallet card token */
             404: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -9688,7 +9688,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /**
+             * @description A duplicate merchantRef (`upstream.code` 40025), no merchant keys, or a wallet card token not verified by Portico or already charged
+             *
+             *     A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer
+             */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
