@@ -4007,10 +4007,10 @@ export interface components {
             /** Format: uri */
             returnUrl: string;
             /**
-             * @description creating → verified (cryptogram flow: the provider’s signed card token checked) | pending (PAN-only: the payer has the form) → verified; rejected (a signature that is not the provider’s: nothing chargeable); failed (refused by the provider); unknown (the answer was lost: start again); verified → charged (the card token paid once)
+             * @description creating → verified (cryptogram flow: the provider’s signed card token checked) | pending (PAN-only: the payer has the form) → verified, or expired (the payer did not come back within 15 minutes); rejected (a signature that is not the provider’s: nothing chargeable); failed (refused by the provider); unknown (the answer was lost: start again); verified → charged (the card token paid once)
              * @enum {string}
              */
-            status: "creating" | "unknown" | "failed" | "pending" | "verified" | "rejected" | "charged";
+            status: "creating" | "unknown" | "failed" | "pending" | "verified" | "rejected" | "expired" | "charged";
         };
         WebhookAttemptView: {
             /** Format: int32 */
@@ -11110,6 +11110,15 @@ export interface operations {
             };
             /** @description No such tokenisation */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tokenisation expired (15 minutes) before the result arrived */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

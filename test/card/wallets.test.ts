@@ -221,6 +221,31 @@ describe('card facade: wallets', () => {
     expect((await charge(result.fields.token)).status).toBe(409);
   });
 
+  it('a PAN-only tokenisation whose payer did not come back within 15 minutes is expired, and a late result is refused', async () => {
+    const created = await tokenize({ token: wallet('PAN_ONLY'), payerEmail: 'payer@example.com' });
+    const checkout = formOf(created.body.form as string);
+    const shown = await page(checkout.action, checkout.fields);
+    const back = await page(new URL(formOf(shown.html).action, checkout.action).toString(), {});
+    const late = formOf(back.html);
+    await sut.dataSource.query(
+      "UPDATE card_resources SET created_at = now() - interval '16 minutes' WHERE id = $1",
+      [created.body.id],
+    );
+    const read = await call<Tokenization>(
+      'GET',
+      `/v1/card/wallets/tokenizations/${created.body.id}`,
+    );
+    expect(read.body).toMatchObject({ status: 'expired', cardToken: null, form: null });
+    const response = await request(late.action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(late.fields).toString(),
+    });
+    await response.body.text();
+    expect(response.statusCode).toBe(409);
+    expect((await charge(late.fields.token)).status).toBe(409);
+  });
+
   it('a forged PAN-only result is refused (401), records nothing and is logged as a security event without the hash', async () => {
     const created = await tokenize({ token: wallet('PAN_ONLY'), payerPhone: '+306900000001' });
     const checkout = formOf(created.body.form as string);

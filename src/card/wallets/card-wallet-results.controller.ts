@@ -31,6 +31,7 @@ export class CardWalletResultsController {
     400: 'A body that is not a form',
     401: 'A forged or altered hash, or a result of another tokenisation: nothing is recorded',
     404: 'No such tokenisation',
+    409: 'The tokenisation expired (15 minutes) before the result arrived',
     500: 'An unexpected failure (the payer may post the result again)',
   })
   async receiveWalletCallback(

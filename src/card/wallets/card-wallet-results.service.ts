@@ -98,7 +98,20 @@ export class CardWalletResultsService {
     if (!cardToken)
       throw refused('The hash is not the provider’s signature over this tokenisation');
     if (row.status === 'pending') await this.verified(row, cardToken, 'callback');
-    else if (row.token !== cardToken) {
+    else if (row.status === 'expired') {
+      // Kept on the row, so that a charge of this late card token is refused without the provider.
+      if (!row.token) {
+        const data = { ...(row.data as unknown as WalletTokenizationData), token: cardToken };
+        await this.store.settle(row, data as unknown as JsonObject, 'expired', 'late-result');
+      }
+      throw new ProblemException({
+        status: 409,
+        type: PROBLEM_TYPES.conflict,
+        title: 'Conflict',
+        detail:
+          'The tokenisation expired before its result arrived: its card token is not chargeable',
+      });
+    } else if (row.token !== cardToken) {
       // A genuine result arriving again is answered as before; another card token is not taken.
       this.securityEvent('wallet-result-replaced', 'callback', row);
       throw refused('This tokenisation already has its result');

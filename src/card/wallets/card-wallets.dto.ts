@@ -8,6 +8,7 @@ export const WALLET_TOKENIZATION_STATUSES = [
   'pending',
   'verified',
   'rejected',
+  'expired',
   'charged',
 ];
 
@@ -18,7 +19,7 @@ export class WalletTokenizationView {
 
   @ApiProperty({
     description:
-      'creating → verified (cryptogram flow: the provider’s signed card token checked) | pending (PAN-only: the payer has the form) → verified; rejected (a signature that is not the provider’s: nothing chargeable); failed (refused by the provider); unknown (the answer was lost: start again); verified → charged (the card token paid once)',
+      'creating → verified (cryptogram flow: the provider’s signed card token checked) | pending (PAN-only: the payer has the form) → verified, or expired (the payer did not come back within 15 minutes); rejected (a signature that is not the provider’s: nothing chargeable); failed (refused by the provider); unknown (the answer was lost: start again); verified → charged (the card token paid once)',
     enum: WALLET_TOKENIZATION_STATUSES,
   })
   status: string;

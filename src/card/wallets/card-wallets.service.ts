@@ -14,6 +14,7 @@ import type { WalletTokenizationRequest } from './wallet-body.pipe.js';
 import {
   walletCallbackUrlOf,
   walletReferenceDigest,
+  WALLET_PENDING_MS,
   walletView,
   type WalletTokenizationData,
 } from './wallet-tokenization.js';
@@ -101,6 +102,9 @@ export class CardWalletsService {
   }
 
   async get(tenantId: string, id: string): Promise<WalletTokenizationView> {
-    return walletView(await this.store.byId(tenantId, 'wallet_token', id));
+    const row = await this.store.byId(tenantId, 'wallet_token', id);
+    if (row.status === 'pending' && Date.now() - row.createdAt.getTime() >= WALLET_PENDING_MS)
+      await this.store.transition(row, 'expired', 'payer-did-not-return');
+    return walletView(row);
   }
 }

@@ -13,6 +13,9 @@ export interface WalletTokenizationData {
   payment?: string;
 }
 
+/** How long a PAN-only tokenisation waits for the payer (the provider's card token lifetime). */
+export const WALLET_PENDING_MS = 15 * 60_000;
+
 /** The digest under which a tokenisation's callback reference is found (the reference is not stored). */
 export const walletReferenceDigest = (reference: string) =>
   createHash('sha256').update(`wallet:${reference}`, 'utf8').digest('base64url');
