@@ -23,10 +23,17 @@ import { CardIrisService } from './iris/card-iris.service.js';
 import { CardNotificationsController } from './notifications/card-notifications.controller.js';
 import { CardNotificationsService } from './notifications/card-notifications.service.js';
 import { CardStore } from './store/card-store.service.js';
+import { CardWalletDomainsController } from './wallets/card-wallet-domains.controller.js';
+import { CardWalletDomainsService } from './wallets/card-wallet-domains.service.js';
+import { CardWalletResultsController } from './wallets/card-wallet-results.controller.js';
+import { CardWalletResultsService } from './wallets/card-wallet-results.service.js';
+import { CardWalletsController } from './wallets/card-wallets.controller.js';
+import { CardWalletsService } from './wallets/card-wallets.service.js';
 
 /**
  * The card API facade (`/v1/card/...`): a service per capability (payments, refunds, card tokens,
- * customers with their cards and mandates, branches, notifications, IRIS sessions and their results) on one store (rows, status history, write-ahead
+ * customers with their cards and mandates, branches, notifications, IRIS sessions and their results,
+ * web-wallet tokenisations and device-wallet domains) on one store (rows, status history, write-ahead
  * access log) and the card upstream client, with each tenant's merchant keys.
  */
 @Module({
@@ -46,6 +53,9 @@ import { CardStore } from './store/card-store.service.js';
     CardNotificationsController,
     CardIrisController,
     CardIrisResultsController,
+    CardWalletsController,
+    CardWalletDomainsController,
+    CardWalletResultsController,
   ],
   providers: [
     CardStore,
@@ -58,6 +68,9 @@ import { CardStore } from './store/card-store.service.js';
     CardNotificationsService,
     CardIrisService,
     CardIrisResultsService,
+    CardWalletsService,
+    CardWalletDomainsService,
+    CardWalletResultsService,
   ],
   exports: [CardInDoubtResolver, CardStore],
 })

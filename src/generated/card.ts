@@ -246,6 +246,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/devicewallet/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the registered device-wallet domains
+         * @description Every domain the merchant has registered and not deleted, oldest first (no paging).
+         */
+        get: operations["listDeviceWalletDomains"];
+        put?: never;
+        /**
+         * Register domains for the device wallet
+         * @description Registers the domains (and subdomains) the merchant's checkout uses the device wallet on; answers every domain now registered. Registering a registered domain again changes nothing.
+         */
+        post: operations["registerDeviceWalletDomains"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/devicewallet/domains-deletion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Unregister device-wallet domains
+         * @description Unregisters the domains, giving the reason; answers the domains still registered.
+         */
+        put: operations["deleteDeviceWalletDomains"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/iris/sessions": {
         parameters: {
             query?: never;
@@ -312,6 +356,46 @@ export interface paths {
          * @description Cancels a `Pending` notification; its page can no longer be paid. Answers the notification, `Canceled`.
          */
         delete: operations["cancelNotification"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payment-methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Tokenise web-wallet payment data (the worked example's path)
+         * @description The same operation as POST /payment-methods/webwallet, at the path the seed's worked example posts to.
+         */
+        post: operations["tokenizeWebWalletAlias"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payment-methods/webwallet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Tokenise web-wallet payment data
+         * @description Decrypts the wallet token the checkout got from the wallet provider (`token`, base64 of the stringified wallet response) and answers, in the cryptogram flow (`CRYPTOGRAM_3DS`), a card token at once: `{ flow: "direct", data: { token, hash, md, callback_url } }`; in the PAN-only flow (`PAN_ONLY`), a form to render: `{ flow: "form", data: { payload, md, callback_url } }`, the card token then reaching `callback_url` by a browser form POST (`token`, `md`, `hash`) once the payer has submitted it (see WebWalletResult). Called with the merchant's **public** key. The `ctn_` pays once with POST /payments (then 400 20007), only `amount` (else 40029), within 15 minutes (20006).
+         */
+        post: operations["tokenizeWebWallet"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1092,6 +1176,26 @@ export interface components {
             is_active: false;
             token: components["schemas"]["CustomerToken"];
         };
+        DeviceWalletDomain: {
+            date_created: components["schemas"]["Timestamp"];
+            /** @description In lower case. */
+            domain_name: string;
+        };
+        DeviceWalletDomainList: {
+            items: components["schemas"]["DeviceWalletDomain"][];
+            total_count: components["schemas"]["TotalCount"];
+        };
+        DeviceWalletDomainsDeletionForm: {
+            domain_names: components["schemas"]["DomainNames"];
+            /** @description Why the domains are unregistered. */
+            reason: components["schemas"]["RequiredText255"];
+        };
+        DeviceWalletDomainsForm: {
+            domain_names: components["schemas"]["DomainNames"];
+        };
+        /** @description A host name (letters, digits and hyphens in labels, at least one dot). */
+        DomainName: string;
+        DomainNames: components["schemas"]["DomainName"][];
         /** Format: email */
         Email: string;
         Error: {
@@ -1525,6 +1629,58 @@ export interface components {
             description?: components["schemas"]["RequiredText255"];
             /** @description 1 holds the payout, 0 pays it out on the seller's schedule. */
             on_hold?: components["schemas"]["Flag"];
+        };
+        /** @enum {string} */
+        WalletType: "webwallet" | "devicewallet";
+        /** @description The fields of a web-wallet tokenisation the merchant's checkout supplies (the merchant's server adds callback_url, sandbox and uuid). Undeclared fields are refused (80001) by the provider, which reads WebWalletTokenizeForm as a whole: no `additionalProperties: false` here, so that the form can extend it. */
+        WebWalletPaymentData: {
+            amount: components["schemas"]["Amount"];
+            billing_address_line1?: components["schemas"]["Text255"];
+            billing_address_line2?: components["schemas"]["Text255"];
+            billing_city?: components["schemas"]["Text255"];
+            /** @description ISO 3166-1 alpha-2 (recommended). */
+            billing_country?: string;
+            billing_postal_code?: components["schemas"]["Text255"];
+            billing_state?: components["schemas"]["Text255"];
+            /** @enum {string} */
+            currency?: "EUR";
+            locale?: components["schemas"]["Locale"];
+            /** @description Merchant data posted back with the result. */
+            md?: components["schemas"]["Text255"];
+            /** @description Required for PAN-only when payer_phone is absent. */
+            payer_email?: components["schemas"]["Email"];
+            /** @description Required for PAN-only when payer_email is absent. */
+            payer_phone?: components["schemas"]["Phone"];
+            /** @description Base64 of the stringified wallet token (the wallet response's paymentMethodToken). */
+            token: string;
+            type: components["schemas"]["WalletType"];
+        };
+        /** @description The PAN-only result a browser posts to callback_url. `hash` is base64(hex(HMAC-SHA256(secret_key, json)) + "|" + json), json `{"callback_url","token","md"}`: verify it before trusting the token. */
+        WebWalletResult: {
+            hash: components["schemas"]["IrisHash"];
+            md: components["schemas"]["Text255"];
+            token: components["schemas"]["CardTokenId"];
+        };
+        /** @description `flow: direct` (cryptogram): data holds the card token and its signed result. `flow: form` (PAN-only): data holds the form to render; the signed result reaches callback_url later. */
+        WebWalletTokenization: {
+            data: {
+                callback_url: components["schemas"]["HttpUrl"];
+                hash?: components["schemas"]["IrisHash"];
+                md: components["schemas"]["Text255"];
+                /** @description The PAN-only form (fields md, pk) the payer's browser submits to the provider's page. */
+                payload?: string;
+                token?: components["schemas"]["CardTokenId"];
+            };
+            /** @enum {string} */
+            flow: "direct" | "form";
+        };
+        /** @description WebWalletPaymentData with the fields the merchant's server adds. */
+        WebWalletTokenizeForm: components["schemas"]["WebWalletPaymentData"] & {
+            callback_url: components["schemas"]["HttpUrl"];
+            /** @description 1 at the sandbox, 0 in production. */
+            sandbox: components["schemas"]["Flag"];
+            /** @description A unique id of this tokenisation within the merchant. */
+            uuid: string;
         };
     };
     responses: {
@@ -2140,6 +2296,83 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    listDeviceWalletDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The merchant's registered domains. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceWalletDomainList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    registerDeviceWalletDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["DeviceWalletDomainsForm"];
+            };
+        };
+        responses: {
+            /** @description The merchant's registered domains. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceWalletDomainList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteDeviceWalletDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["DeviceWalletDomainsDeletionForm"];
+            };
+        };
+        responses: {
+            /** @description The merchant's domains still registered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceWalletDomainList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     createIrisSession: {
         parameters: {
             query?: never;
@@ -2277,6 +2510,60 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    tokenizeWebWalletAlias: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["WebWalletTokenizeForm"];
+            };
+        };
+        responses: {
+            /** @description The card token (cryptogram flow) or the form to render (PAN-only flow). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebWalletTokenization"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    tokenizeWebWallet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["WebWalletTokenizeForm"];
+            };
+        };
+        responses: {
+            /** @description The card token (cryptogram flow) or the form to render (PAN-only flow). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebWalletTokenization"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalServerError"];
         };
     };

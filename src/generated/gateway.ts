@@ -684,7 +684,7 @@ export interface paths {
         put?: never;
         /**
          * Create a card payment
-         * @description Charges a card from exactly one source: card fields (`cardNumber`, `expirationMonth`, `expirationYear`, `holderName`, `cvv`), a card token (`token` ctn_…) or a stored customer (`token` cus_…, optional `card`). `capture: 0` only pre-authorises (capture it later). Always carries a `merchantRef` (yours, or `portico-<id>` Portico makes): if the provider's answer is lost, Portico finds the payment by it, so a retry with the same Idempotency-Key never charges twice. Card numbers and CVVs are passed to the provider only: never stored or logged; the answer carries the masked card.
+         * @description Charges a card from exactly one source: card fields (`cardNumber`, `expirationMonth`, `expirationYear`, `holderName`, `cvv`), a card token (`token` ctn_…; one of a web-wallet tokenisation only once Portico verified it, and once) or a stored customer (`token` cus_…, optional `card`). `capture: 0` only pre-authorises (capture it later). Always carries a `merchantRef` (yours, or `portico-<id>` Portico makes): if the provider's answer is lost, Portico finds the payment by it, so a retry with the same Idempotency-Key never charges twice. Card numbers and CVVs are passed to the provider only: never stored or logged; the answer carries the masked card.
          */
         post: operations["createCardPayment"];
         delete?: never;
@@ -813,6 +813,110 @@ export interface paths {
          * @description Whether it was used or has expired.
          */
         get: operations["getCardToken"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/card/wallets/callback/{reference}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Web-wallet PAN-only result from the payer’s browser (provider callback)
+         * @description Not called by apps. The provider's form POST (token, md, hash). Portico verifies the hash with the tenant's secret key, records the card token as chargeable and redirects the browser (303) to the app's returnUrl with `walletTokenization` and `status`.
+         */
+        post: operations["receiveWalletCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/card/wallets/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the registered device-wallet domains
+         * @description Oldest first, as the provider holds them. Role app or admin.
+         */
+        get: operations["listWalletDomains"];
+        put?: never;
+        /**
+         * Register device-wallet domains
+         * @description The domains (and subdomains) the checkout uses the device wallet on; registering one again changes nothing. Answers every domain now registered. Role app or admin.
+         */
+        post: operations["registerWalletDomains"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/card/wallets/domains/deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unregister device-wallet domains
+         * @description With the reason (kept in the status history); every name must be registered (else 400, `upstream.code` 80002, and nothing is deleted). Answers the domains still registered. `PUT /devicewallet/domains-deletion` at the provider. Role app or admin.
+         */
+        post: operations["deleteWalletDomains"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/card/wallets/tokenizations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Tokenise web-wallet payment data
+         * @description Sends the wallet token the checkout got from the wallet provider to the provider (with the tenant's public key and Portico's own callback address). Cryptogram flow: Portico verifies the provider's signed card token and answers it `verified` with `cardToken`. PAN-only flow: the answer is `pending` with the provider's `form` for the payer; once the payer completes it, the signed card token comes back through Portico, which verifies it and sends the browser to `returnUrl`. Charge a verified `cardToken` once with `POST /v1/card/payments` (`token`, the same `amount`); Portico refuses any other card token of a tokenisation without calling the provider.
+         */
+        post: operations["createWalletTokenization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/card/wallets/tokenizations/{tokenizationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a web-wallet tokenisation
+         * @description Its status, its verified card token and, once charged, the payment.
+         */
+        get: operations["getWalletTokenization"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1761,7 +1865,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            kind: "payment" | "refund" | "customer" | "notification" | "iris_session" | "seller" | "transfer" | "reversal" | "payout" | "pos_payment" | "pos_void";
+            kind: "payment" | "refund" | "customer" | "notification" | "iris_session" | "seller" | "transfer" | "reversal" | "payout" | "pos_payment" | "pos_void" | "wallet_token" | "wallet_domain";
             /** @description A payment's merchant reference (the app's, or portico-<id>) */
             merchantRef?: string | null;
             /** @description A refund's payment */
@@ -1795,7 +1899,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @enum {string} */
-            kind: "payment" | "refund" | "customer" | "notification" | "iris_session" | "seller" | "transfer" | "reversal" | "payout" | "pos_payment" | "pos_void";
+            kind: "payment" | "refund" | "customer" | "notification" | "iris_session" | "seller" | "transfer" | "reversal" | "payout" | "pos_payment" | "pos_void" | "wallet_token" | "wallet_domain";
             /** @description A payment's merchant reference (the app's, or portico-<id>) */
             merchantRef?: string | null;
             /** @description A refund's payment */
@@ -2055,7 +2159,7 @@ export interface components {
              * @description A status change: the kind of the resource whose status changed; an access: consent, payment or card (the card and POS interfaces)
              * @enum {string}
              */
-            resourceKind: "consent" | "payment" | "card_payment" | "card_refund" | "card_customer" | "notification" | "iris_session" | "card_seller" | "card_transfer" | "card_reversal" | "card_payout" | "pos_payment" | "pos_void" | "card";
+            resourceKind: "consent" | "payment" | "card_payment" | "card_refund" | "card_customer" | "notification" | "iris_session" | "card_seller" | "card_transfer" | "card_reversal" | "card_payout" | "pos_payment" | "pos_void" | "wallet_token" | "wallet_domain" | "card";
             /** Format: uuid */
             tenantId: string;
             toStatus?: string | null;
@@ -2467,6 +2571,26 @@ export interface components {
             isActive: false;
             token: components["schemas"]["CardCustomerToken"];
         };
+        CardDeviceWalletDomain: {
+            dateCreated: components["schemas"]["CardTimestamp"];
+            /** @description In lower case. */
+            domainName: string;
+        };
+        CardDeviceWalletDomainList: {
+            items: components["schemas"]["CardDeviceWalletDomain"][];
+            totalCount: components["schemas"]["CardTotalCount"];
+        };
+        CardDeviceWalletDomainsDeletionForm: {
+            domainNames: components["schemas"]["CardDomainNames"];
+            /** @description Why the domains are unregistered. */
+            reason: components["schemas"]["CardRequiredText255"];
+        };
+        CardDeviceWalletDomainsForm: {
+            domainNames: components["schemas"]["CardDomainNames"];
+        };
+        /** @description A host name (letters, digits and hyphens in labels, at least one dot). */
+        CardDomainName: string;
+        CardDomainNames: components["schemas"]["CardDomainName"][];
         /** Format: email */
         CardEmail: string;
         /** @description Two digits 01-12, not in the past when the year is the current one. */
@@ -2791,6 +2915,31 @@ export interface components {
             description?: components["schemas"]["CardRequiredText255"];
             /** @description 1 holds the payout, 0 pays it out on the seller's schedule. */
             onHold?: components["schemas"]["CardFlag"];
+        };
+        /** @enum {string} */
+        CardWalletType: "webwallet" | "devicewallet";
+        /** @description The fields of a web-wallet tokenisation the merchant's checkout supplies (the merchant's server adds callback_url, sandbox and uuid). Undeclared fields are refused (80001) by the provider, which reads WebWalletTokenizeForm as a whole: no `additionalProperties: false` here, so that the form can extend it. */
+        CardWebWalletPaymentData: {
+            amount: components["schemas"]["CardAmount"];
+            billingAddressLine1?: components["schemas"]["CardText255"];
+            billingAddressLine2?: components["schemas"]["CardText255"];
+            billingCity?: components["schemas"]["CardText255"];
+            /** @description ISO 3166-1 alpha-2 (recommended). */
+            billingCountry?: string;
+            billingPostalCode?: components["schemas"]["CardText255"];
+            billingState?: components["schemas"]["CardText255"];
+            /** @enum {string} */
+            currency?: "EUR";
+            locale?: components["schemas"]["CardLocale"];
+            /** @description Merchant data posted back with the result. */
+            md?: components["schemas"]["CardText255"];
+            /** @description Required for PAN-only when payer_phone is absent. */
+            payerEmail?: components["schemas"]["CardEmail"];
+            /** @description Required for PAN-only when payer_email is absent. */
+            payerPhone?: components["schemas"]["CardPhone"];
+            /** @description Base64 of the stringified wallet token (the wallet response's paymentMethodToken). */
+            token: string;
+            type: components["schemas"]["CardWalletType"];
         };
         ChainBreakView: {
             /** @example access_log 1042 differs from what was sealed */
@@ -3833,6 +3982,35 @@ export interface components {
             ok: boolean;
             /** Format: date-time */
             verifiedAt: string;
+        };
+        WalletTokenizationView: {
+            amount: number;
+            /** @description The card token (`ctn_…`), once Portico verified its signature: charge it once with `POST /v1/card/payments` (`token`, the same `amount`) */
+            cardToken: string | null;
+            /** @enum {string} */
+            currency: "EUR";
+            /**
+             * @description `direct` (cryptogram) or `form` (PAN-only); null until the provider answered
+             * @enum {string|null}
+             */
+            flow: "direct" | "form" | null;
+            /** @description PAN-only: the provider's form (HTML) for the app's page to insert; the payer submits it, completes 3-D Secure and comes back through Portico to `returnUrl` */
+            form: string | null;
+            /**
+             * Format: uuid
+             * @description Portico's id of the tokenisation
+             */
+            id: string;
+            md: string;
+            /** @description The card payment made from the card token (`pmt_…`), once made */
+            paymentId: string | null;
+            /** Format: uri */
+            returnUrl: string;
+            /**
+             * @description creating → verified (cryptogram flow: the provider’s signed card token checked) | pending (PAN-only: the payer has the form) → verified, or expired (the payer did not come back within 15 minutes); rejected (a signature that is not the provider’s: nothing chargeable); failed (refused by the provider); unknown (the answer was lost: start again); verified → charged (the card token paid once)
+             * @enum {string}
+             */
+            status: "creating" | "unknown" | "failed" | "pending" | "verified" | "rejected" | "expired" | "charged";
         };
         WebhookAttemptView: {
             /** Format: int32 */
@@ -5026,7 +5204,7 @@ export interface operations {
                 createdFrom?: string;
                 /** @description Created before (an ISO date or date-time) */
                 createdTo?: string;
-                kind?: "payment" | "refund" | "customer" | "notification" | "iris_session" | "seller" | "transfer" | "reversal" | "payout" | "pos_payment" | "pos_void";
+                kind?: "payment" | "refund" | "customer" | "notification" | "iris_session" | "seller" | "transfer" | "reversal" | "payout" | "pos_payment" | "pos_void" | "wallet_token" | "wallet_domain";
                 /** @description Page, from 1 */
                 page?: number;
                 /** @description Items a page */
@@ -9495,7 +9673,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An unknown card token, customer, mandate or branch (`upstream.code`) */
+            /** @description An unknown card token, customer, mandate or branch (`upstream.code`), or another tenant's wallet card token */
             404: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -9510,7 +9688,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /**
+             * @description A duplicate merchantRef (`upstream.code` 40025), no merchant keys, or a wallet card token not verified by Portico or already charged
+             *
+             *     A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer
+             */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -10805,6 +10987,857 @@ export interface operations {
                 };
             };
             /** @description No such card token for this tenant (`upstream.code` 20005) */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant has no card merchant keys yet (an operator sets them), or the provider refused the request as conflicting (`upstream.code`, e.g. 40025 duplicate merchantRef) */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider has been failing and the call was not sent (circuit open; see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    receiveWalletCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The unguessable reference Portico gave the provider for one tokenisation */
+                reference: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the app's returnUrl with the outcome */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A body that is not a form */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A forged or altered hash, or a result of another tokenisation: nothing is recorded */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such tokenisation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tokenisation expired (15 minutes) before the result arrived */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure (the payer may post the result again) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWalletDomains: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's registered domains */
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardDeviceWalletDomainList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app or admin */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant has no card merchant keys yet (an operator sets them), or the provider refused the request as conflicting (`upstream.code`, e.g. 40025 duplicate merchantRef) */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider has been failing and the call was not sent (circuit open; see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    registerWalletDomains: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CardDeviceWalletDomainsForm"];
+            };
+        };
+        responses: {
+            /** @description The tenant's registered domains */
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardDeviceWalletDomainList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app or admin */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was already used with another request (another operation, path or body) */
+            422: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key store is unavailable; the request was not processed and may be retried with the same key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWalletDomains: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CardDeviceWalletDomainsDeletionForm"];
+            };
+        };
+        responses: {
+            /** @description The tenant's domains still registered */
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardDeviceWalletDomainList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app or admin */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was already used with another request (another operation, path or body) */
+            422: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key store is unavailable; the request was not processed and may be retried with the same key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWalletTokenization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CardWebWalletPaymentData"] & {
+                    /**
+                     * Format: uri
+                     * @description PAN-only: where Portico sends the payer's browser once the card token arrived, with `walletTokenization` and `status` (verified, rejected) in the query
+                     */
+                    returnUrl: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The tokenisation, `verified` (cryptogram) or `pending` (PAN-only) */
+            201: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletTokenizationView"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was already used with another request (another operation, path or body) */
+            422: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key store is unavailable; the request was not processed and may be retried with the same key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWalletTokenization: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Portico's id of the tokenisation */
+                tokenizationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tokenisation */
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WalletTokenizationView"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such tokenisation for this tenant */
             404: {
                 headers: {
                     /** @description Requests this API key may make per minute */

@@ -61,4 +61,7 @@ export const STATUS_CHANGE_EVENTS: Record<
     idField: 'transactionId',
     cardResource: true,
   },
+  // Wallets: the app learns the outcome from its own calls and the browser's return (no events yet).
+  wallet_token: null,
+  wallet_domain: null,
 };

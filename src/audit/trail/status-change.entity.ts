@@ -14,6 +14,8 @@ export const SUBJECT_KINDS = [
   'card_payout',
   'pos_payment',
   'pos_void',
+  'wallet_token',
+  'wallet_domain',
 ] as const;
 export type SubjectKind = (typeof SUBJECT_KINDS)[number];
 

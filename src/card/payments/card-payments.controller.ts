@@ -42,13 +42,14 @@ export class CardPaymentsController {
   @ApiOperation({
     summary: 'Create a card payment',
     description:
-      "Charges a card from exactly one source: card fields (`cardNumber`, `expirationMonth`, `expirationYear`, `holderName`, `cvv`), a card token (`token` ctn_…) or a stored customer (`token` cus_…, optional `card`). `capture: 0` only pre-authorises (capture it later). Always carries a `merchantRef` (yours, or `portico-<id>` Portico makes): if the provider's answer is lost, Portico finds the payment by it, so a retry with the same Idempotency-Key never charges twice. Card numbers and CVVs are passed to the provider only: never stored or logged; the answer carries the masked card.",
+      "Charges a card from exactly one source: card fields (`cardNumber`, `expirationMonth`, `expirationYear`, `holderName`, `cvv`), a card token (`token` ctn_…; one of a web-wallet tokenisation only once Portico verified it, and once) or a stored customer (`token` cus_…, optional `card`). `capture: 0` only pre-authorises (capture it later). Always carries a `merchantRef` (yours, or `portico-<id>` Portico makes): if the provider's answer is lost, Portico finds the payment by it, so a retry with the same Idempotency-Key never charges twice. Card numbers and CVVs are passed to the provider only: never stored or logged; the answer carries the masked card.",
   })
   @ApiCardBody('CreatePaymentForm', PAYMENT_EXAMPLE)
   @ApiCardAnswer(201, 'Payment', 'The payment, `Captured` or `Pre Authorized`')
   @ApiProblems({
     402: 'The card was declined (`upstream.code` 40004)',
-    404: 'An unknown card token, customer, mandate or branch (`upstream.code`)',
+    404: "An unknown card token, customer, mandate or branch (`upstream.code`), or another tenant's wallet card token",
+    409: 'A duplicate merchantRef (`upstream.code` 40025), no merchant keys, or a wallet card token not verified by Portico or already charged',
   })
   async createCardPayment(
     @CurrentPrincipal() principal: Principal,

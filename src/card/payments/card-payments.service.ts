@@ -11,6 +11,10 @@ import { isUuid } from '../../shared/uuid.js';
 import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
 import type { CardResource } from '../store/card-resource.entity.js';
 import { CardStore, notFound } from '../store/card-store.service.js';
+import {
+  walletChargeRefusal,
+  type WalletTokenizationData,
+} from '../wallets/wallet-tokenization.js';
 
 export type ProviderPayment = components['schemas']['Payment'];
 
@@ -31,6 +35,13 @@ export class CardPaymentsService {
   ) {}
 
   async create(tenantId: string, form: Record<string, unknown>): Promise<ProviderPayment> {
+    // A wallet's card token pays only once Portico verified it (another tenant's is 404): checked here.
+    const wallet =
+      typeof form.token === 'string' && form.token.startsWith('ctn_')
+        ? await this.store.owned(tenantId, 'wallet_token', form.token)
+        : undefined;
+    const refusal = wallet && walletChargeRefusal(wallet);
+    if (refusal) throw refusal;
     // The payment's handle at the provider, stored before it is called: the app's, or one Portico makes.
     const id = randomUUID();
     const row = await this.store.begin(tenantId, 'payment', {
@@ -72,6 +83,13 @@ export class CardPaymentsService {
       payment.status,
       'upstream-created',
     );
+    if (wallet) {
+      const data = {
+        ...(wallet.data as unknown as WalletTokenizationData),
+        payment: payment.token,
+      };
+      await this.store.settle(wallet, data as unknown as JsonObject, 'charged', 'payment-created');
+    }
     return payment;
   }
 

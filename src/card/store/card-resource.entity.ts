@@ -16,6 +16,10 @@ export const CARD_RESOURCE_KINDS = [
   // POS transactions (src/pos/): `token` is the transaction_id, `parent_token` a void's original.
   'pos_payment',
   'pos_void',
+  // wallets (src/card/wallets): a web-wallet tokenisation (`token` its ctn_), a device-wallet domain
+  // (`token` the domain name, in lower case).
+  'wallet_token',
+  'wallet_domain',
 ] as const;
 export type CardResourceKind = (typeof CARD_RESOURCE_KINDS)[number];
 
@@ -32,6 +36,8 @@ export const CARD_SUBJECT_KINDS: Record<CardResourceKind, SubjectKind> = {
   payout: 'card_payout',
   pos_payment: 'pos_payment',
   pos_void: 'pos_void',
+  wallet_token: 'wallet_token',
+  wallet_domain: 'wallet_domain',
 };
 
 /**

@@ -49,7 +49,9 @@ export class CardStore {
   async begin(
     tenantId: string,
     kind: CardResourceKind,
-    fields: Partial<Pick<CardResource, 'id' | 'merchantRef' | 'parentToken' | 'amount'>> = {},
+    fields: Partial<
+      Pick<CardResource, 'id' | 'merchantRef' | 'parentToken' | 'amount' | 'data'>
+    > = {},
   ): Promise<CardResource> {
     const row = this.rows.create({
       id: fields.id ?? randomUUID(),
@@ -59,7 +61,7 @@ export class CardStore {
       parentToken: fields.parentToken ?? null,
       merchantRef: fields.merchantRef ?? null,
       amount: fields.amount ?? null,
-      data: null,
+      data: fields.data ?? null,
       status: 'creating',
     });
     try {
@@ -101,6 +103,11 @@ export class CardStore {
   /** A row by its parent (an IRIS session by its reference's digest, an IRIS payment by its source). */
   byParent(kind: CardResourceKind, parentToken: string): Promise<CardResource | null> {
     return this.rows.findOneBy({ kind, parentToken });
+  }
+
+  /** Every row of a kind of the tenant, oldest first (a small set: device-wallet domains). */
+  ofKind(tenantId: string, kind: CardResourceKind): Promise<CardResource[]> {
+    return this.rows.find({ where: { tenantId, kind }, order: { createdAt: 'ASC' } });
   }
 
   /** The tenant's payment row holding a merchant_ref that is not failed (at most one: unique index). */

@@ -47,6 +47,14 @@ const TAGS: [string, string][] = [
     "Where the provider sends an IRIS session's signed result (callback and webhook); not called by apps",
   ],
   [
+    'Card wallets',
+    "Web-wallet tokenisation (the provider's signed card token, verified by Portico, charged once) and device-wallet domains",
+  ],
+  [
+    'Card wallet results',
+    "Where the provider's page sends a PAN-only web-wallet result through the payer's browser; not called by apps",
+  ],
+  [
     'Card notifications',
     "Hosted payment links: payment requests the payer pays on the provider's page",
   ],

@@ -98,8 +98,9 @@ function invalidField(
     context,
     body && !isReference(body) ? body.content['application/json']?.schema : undefined,
   );
-  // A body documented as an upstream schema (`allOf: [$ref]`, the card API's) is that schema.
-  if (bodySchema?.allOf?.length === 1) bodySchema = schemaOf(context, bodySchema.allOf[0]);
+  // A body documented as an upstream schema (`allOf: [$ref]`, the card API's; a web-wallet tokenisation
+  // adds Portico's own fields in a second part) is that schema.
+  if (bodySchema?.allOf?.length) bodySchema = schemaOf(context, bodySchema.allOf[0]);
   // A body of several kinds (`oneOf`, the POS interface's payment or void): its first kind.
   if (bodySchema?.oneOf?.length) bodySchema = schemaOf(context, bodySchema.oneOf[0]);
   // A required field missing, else (a body of optional fields only) the first field malformed.

@@ -6,6 +6,7 @@ import { registerIrisControls } from './iris/iris-controls.js';
 import { registerIrisPages } from './iris/iris-pages.js';
 import { registerHostedPaymentPage } from './notifications/hosted-page.js';
 import { registerOutboxControl } from './notifications/outbox-control.js';
+import { registerWalletPages } from './wallets/wallet-pages.js';
 
 /**
  * The card side's browser pages and their controls on the page listener (card.yaml part 2): the
@@ -22,5 +23,6 @@ export function registerCardPages(
   registerOutboxControl(server, card);
   registerIrisPages(server, card, messenger);
   registerIrisControls(server, card, messenger);
+  registerWalletPages(server, card);
   return { close: () => messenger.close() };
 }

@@ -41,6 +41,12 @@ import { irisOperations } from './iris/iris-sessions.js';
 import type { IrisDeliveryPlan } from './iris/iris-record.js';
 import { notificationOperations, type PageAddresses } from './notifications/notifications.js';
 import { MARKETPLACE_OPERATIONS } from './marketplace/marketplace-operations.js';
+import {
+  deleteDeviceWalletDomains,
+  listDeviceWalletDomains,
+  registerDeviceWalletDomains,
+  walletOperations,
+} from './wallets/wallets.js';
 
 type Operation = (context: CardContext, request: CardRequest) => CardAnswer;
 
@@ -71,6 +77,9 @@ const OPERATIONS: Readonly<Record<string, Operation>> = {
   listCustomerMandates,
   deleteMandate,
   listBranches,
+  registerDeviceWalletDomains,
+  listDeviceWalletDomains,
+  deleteDeviceWalletDomains,
   ...MARKETPLACE_OPERATIONS,
 };
 
@@ -79,6 +88,7 @@ const operationsWithPages = (pages: PageAddresses): Readonly<Record<string, Oper
   ...OPERATIONS,
   ...notificationOperations(pages),
   ...irisOperations(pages),
+  ...walletOperations(pages),
 });
 
 export const CARD_OPERATION_IDS: readonly string[] = Object.keys(
@@ -235,7 +245,7 @@ export class CardSandbox {
   }
 
   /** The merchant whose book holds a notification or an IRIS session (pages know only the id). */
-  ownerOf(kind: 'notification' | 'iris', id: string): MerchantBook | undefined {
+  ownerOf(kind: 'notification' | 'iris' | 'wallet', id: string): MerchantBook | undefined {
     for (const book of this.state.books.values()) if (book.map(kind).has(id)) return book;
     return undefined;
   }

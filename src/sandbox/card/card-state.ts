@@ -9,6 +9,7 @@ import type {
   SellerRecord,
   TransferRecord,
 } from './marketplace/market-records.js';
+import type { DomainRecord, WalletRecord } from './wallets/wallet-records.js';
 
 /** A stored card: the facts of its number (never the number), its expiry and holder. */
 export interface StoredCard extends CardFacts {
@@ -128,6 +129,8 @@ export type CardRecordKind =
   | 'notification'
   | 'iris'
   | 'mail'
+  | 'wallet'
+  | 'domain'
   | MarketRecordKind;
 /** The marketplace's kinds (marketplace/market-records.ts). */
 export type MarketRecordKind = 'seller' | 'transfer' | 'reversal' | 'payout' | 'entry' | 'market';
@@ -149,6 +152,8 @@ type RecordOf<K extends CardRecordKind> = {
   notification: NotificationRecord;
   iris: IrisSessionRecord;
   mail: MailRecord;
+  wallet: WalletRecord;
+  domain: DomainRecord;
   seller: SellerRecord;
   transfer: TransferRecord;
   reversal: ReversalRecord;
@@ -168,6 +173,9 @@ export class MerchantBook {
   readonly notifications = new Map<string, NotificationRecord>();
   readonly irisSessions = new Map<string, IrisSessionRecord>();
   readonly mails = new Map<string, MailRecord>();
+  /** Web-wallet tokenisations and device-wallet domains (wallets/). */
+  readonly wallets = new Map<string, WalletRecord>();
+  readonly domains = new Map<string, DomainRecord>();
   readonly sellers = new Map<string, SellerRecord>();
   readonly transfers = new Map<string, TransferRecord>();
   readonly reversals = new Map<string, ReversalRecord>();
@@ -191,6 +199,8 @@ export class MerchantBook {
       notification: this.notifications,
       iris: this.irisSessions,
       mail: this.mails,
+      wallet: this.wallets,
+      domain: this.domains,
       seller: this.sellers,
       transfer: this.transfers,
       reversal: this.reversals,

@@ -65,15 +65,25 @@ export class CardContract extends OpenApiContract {
 
   /** The names of the body fields the operation takes. */
   bodyFields(operation: ContractOperation): string[] {
-    const schema = operation.requestBodySchema ? this.resolve(operation.requestBodySchema) : {};
-    return Object.keys((schema.properties as Record<string, Schema> | undefined) ?? {});
+    return Object.keys(this.bodyProperties(operation));
   }
 
   private bodyProperty(operation: ContractOperation, field: string): Schema | undefined {
-    if (!operation.requestBodySchema) return undefined;
-    const properties = this.resolve(operation.requestBodySchema).properties as
-      Record<string, Schema> | undefined;
-    return properties?.[field];
+    return this.bodyProperties(operation)[field];
+  }
+
+  /** The properties of a request body, those of its `allOf` parts included (a form extending another). */
+  private bodyProperties(operation: ContractOperation): Record<string, Schema> {
+    if (!operation.requestBodySchema) return {};
+    const collect = (schema: Schema): Record<string, Schema> => {
+      const resolved = this.resolve(schema);
+      return Object.assign(
+        {},
+        ...((resolved.allOf as Schema[] | undefined) ?? []).map(collect),
+        (resolved.properties as Record<string, Schema> | undefined) ?? {},
+      ) as Record<string, Schema>;
+    };
+    return collect(operation.requestBodySchema);
   }
 
   /** An extension on a schema, on the schema its `$ref` names, or on any `allOf`/`oneOf` part. */

@@ -21,7 +21,8 @@ export function verifyIrisHash(
     return undefined;
   const text = Buffer.from(hash, 'base64').toString('utf8');
   const bar = text.indexOf('|');
-  if (bar !== 64) return undefined;
+  // Not 64 hex digits (a multi-byte character among them would make the comparison throw).
+  if (bar !== 64 || !/^[0-9a-f]{64}$/i.test(text.slice(0, 64))) return undefined;
   const given = Buffer.from(text.slice(0, 64), 'utf8');
   const json = text.slice(65);
   const expected = Buffer.from(

@@ -1,0 +1,126 @@
+import { Injectable } from '@nestjs/common';
+import type { components } from '../../generated/card.js';
+import type { JsonObject } from '../../platform/common/json.js';
+import type { ProblemException } from '../../platform/errors/problem.js';
+import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
+import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
+import type { CardResource } from '../store/card-resource.entity.js';
+import { CardStore } from '../store/card-store.service.js';
+
+export type DomainList = components['schemas']['DeviceWalletDomainList'];
+
+const RESOURCE = '/v1/card/wallets/domains';
+
+const namesOf = (form: Record<string, unknown>) => [
+  ...new Set((form.domain_names as string[]).map((name) => name.toLowerCase())),
+];
+
+/**
+ * The tenant's device-wallet domains: a row per domain (`token` the name in lower case) with its
+ * `registered` → `deleted` history (the reason kept with it), every call written ahead in the access
+ * log. The provider's list is the truth: reading it settles a row left in doubt.
+ */
+@Injectable()
+export class CardWalletDomainsService {
+  constructor(private readonly store: CardStore) {}
+
+  async register(tenantId: string, form: Record<string, unknown>): Promise<DomainList> {
+    const names = namesOf(form);
+    const rows = await this.rowsOf(tenantId);
+    const fresh: CardResource[] = [];
+    // A domain deleted earlier keeps its row (and history): only a name never held gets a new one.
+    for (const name of names)
+      if (!rows.some((row) => row.token === name))
+        fresh.push(
+          await this.store.begin(tenantId, 'wallet_domain', { data: { domain_name: name } }),
+        );
+    await bindIdempotentResource(RESOURCE);
+    const list = await this.call(tenantId, fresh, () =>
+      this.store.call(
+        tenantId,
+        'registerDeviceWalletDomains',
+        { form: { domain_names: names } },
+        fresh[0],
+      ),
+    );
+    await this.reconcile(tenantId, list, 'upstream-registered');
+    return list;
+  }
+
+  async delete(tenantId: string, form: Record<string, unknown>): Promise<DomainList> {
+    const names = namesOf(form);
+    const rows = (await this.rowsOf(tenantId)).filter(
+      (row) => row.status === 'registered' && names.includes(row.token ?? ''),
+    );
+    await bindIdempotentResource(`${RESOURCE}/deletions`);
+    const list = await this.call(tenantId, [], () =>
+      this.store.call(
+        tenantId,
+        'deleteDeviceWalletDomains',
+        { form: { domain_names: names, reason: form.reason } },
+        rows[0],
+      ),
+    );
+    for (const row of rows)
+      await this.store.settle(
+        row,
+        { ...row.data, deletion_reason: form.reason as string } as JsonObject,
+        'deleted',
+        'deleted-by-app',
+      );
+    await this.reconcile(tenantId, list, 'upstream-status');
+    return list;
+  }
+
+  async list(tenantId: string): Promise<DomainList> {
+    const list = await this.store.call(tenantId, 'listDeviceWalletDomains', {});
+    await this.reconcile(tenantId, list, 'upstream-status');
+    return list;
+  }
+
+  /** A write whose answer was lost leaves its new rows `unknown`; the next list settles them. */
+  private async call(
+    tenantId: string,
+    fresh: CardResource[],
+    write: () => Promise<DomainList>,
+  ): Promise<DomainList> {
+    try {
+      return await write();
+    } catch (error) {
+      const unknown = outcomeUnknown(error);
+      for (const row of fresh)
+        await this.store.transition(
+          row,
+          unknown ? 'unknown' : 'failed',
+          unknown ? 'upstream-outcome-unknown' : 'upstream-refused',
+        );
+      if (!unknown) throw error;
+      throw inDoubtProblem(error as ProblemException, { resource: RESOURCE });
+    }
+  }
+
+  /** Brings the tenant's rows in line with the provider's list of registered domains. */
+  private async reconcile(tenantId: string, list: DomainList, cause: string): Promise<void> {
+    const listed = new Map(list.items.map((item) => [item.domain_name, item]));
+    const rows = await this.rowsOf(tenantId);
+    const held = new Set(rows.filter((row) => row.token).map((row) => row.token as string));
+    for (const row of rows) {
+      const name = row.token ?? (row.data?.domain_name as string | undefined) ?? '';
+      const item = listed.get(name);
+      if (row.status === 'registered' && !item)
+        await this.store.transition(row, 'deleted', 'not-at-provider');
+      else if (item && row.status !== 'registered' && (row.token === name || !held.has(name))) {
+        await this.store.settle(row, { ...item, token: name }, 'registered', cause);
+        held.add(name);
+      } else if (row.status === 'creating' || row.status === 'unknown')
+        await this.store.transition(row, 'failed', 'not-at-provider');
+    }
+    for (const [name, item] of listed)
+      if (!held.has(name))
+        await this.store.adopt(tenantId, 'wallet_domain', { ...item, token: name }, 'registered');
+  }
+
+  private async rowsOf(tenantId: string): Promise<CardResource[]> {
+    return this.store.ofKind(tenantId, 'wallet_domain');
+  }
+}

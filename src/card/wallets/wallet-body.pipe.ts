@@ -1,0 +1,74 @@
+import { Injectable, type PipeTransform } from '@nestjs/common';
+import { ApiBody } from '@nestjs/swagger';
+import { ValidationFailedException } from '../../platform/errors/to-problem.js';
+import { CARD } from '../../upstreams/card/card-schemas.js';
+
+/** A tokenisation as the app asks for it: card.yaml's WebWalletPaymentData and where to come back. */
+export interface WalletTokenizationRequest {
+  returnUrl: string;
+  /** The provider's fields (snake_case), checked by card.yaml. */
+  form: Record<string, unknown>;
+}
+
+const RETURN_URL = /^https?:\/\/[^\s]+$/;
+
+/** The body's documentation: card.yaml's WebWalletPaymentData (camelCase) and `returnUrl`. */
+export const ApiWalletTokenizationBody = () =>
+  ApiBody({
+    required: true,
+    schema: {
+      allOf: [
+        CARD.ref('WebWalletPaymentData'),
+        {
+          type: 'object',
+          required: ['returnUrl'],
+          properties: {
+            returnUrl: {
+              type: 'string',
+              format: 'uri',
+              maxLength: 2048,
+              pattern: '^https?://',
+              description:
+                "PAN-only: where Portico sends the payer's browser once the card token arrived, with `walletTokenization` and `status` (verified, rejected) in the query",
+            },
+          },
+        },
+      ],
+      example: {
+        amount: 1250,
+        type: 'webwallet',
+        token: 'eyJwcm90b2NvbFZlcnNpb24iOiJFQ3YyIiwi…',
+        md: 'order-88',
+        locale: 'en',
+        payerEmail: 'payer@example.com',
+        returnUrl: 'https://shop.example/checkout/done',
+      },
+    },
+  });
+
+/**
+ * The facade body of a web-wallet tokenisation: `returnUrl` is Portico's, every other field is checked
+ * against card.yaml's WebWalletPaymentData and mapped to the provider's form (problems name the
+ * camelCase field). callback_url, sandbox and uuid are Portico's to set, so an app cannot send them.
+ */
+@Injectable()
+export class WalletTokenizationBodyPipe implements PipeTransform {
+  transform(body: unknown): WalletTokenizationRequest {
+    const input = body === undefined || body === null ? {} : body;
+    if (typeof input !== 'object' || Array.isArray(input))
+      throw new ValidationFailedException([{ field: 'body', reason: 'must be a JSON object' }]);
+    const { returnUrl, ...rest } = input as Record<string, unknown>;
+    const errors: { field: string; reason: string }[] = [];
+    if (typeof returnUrl !== 'string' || returnUrl.length > 2048 || !RETURN_URL.test(returnUrl))
+      errors.push({ field: 'returnUrl', reason: 'returnUrl must be an absolute http(s) URL' });
+    const { value, problems } = CARD.check('WebWalletPaymentData', rest);
+    const byField = new Map<string, string[]>();
+    for (const problem of problems) {
+      const field = problem.path || 'body';
+      byField.set(field, [...(byField.get(field) ?? []), problem.message]);
+    }
+    errors.push(...[...byField].map(([field, reasons]) => ({ field, reason: reasons.join('; ') })));
+    if (errors.length) throw new ValidationFailedException(errors);
+    return { returnUrl: returnUrl as string, form: value as Record<string, unknown> };
+  }
+}
