@@ -429,12 +429,13 @@ async function measure(
   sandbox: SandboxProcess,
 ): Promise<Row> {
   const pids = { ...(await target.pids()), sandbox: [sandbox.pid] };
+  // Per process: a database backend that ends during the run (the pool closes idle ones) reads 0 after it,
+  // so only processes alive at both ends are counted.
   const ticks = () =>
-    Object.fromEntries(
-      Object.entries(pids).map(([role, list]) => [
-        role,
-        list.reduce((sum, pid) => sum + cpuTicks(pid), 0),
-      ]),
+    new Map(
+      Object.values(pids)
+        .flat()
+        .map((pid) => [pid, cpuTicks(pid)]),
     );
   const handshakesBefore = await sandbox.handshakes();
   const statementsBefore = target.statements ? await target.statements() : undefined;
@@ -444,8 +445,13 @@ async function measure(
   const statementsAfter = target.statements ? await target.statements() : undefined;
   const handshakes = (await sandbox.handshakes()) - handshakesBefore;
   const cpu: Record<string, number> = {};
-  for (const role of Object.keys(pids))
-    cpu[role] = ((after[role] - before[role]) * (1000 / CLK_TCK)) / Math.max(1, load.requests);
+  for (const [role, list] of Object.entries(pids)) {
+    const used = list.reduce((sum, pid) => {
+      const [start, end] = [before.get(pid) ?? 0, after.get(pid) ?? 0];
+      return start > 0 && end >= start ? sum + end - start : sum;
+    }, 0);
+    cpu[role] = (used * (1000 / CLK_TCK)) / Math.max(1, load.requests);
+  }
   const rss: Record<string, number> = {};
   for (const [role, list] of Object.entries(pids))
     rss[role] = list.reduce((sum, pid) => sum + rssMiB(pid), 0);
