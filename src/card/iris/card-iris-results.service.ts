@@ -4,6 +4,7 @@ import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
 import type { JsonObject } from '../../platform/common/json.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { signedResultRefused } from '../common/signed-result-refused.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { verifyIrisHash } from '../../shared/iris/iris-hash.js';
 import { outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
@@ -25,14 +26,6 @@ const REFERENCE = /^[A-Za-z0-9_-]{43}$/;
 const SOURCE_USED = '41001';
 /** The failure code of a payer who cancelled at the bank (card.yaml IrisCallback). */
 const PAYER_CANCELLED = 41002;
-
-const refused = (detail: string) =>
-  new ProblemException({
-    status: 401,
-    type: PROBLEM_TYPES.unauthenticated,
-    title: 'Unauthorized',
-    detail,
-  });
 
 /**
  * The result of an IRIS session, from the provider's callback (through the payer's browser) or its
@@ -73,19 +66,19 @@ export class CardIrisResultsService {
     const signed = verifyIrisHash(secretKey, typeof message.hash === 'string' ? message.hash : '');
     if (!signed) {
       this.securityEvent('iris-hash-invalid', via, session);
-      throw refused('The hash is not the provider’s signature');
+      throw signedResultRefused('The hash is not the provider’s signature');
     }
     if (
       signed.callback_url !== callbackUrlOf(this.config, reference) ||
       (signed.token !== undefined && signed.token !== session.token)
     ) {
       this.securityEvent('iris-message-of-another-session', via, session);
-      throw refused('The signed result is not about this session');
+      throw signedResultRefused('The signed result is not about this session');
     }
     if (signed.error_code !== undefined) return this.failed(session, signed, via);
     if (signed.token !== session.token) {
       this.securityEvent('iris-message-of-another-session', via, session);
-      throw refused('The signed result names no source');
+      throw signedResultRefused('The signed result names no source');
     }
     return this.paid(session, via);
   }

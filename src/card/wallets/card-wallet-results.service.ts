@@ -4,6 +4,7 @@ import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
 import type { JsonObject } from '../../platform/common/json.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { signedResultRefused } from '../common/signed-result-refused.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { verifyIrisHash } from '../../shared/iris/iris-hash.js';
 import { CardCredentialsService } from '../credentials/card-credentials.service.js';
@@ -20,14 +21,6 @@ const CARD_TOKEN = /^ctn_[A-Za-z0-9]{1,60}$/;
 
 /** Where a signed result came from: the provider's answer (cryptogram) or the browser (PAN-only). */
 export type WalletArrival = 'answer' | 'callback';
-
-const refused = (detail: string) =>
-  new ProblemException({
-    status: 401,
-    type: PROBLEM_TYPES.unauthenticated,
-    title: 'Unauthorized',
-    detail,
-  });
 
 /**
  * The signed result of a web-wallet tokenisation: Portico checks `hash` with the tenant's secret key
@@ -96,7 +89,7 @@ export class CardWalletResultsService {
     }
     const cardToken = await this.verifiedToken(row, reference, message, 'callback');
     if (!cardToken)
-      throw refused('The hash is not the provider’s signature over this tokenisation');
+      throw signedResultRefused('The hash is not the provider’s signature over this tokenisation');
     if (row.status === 'pending') await this.verified(row, cardToken, 'callback');
     else if (row.status === 'expired') {
       // Kept on the row, so that a charge of this late card token is refused without the provider.
@@ -114,7 +107,7 @@ export class CardWalletResultsService {
     } else if (row.token !== cardToken) {
       // A genuine result arriving again is answered as before; another card token is not taken.
       this.securityEvent('wallet-result-replaced', 'callback', row);
-      throw refused('This tokenisation already has its result');
+      throw signedResultRefused('This tokenisation already has its result');
     }
     return row;
   }
