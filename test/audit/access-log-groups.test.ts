@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AccessLogService } from '../../src/audit/trail/access-log.service.js';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
+import { approvedConsent } from '../support/consent-flow.js';
+import { porticoClient } from '../support/inject-fetch.js';
+import { bankCallCount, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 // Rows begun, completed and recorded by concurrent calls are written by group statements: each call
 // must still get, and complete, its own row.
@@ -54,5 +56,48 @@ describe('access-log rows written in groups', () => {
       expect(row.completed_at).not.toBeNull();
       if (kind === 'ok') expect(row.psu_present).toBe(i % 2 === 0);
     }
+  });
+
+  // The admission statement writes the row of a call that may go to the bank (rate limit, consent read
+  // and row in one round-trip); a call refused after it is still one row, completed with the refusal.
+  it('leaves one row per facade call, written ahead or recorded, whatever the call ended in', async () => {
+    const { tenantId, key } = await gateway.newTenantWithKey('app');
+    const { consentId, accountId } = await approvedConsent(gateway, key);
+    const api = porticoClient(gateway, key);
+    const read = (consent: string, account: string) =>
+      api.GET('/v1/accounts/{accountId}/balances', {
+        params: {
+          header: { 'Consent-ID': consent, 'PSU-IP-Address': '192.0.2.1' },
+          path: { accountId: account },
+        },
+      });
+    const unknownConsent = '00000000-0000-4000-8000-000000000000';
+    const bankBefore = bankCallCount(gateway);
+    const answers = await Promise.all([
+      ...Array.from({ length: 12 }, () => read(consentId, accountId)),
+      ...Array.from({ length: 8 }, () => read(consentId, 'acc-not-in-this-consent')),
+      ...Array.from({ length: 5 }, () => read(unknownConsent, accountId)),
+    ]);
+    const expected = [
+      ...Array.from({ length: 12 }, () => [200, 'ok']),
+      ...Array.from({ length: 8 }, () => [403, 'refused:RESOURCE_UNKNOWN']),
+      ...Array.from({ length: 5 }, () => [404, 'refused:CONSENT_UNKNOWN']),
+    ];
+    expect(answers.map((answer) => answer.response.status)).toEqual(expected.map(([s]) => s));
+    expect(bankCallCount(gateway) - bankBefore).toBe(12);
+
+    const rows: { request_id: string; outcome: string; consent_id: string | null }[] =
+      await gateway.dataSource.query(
+        `SELECT request_id, outcome, consent_id FROM access_log
+          WHERE tenant_id = $1 AND operation = 'getAccountBalances'`,
+        [tenantId],
+      );
+    expect(rows).toHaveLength(answers.length);
+    answers.forEach((answer, i) => {
+      const requestId = answer.response.headers.get('x-request-id');
+      const mine = rows.filter((row) => row.request_id === requestId);
+      expect(mine.map((row) => row.outcome)).toEqual([expected[i][1]]);
+      expect(mine[0].consent_id).toBe(i < 20 ? consentId : null);
+    });
   });
 });

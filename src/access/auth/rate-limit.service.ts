@@ -99,9 +99,14 @@ export class RateLimitService {
     return this.counted(keyId, rows[0]);
   }
 
+  /** The requests a key may make a minute. */
+  get perMinute(): number {
+    return this.config.http.rateLimitPerMinute;
+  }
+
   /** The state after a request was counted (by consume, or by a statement built with cte). */
   async counted(keyId: string, row: RateLimitRow): Promise<RateLimitState> {
-    const limit = this.config.http.rateLimitPerMinute;
+    const limit = this.perMinute;
     const count = row.rate_count;
     if (count === 1) {
       // First request of a new window: drop this key's finished windows.

@@ -57,6 +57,23 @@ export class AccessLogService {
   }
 
   /**
+   * A CTE (named `name`) for a statement that writes rows ahead of bank calls as part of more work
+   * (the consent-access admission): it inserts one `sent` row for each row of `source` whose `log_id`
+   * is not null, with that id (taken from nextAccessLogId), its `tenant_id`, `consent_id`, `operation`,
+   * `account_id`, `psu_present` and `request_id`. Complete the rows with `complete`.
+   */
+  static writeAheadCte(name: string, source: string): string {
+    return `${name} AS (
+         INSERT INTO access_log (id, tenant_id, consent_id, operation, account_id, psu_present, request_id, outcome)
+         SELECT log_id, tenant_id, consent_id, operation, account_id, psu_present, request_id, '${SENT}'
+           FROM ${source} WHERE log_id IS NOT NULL ORDER BY log_id
+       )`;
+  }
+
+  /** The SQL expression that takes the id of a row written with writeAheadCte. */
+  static readonly nextAccessLogId = `nextval(pg_get_serial_sequence('access_log', 'id'))`;
+
+  /**
    * Records a call about to be sent to the bank; returns the row's id, for `complete`. Rows begun
    * while one statement is in flight are written together by the next one (a group write).
    */

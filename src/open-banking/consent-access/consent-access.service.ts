@@ -12,6 +12,7 @@ import {
   type AccessSubject,
 } from '../../audit/trail/access-log.service.js';
 import { PlainSql } from '../../platform/database/plain-sql.js';
+import { currentRequestId } from '../../platform/logging/request-context.js';
 import { StatementGroup } from '../../platform/database/statement-group.js';
 import { ProblemException } from '../../platform/errors/problem.js';
 import { Metrics } from '../../platform/metrics/metrics.service.js';
@@ -72,7 +73,24 @@ export interface ConsentCallRequest {
   rateLimit?: { keyId: string; apply: (state: RateLimitState) => void };
 }
 
-type AdmissionRow = Partial<RateLimitRow> & { used_today: number } & Record<string, unknown>;
+type AdmissionRow = Partial<RateLimitRow> & {
+  used_today: number;
+  /** The access-log row the admission wrote ahead, when it wrote one. */
+  log_id?: string | null;
+} & Record<string, unknown>;
+
+/** One call in an admission group statement. */
+type AdmissionCall = [
+  keyId: string,
+  consentId: string,
+  tenantId: string,
+  operation: string,
+  accountId: string | null,
+  psuPresent: boolean,
+  requestId: string | null,
+  /** Whether the admission writes the access-log row ahead (not when the read takes a budget unit). */
+  logAhead: boolean,
+];
 
 type Granted = Partial<Record<'accounts' | 'balances' | 'transactions', { iban: string }[]>>;
 
@@ -86,10 +104,7 @@ export class ConsentAccessService {
   private readonly sql: PlainSql;
   private readonly admitAlone: string;
   /** Admissions counted against a key's rate limit, many concurrent requests in one statement. */
-  private readonly admissions: StatementGroup<
-    [keyId: string, consentId: string, tenantId: string],
-    AdmissionRow
-  >;
+  private readonly admissions: StatementGroup<AdmissionCall, AdmissionRow>;
 
   constructor(
     private readonly consents: ConsentsService,
@@ -101,29 +116,44 @@ export class ConsentAccessService {
   ) {
     this.sql = new PlainSql(dataSource);
     // One round-trip for every admission in the group: each request counted against its key, its
-    // consent read (only the tenant's), and today's budget units of that consent.
+    // consent read (only the tenant's) with today's budget units, and, for a call that will go to the
+    // bank if the consent is valid and the key within its minute, its access-log row written ahead
+    // (outcome `sent`; completed with the outcome, a local refusal included). An unattended read
+    // writes its row later, with the budget unit it takes (AccessLogService.beginGated).
     const consent = `${consents.columnsSql('c')}, ${BudgetService.usedTodaySql('c.id')} AS used_today`;
     const admitGroup = `WITH calls AS (
-         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[])
-                  WITH ORDINALITY AS r(key_id, consent_id, tenant_id, ord)
+         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::varchar[], $5::varchar[],
+                              $6::boolean[], $7::uuid[], $8::boolean[])
+                  WITH ORDINALITY AS r(key_id, consent_id, tenant_id, operation, account_id, psu_present,
+                                       request_id, log_ahead, ord)
        ),
-       ${RateLimitService.groupCte('calls')}
-       SELECT u.rate_count, u.rate_reset_seconds, ${consent}
-         FROM calls r JOIN rate_usage u ON u.ord = r.ord
-         LEFT JOIN consents c ON c.id = r.consent_id AND c.tenant_id = r.tenant_id
-        ORDER BY r.ord`;
+       ${RateLimitService.groupCte('calls')},
+       admitted AS (
+         SELECT r.*, u.rate_count, u.rate_reset_seconds, ${consent},
+                CASE WHEN r.log_ahead AND c.id IS NOT NULL AND c.status = 'valid' AND u.rate_count <= $9
+                     THEN ${AccessLogService.nextAccessLogId} END AS log_id
+           FROM calls r JOIN rate_usage u ON u.ord = r.ord
+           LEFT JOIN consents c ON c.id = r.consent_id AND c.tenant_id = r.tenant_id
+       ),
+       ${AccessLogService.writeAheadCte('logged', 'admitted')}
+       SELECT * FROM admitted ORDER BY ord`;
     this.admissions = new StatementGroup((calls) =>
       this.sql.query<AdmissionRow>('consent-access:admit-group', admitGroup, [
-        calls.map((call) => call[0]),
-        calls.map((call) => call[1]),
-        calls.map((call) => call[2]),
+        ...Array.from({ length: 8 }, (_, index) => calls.map((call) => call[index])),
+        rateLimits.perMinute,
       ]),
     );
     this.admitAlone = `SELECT ${consent} FROM consents c WHERE c.id = $1 AND c.tenant_id = $2`;
   }
 
-  /** Counts the request (when asked) and reads the consent, in one statement. */
-  private async readConsent(call: ConsentCallRequest): Promise<AdmissionRow> {
+  /**
+   * Counts the request (when asked) and reads the consent, in one statement, which also writes the
+   * call's access-log row ahead when `subject` is given and the call may go to the bank.
+   */
+  private async readConsent(
+    call: ConsentCallRequest,
+    subject: AccessSubject | undefined,
+  ): Promise<AdmissionRow> {
     const { consentId } = call.headers;
     if (!call.rateLimit) {
       const [row] = await this.sql.query<AdmissionRow>('consent-access:admit', this.admitAlone, [
@@ -133,7 +163,16 @@ export class ConsentAccessService {
       return row ?? { used_today: 0 };
     }
     const { keyId, apply } = call.rateLimit;
-    const row = await this.admissions.run([keyId, consentId, call.tenantId]);
+    const row = await this.admissions.run([
+      keyId,
+      consentId,
+      call.tenantId,
+      subject?.operation ?? '',
+      subject?.accountId ?? null,
+      subject?.psuPresent ?? false,
+      currentRequestId() ?? null,
+      subject !== undefined,
+    ]);
     apply(await this.rateLimits.counted(keyId, row as RateLimitRow));
     return row;
   }
@@ -148,16 +187,22 @@ export class ConsentAccessService {
       accountId: call.accountId ?? null,
       psuPresent: attended,
     });
-    const refuse = async (consentId: string | null, error: unknown) => {
+    // Refused by Portico: the row written ahead is completed with the refusal, or one is recorded.
+    const refuse = async (consentId: string | null, error: unknown, loggedAhead?: string) => {
       const code = (error as ProblemException).init?.extensions?.code ?? 'INVALID';
-      await this.accessLog.record(subject(consentId), {
-        outcome: `refused:${String(code)}`,
-        latencyMs: elapsedMs(started),
-      });
+      const outcome = { outcome: `refused:${String(code)}`, latencyMs: elapsedMs(started) };
+      if (loggedAhead) await this.accessLog.complete(loggedAhead, outcome);
+      else await this.accessLog.record(subject(consentId), outcome);
       return error;
     };
+    // A read that takes a unit of the daily budget writes its row with the unit, below.
+    const budgeted = rule.kind === 'ais' && !attended;
     // A key over its rate limit is refused here (apply throws), before anything is logged.
-    const row = await this.readConsent(call);
+    const row = await this.readConsent(
+      call,
+      budgeted ? undefined : subject(call.headers.consentId),
+    );
+    const loggedAhead = row.log_id ? String(row.log_id) : undefined;
     const consent = this.consents.hydrate(row);
     if (!consent) throw await refuse(null, ConsentsService.unknown(call.headers.consentId));
     const usedToday = Number(row.used_today);
@@ -165,7 +210,7 @@ export class ConsentAccessService {
     try {
       unattended = await this.check(rule, consent, call, attended);
     } catch (error) {
-      throw await refuse(consent.id, error);
+      throw await refuse(consent.id, error, loggedAhead);
     }
     // Written ahead: from here on the bank may be called, and a crash leaves this row as `sent`.
     // An unattended read takes its unit of the daily budget in the same statement.
@@ -185,7 +230,7 @@ export class ConsentAccessService {
       logId = begun.id;
       budget = budgetOf(limit, begun.gate.budget_count);
     } else {
-      logId = await this.accessLog.begin(subject(consent.id));
+      logId = loggedAhead ?? (await this.accessLog.begin(subject(consent.id)));
     }
     return {
       rule,

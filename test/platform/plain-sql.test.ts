@@ -1,0 +1,36 @@
+import { describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../../src/platform/database/data-source-options.js';
+import { hotPathOf, PlainSql } from '../../src/platform/database/plain-sql.js';
+import { testDatabaseUrl } from '../support/test-gateway.js';
+
+// Hot-path statements are planned once per connection on PostgreSQL (their own pool, generic plans);
+// everything else keeps the server's default planning. The embedded engine has one session for all.
+describe('plain SQL on the hot path (PlainSql)', () => {
+  const embedded = !process.env.DATABASE_URL;
+
+  it('plans its statements once on a pool of its own, closed with the data source', async () => {
+    const dataSource = await new DataSource(dataSourceOptions(testDatabaseUrl(), 2)).initialize();
+    const sut = new PlainSql(dataSource);
+    const setting = 'SELECT current_setting($1) AS mode';
+    const [hot] = await sut.query<{ mode: string }>('test:plan-mode', setting, ['plan_cache_mode']);
+    const [shared] = (await dataSource.query(setting, ['plan_cache_mode'])) as { mode: string }[];
+    const { pool } = await hotPathOf(dataSource);
+    if (embedded) {
+      expect(hot.mode).toBe(shared.mode);
+      expect(pool).toBe((dataSource.driver as unknown as { master: unknown }).master);
+    } else {
+      expect([hot.mode, shared.mode]).toEqual(['force_generic_plan', 'auto']);
+      // Prepared by name: the same name runs again without its text being parsed anew.
+      await sut.query('test:plan-mode', setting, ['plan_cache_mode']);
+      const [prepared] = await sut.query<{ n: number }>(
+        'test:prepared',
+        `SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name = 'test:plan-mode'`,
+        [],
+      );
+      expect(prepared.n).toBe(1);
+    }
+    await dataSource.destroy();
+    expect((pool as unknown as { ended: boolean }).ended).toBe(true);
+  });
+});
