@@ -33,4 +33,39 @@ describe('plain SQL on the hot path (PlainSql)', () => {
     await dataSource.destroy();
     expect((pool as unknown as { ended: boolean }).ended).toBe(true);
   });
+
+  // A plan kept for a connection's life is made on the first runs; were it made on an empty table, a
+  // sequential scan would be kept while the table grows (no ANALYZE when autovacuum is off).
+  (embedded ? it.skip : it)(
+    'keeps a key lookup on its index when the table grew after the plan was made',
+    async () => {
+      const dataSource = await new DataSource(dataSourceOptions(testDatabaseUrl(), 2)).initialize();
+      try {
+        const sut = new PlainSql(dataSource);
+        // Statements run one after another reuse one pooled connection, where the temporary table lives.
+        await sut.query(
+          'test:create',
+          'CREATE TEMP TABLE grows (id bigint PRIMARY KEY, state text NOT NULL, n int)',
+          [],
+        );
+        const lookup = `UPDATE grows g SET n = g.n + 1 FROM unnest($1::bigint[]) AS u(id) WHERE g.id = u.id AND g.state = 'open'`;
+        for (let i = 0; i < 6; i++) await sut.query('test:lookup', lookup, [[1]]);
+        await sut.query(
+          'test:fill',
+          `INSERT INTO grows SELECT i, 'open', 0 FROM generate_series(1, 50000) AS i`,
+          [],
+        );
+        const plan = await sut.query<{ 'QUERY PLAN': string }>(
+          'test:explain',
+          `EXPLAIN EXECUTE "test:lookup"('{7}')`,
+          [],
+        );
+        const text = plan.map((row) => row['QUERY PLAN']).join('\n');
+        expect(text).toMatch(/Index Scan using \S+ on grows/);
+        expect(text).not.toMatch(/Seq Scan on grows/);
+      } finally {
+        await dataSource.destroy();
+      }
+    },
+  );
 });

@@ -10,7 +10,11 @@ export const HOT_PATH_POOL_SIZE = 4;
  * statement once (`plan_cache_mode = force_generic_plan`): the group statements take arrays, whose
  * length the planner cannot know in a generic plan, so by default it plans every execution anew,
  * which costs more server CPU than running it (measured: 0.58 → 0.24 ms of backend CPU for the
- * admission). TypeORM's pool keeps the default planning. The embedded engine (PGlite behind its
+ * admission). A plan kept for the connection's life must not depend on how big a table was when it
+ * was made (a statement first run on an empty `access_log` would scan it, row by row, ever after:
+ * seen with autovacuum off, where no ANALYZE replans it), and every hot-path statement finds its rows
+ * by key, so these sessions never choose a sequential scan (`enable_seqscan = off`). TypeORM's pool
+ * keeps the default planning. The embedded engine (PGlite behind its
  * socket server) runs every connection in one session, where a name prepared by one connection
  * clashes with the next and a session setting would reach TypeORM's statements too: there, statements
  * go unnamed through TypeORM's pool.
@@ -46,7 +50,7 @@ async function openHotPath(dataSource: DataSource): Promise<HotPath> {
     max: HOT_PATH_POOL_SIZE,
     // Kept open: a new connection would prepare and plan every statement again.
     idleTimeoutMillis: 0,
-    options: '-c plan_cache_mode=force_generic_plan',
+    options: '-c plan_cache_mode=force_generic_plan -c enable_seqscan=off',
   });
   // An idle connection that breaks (server restart) is dropped by the pool; the next statement opens
   // another, or fails and is answered like any database failure. Without a listener it would crash.
