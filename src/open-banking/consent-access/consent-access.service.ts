@@ -12,8 +12,8 @@ import {
   type AccessSubject,
 } from '../../audit/trail/access-log.service.js';
 import { PlainSql } from '../../platform/database/plain-sql.js';
-import { currentRequestId } from '../../platform/logging/request-context.js';
 import { StatementGroup } from '../../platform/database/statement-group.js';
+import { currentRequestId } from '../../platform/logging/request-context.js';
 import { ProblemException } from '../../platform/errors/problem.js';
 import { Metrics } from '../../platform/metrics/metrics.service.js';
 import { failureOutcome } from '../../upstreams/http/upstream-caller.js';

@@ -14,10 +14,10 @@ export const HOT_PATH_POOL_SIZE = 4;
  * was made (a statement first run on an empty `access_log` would scan it, row by row, ever after:
  * seen with autovacuum off, where no ANALYZE replans it), and every hot-path statement finds its rows
  * by key, so these sessions never choose a sequential scan (`enable_seqscan = off`). TypeORM's pool
- * keeps the default planning. The embedded engine (PGlite behind its
- * socket server) runs every connection in one session, where a name prepared by one connection
- * clashes with the next and a session setting would reach TypeORM's statements too: there, statements
- * go unnamed through TypeORM's pool.
+ * keeps the default planning. The embedded engine (PGlite behind its socket server) runs every
+ * connection in one session, where a name prepared by one connection clashes with the next and a
+ * session setting would reach TypeORM's statements too: there, statements go unnamed through
+ * TypeORM's pool.
  */
 interface HotPath {
   pool: pg.Pool;
