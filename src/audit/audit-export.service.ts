@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { AuditExportQuery } from './audit-export.dto.js';
+import { AccessLogService } from './trail/access-log.service.js';
 import { AuditVerifierService, type VerificationReport } from './trail/audit-verifier.service.js';
 
 /** Rows fetched from the cursor at a time: the export's memory does not grow with the trail. */
@@ -39,9 +40,11 @@ export class AuditExportService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly verifier: AuditVerifierService,
+    private readonly accessLog: AccessLogService,
   ) {}
 
   async *export(query: AuditExportQuery): AsyncGenerator<string> {
+    await this.accessLog.flushCompletions();
     const verification = await this.verifier.verify();
     const format = query.format ?? 'json';
     if (format === 'json') yield `{"verification":${JSON.stringify(verification)},"records":[`;

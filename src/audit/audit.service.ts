@@ -99,6 +99,7 @@ export class AuditService {
 
   /** Every call made under a consent or payment, newest first. */
   async listAccesses(query: AuditAccessesQuery): Promise<AuditAccessPage> {
+    await this.accessLog.flushCompletions();
     const builder = this.accessLog.query('a');
     if (query.kind === 'consent') builder.andWhere('a.consent_id IS NOT NULL');
     if (query.kind === 'payment') builder.andWhere('a.payment_id IS NOT NULL');

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { PorticoClient } from '../../src/client/portico-client.js';
+import { AccessLogService } from '../../src/audit/trail/access-log.service.js';
 import { approvedConsent } from '../support/consent-flow.js';
 import { domesticPayment } from '../support/fixtures.js';
 import { porticoClient } from '../support/inject-fetch.js';
@@ -162,13 +163,16 @@ describe('two replicas on one database', () => {
     expect(answers.map((r) => r.response.status)).toEqual(answers.map(() => 200));
     const served = requestIds().filter((id) => !before.has(id));
     expect(served).toHaveLength(40);
+    // Each replica completes the rows of the reads it answered after the answer (completeSoon).
+    for (const replica of [first, second])
+      await replica.app.get(AccessLogService).flushCompletions();
     const rows: { request_id: string; outcome: string }[] = await first.dataSource.query(
       `SELECT request_id, outcome FROM access_log
         WHERE tenant_id = $1 AND operation = 'getAccountBalances'`,
       [tenantId],
     );
     expect(rows).toHaveLength(40);
-    expect(rows.every((row) => row.outcome === 'ok')).toBe(true);
+    expect(rows.filter((row) => row.outcome !== 'ok')).toEqual([]);
     expect(rows.map((row) => row.request_id).sort()).toEqual([...served].sort());
   });
 });

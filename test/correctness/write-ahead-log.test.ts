@@ -48,7 +48,7 @@ describe('the write-ahead access log', () => {
     return { consentId, read };
   }
 
-  it('holds a `sent` row while the bank serves a read, and completes it once the answer is back', async () => {
+  it('holds a `sent` row while the bank serves a read, and completes it after the answer, by itself', async () => {
     const { consentId, read } = await readUnderConsent();
     // The bank serves the read at once and holds its answer back: the call is in flight.
     gateway.sandbox.chaos.add({
@@ -69,7 +69,13 @@ describe('the write-ahead access log', () => {
     expect(inFlight[0].request_id).toBe(requestId);
 
     expect((await pending).response.status).toBe(200);
-    const [done] = await rowsOf('consent_id', consentId);
+    // Written after the answer, by a statement of its own when no other call carries it: nothing else
+    // is sent here, so this waits for that one (within COMPLETION_DELAY_MS, scheduling aside).
+    let done = inFlight[0];
+    for (let waited = 0; done.outcome === 'sent' && waited < 5000; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      [done] = await rowsOf('consent_id', consentId);
+    }
     expect(done).toMatchObject({ id: inFlight[0].id, outcome: 'ok', upstream_status: 200 });
     expect(done.latency_ms).toBeGreaterThanOrEqual(0);
     expect(done.completed_at).toBeInstanceOf(Date);

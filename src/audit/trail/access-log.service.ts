@@ -1,10 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import type { Logger } from 'pino';
 import type { Repository, SelectQueryBuilder } from 'typeorm';
+import { LOGGER } from '../../platform/logging/logging.module.js';
 import { PlainSql } from '../../platform/database/plain-sql.js';
 import { StatementGroup } from '../../platform/database/statement-group.js';
 import { currentRequestId } from '../../platform/logging/request-context.js';
 import { AccessLogEntry } from './access-log-entry.entity.js';
+import { CompletionQueue, type CompletionParams } from './completion-queue.js';
 
 /** Who made a call, under what, and on which account: the part of a row known before the call. */
 export type AccessSubject = Pick<AccessLogEntry, 'tenantId' | 'operation' | 'psuPresent'> &
@@ -40,6 +43,20 @@ export const SENT_PARAMETERS = 9;
 /** Where the outcome is among them. */
 const OUTCOME_PARAMETER = 7;
 
+/** How long a completion written after the answer waits for a statement to carry it (completeSoon). */
+export const COMPLETION_DELAY_MS = 5;
+
+/** The statement completing rows written ahead, from four arrays numbered from `$first` (CompletionParams). */
+function completeSql(first: number): string {
+  const [ids, outcomes, statuses, latencies] = [0, 1, 2, 3].map((offset) => `$${first + offset}`);
+  return `UPDATE access_log a
+            SET outcome = u.outcome, upstream_status = u.upstream_status, latency_ms = u.latency_ms,
+                completed_at = now()
+           FROM unnest(${ids}::bigint[], ${outcomes}::text[], ${statuses}::int[], ${latencies}::int[])
+                AS u(id, outcome, upstream_status, latency_ms)
+          WHERE a.id = u.id AND a.outcome = '${SENT}'`;
+}
+
 /**
  * Writes the audit trail of every call made under a consent or a payment. A call to the bank is
  * written ahead (`begin`, outcome `sent`) and completed after (`complete`), so that a crash between
@@ -47,13 +64,26 @@ const OUTCOME_PARAMETER = 7;
  * itself is one row (`record`).
  */
 @Injectable()
-export class AccessLogService {
+export class AccessLogService implements BeforeApplicationShutdown {
   private readonly sql: PlainSql;
+  private readonly soon: CompletionQueue;
 
   constructor(
     @InjectRepository(AccessLogEntry) private readonly entries: Repository<AccessLogEntry>,
+    @Inject(LOGGER) logger: Logger,
   ) {
     this.sql = new PlainSql(entries.manager.connection);
+    this.soon = new CompletionQueue(
+      (params) => this.sql.query('access-log:complete', completeSql(1), params),
+      COMPLETION_DELAY_MS,
+      (error, waiting) =>
+        logger.error({ err: error, waiting }, 'access log: completions not written yet'),
+    );
+  }
+
+  /** Completions still waiting are written before the database is closed. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.flushCompletions().catch(() => undefined);
   }
 
   /**
@@ -132,24 +162,48 @@ export class AccessLogService {
 
   private readonly completed = new StatementGroup<{ id: string; result: AccessOutcome }, void>(
     async (batch) => {
-      await this.sql.query(
-        'access-log:complete',
-        `UPDATE access_log a
-            SET outcome = u.outcome, upstream_status = u.upstream_status, latency_ms = u.latency_ms,
-                completed_at = now()
-           FROM unnest($1::bigint[], $2::text[], $3::int[], $4::int[])
-                AS u(id, outcome, upstream_status, latency_ms)
-          WHERE a.id = u.id AND a.outcome = '${SENT}'`,
-        [
-          batch.map((c) => c.id),
-          batch.map((c) => c.result.outcome),
-          batch.map((c) => c.result.upstreamStatus ?? null),
-          batch.map((c) => c.result.latencyMs),
-        ],
-      );
+      await this.sql.query('access-log:complete', completeSql(1), [
+        batch.map((c) => c.id),
+        batch.map((c) => c.result.outcome),
+        batch.map((c) => c.result.upstreamStatus ?? null),
+        batch.map((c) => c.result.latencyMs),
+      ]);
       return batch.map(() => undefined);
     },
   );
+
+  /**
+   * Records the outcome of a call already answered, after the answer: it rides along with the next
+   * statement that carries completions (carryCompletions), or is written on its own within
+   * COMPLETION_DELAY_MS. Until then (and for good if the process dies first) the row says `sent`.
+   * The auditor's views write what waits before they read (flushCompletions).
+   */
+  completeSoon(id: string, result: AccessOutcome): void {
+    this.soon.add({
+      id,
+      outcome: result.outcome,
+      upstreamStatus: result.upstreamStatus ?? null,
+      latencyMs: result.latencyMs,
+    });
+  }
+
+  /**
+   * A CTE (named `name`) that writes the completions handed over by carryCompletions, from four
+   * parameters numbered from `$first`.
+   */
+  static completionCte(name: string, first: number): string {
+    return `${name} AS (${completeSql(first)})`;
+  }
+
+  /** Runs a statement with a completionCte, handing it the completions waiting (put back if it fails). */
+  carryCompletions<T>(run: (params: CompletionParams) => Promise<T>): Promise<T> {
+    return this.soon.carry(run);
+  }
+
+  /** Writes every completion waiting in this process (before the log is read). */
+  flushCompletions(): Promise<void> {
+    return this.soon.flush();
+  }
 
   /**
    * Records a call that never reached the bank (refused by Portico, or answered from the store);
@@ -185,15 +239,18 @@ export class AccessLogService {
     return this.entries.createQueryBuilder(alias);
   }
 
-  forConsent(consentId: string, limit = 500): Promise<AccessLogEntry[]> {
+  async forConsent(consentId: string, limit = 500): Promise<AccessLogEntry[]> {
+    await this.flushCompletions();
     return this.entries.find({ where: { consentId }, order: { id: 'DESC' }, take: limit });
   }
 
-  forCardResource(cardResourceId: string, limit = 500): Promise<AccessLogEntry[]> {
+  async forCardResource(cardResourceId: string, limit = 500): Promise<AccessLogEntry[]> {
+    await this.flushCompletions();
     return this.entries.find({ where: { cardResourceId }, order: { id: 'DESC' }, take: limit });
   }
 
-  forPayment(paymentId: string, limit = 500): Promise<AccessLogEntry[]> {
+  async forPayment(paymentId: string, limit = 500): Promise<AccessLogEntry[]> {
+    await this.flushCompletions();
     return this.entries.find({ where: { paymentId }, order: { id: 'DESC' }, take: limit });
   }
 }

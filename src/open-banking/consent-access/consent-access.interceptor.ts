@@ -5,7 +5,7 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { catchError, from, mergeMap, type Observable } from 'rxjs';
+import { catchError, from, map, type Observable } from 'rxjs';
 import type { ConsentAccessRequest } from './consent-access.guard.js';
 import { budgetHeaders, ConsentAccessService } from './consent-access.service.js';
 
@@ -22,14 +22,11 @@ export class ConsentAccessInterceptor implements NestInterceptor {
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     if (!grant) return next.handle();
     return next.handle().pipe(
-      mergeMap((data) =>
-        from(
-          this.access.completed(grant).then((budget) => {
-            if (budget) reply.headers(budgetHeaders(budget));
-            return data;
-          }),
-        ),
-      ),
+      map((data) => {
+        const budget = this.access.completed(grant);
+        if (budget) reply.headers(budgetHeaders(budget));
+        return data;
+      }),
       catchError((error: unknown) =>
         from(
           this.access.failed(grant, error).then((answered) => {

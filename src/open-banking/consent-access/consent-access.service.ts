@@ -135,13 +135,18 @@ export class ConsentAccessService {
            FROM calls r JOIN rate_usage u ON u.ord = r.ord
            LEFT JOIN consents c ON c.id = r.consent_id AND c.tenant_id = r.tenant_id
        ),
-       ${AccessLogService.writeAheadCte('logged', 'admitted')}
+       ${AccessLogService.writeAheadCte('logged', 'admitted')},
+       ${AccessLogService.completionCte('completed', 10)}
        SELECT * FROM admitted ORDER BY ord`;
+    // The same statement carries the completions of calls answered since (AccessLogService.completeSoon).
     this.admissions = new StatementGroup((calls) =>
-      this.sql.query<AdmissionRow>('consent-access:admit-group', admitGroup, [
-        ...Array.from({ length: 8 }, (_, index) => calls.map((call) => call[index])),
-        rateLimits.perMinute,
-      ]),
+      accessLog.carryCompletions((completions) =>
+        this.sql.query<AdmissionRow>('consent-access:admit-group', admitGroup, [
+          ...Array.from({ length: 8 }, (_, index) => calls.map((call) => call[index])),
+          rateLimits.perMinute,
+          ...completions,
+        ]),
+      ),
     );
     this.admitAlone = `SELECT ${consent} FROM consents c WHERE c.id = $1 AND c.tenant_id = $2`;
   }
@@ -260,9 +265,16 @@ export class ConsentAccessService {
     });
   }
 
-  /** The call was answered: logged, and the budget headers it answers with. */
-  async completed(grant: ConsentAccessGrant): Promise<Budget | undefined> {
-    await this.log(grant, 200, 'ok');
+  /**
+   * The call was answered: the budget headers it answers with. Its row is completed after the answer
+   * (AccessLogService.completeSoon): the bank has served it, and the row written ahead says so much.
+   */
+  completed(grant: ConsentAccessGrant): Budget | undefined {
+    this.accessLog.completeSoon(grant.logId, {
+      outcome: 'ok',
+      upstreamStatus: 200,
+      latencyMs: elapsedMs(grant.started),
+    });
     if (grant.rule.kind !== 'ais') return undefined;
     // Attended reads take no unit: their headers show the budget as read with the consent.
     return grant.budget ?? budgetOf(this.limitOf(grant.consent), grant.usedToday);

@@ -1,5 +1,6 @@
 import type { Middleware } from 'openapi-fetch';
 import type { OpenApiContract } from '../../shared/contracts/openapi-contract.js';
+import { ReceivedAnswer } from './received-answer.js';
 import { UpstreamError } from './upstream-errors.js';
 
 /** Told of each answer that breaks the contract (the gateway counts them in its metrics). */
@@ -57,15 +58,17 @@ export function contractCheck(
           );
         }
       }
-      return readAnswer(response, text, body);
+      // The answer is read and parsed once: openapi-fetch reads it with `json()` or `text()`.
+      if (response instanceof ReceivedAnswer) response.parsedAs(text, body);
+      else return readAnswer(response, text, body);
     },
   };
 }
 
 /**
- * The answer handed on to openapi-fetch: its own realm's Response (the only kind it takes as a
- * replacement), carrying the text already read and the body already parsed, so that the answer is
- * read and parsed once (openapi-fetch reads it with `json()` or `text()`).
+ * An answer from another fetch than the transport's, handed on to openapi-fetch: its own realm's
+ * Response (the only kind it takes as a replacement), carrying the text already read and the body
+ * already parsed.
  */
 function readAnswer(response: Response, text: string, body: unknown): Response {
   const answer = new Response(null, {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent, type Dispatcher, type Request as UndiciRequest } from 'undici';
 import { currentRequestId } from '../../platform/logging/request-context.js';
 import { encodeForm } from './form-encoding.js';
+import { ReceivedAnswer } from './received-answer.js';
 import { toUpstreamError, UpstreamError } from './upstream-errors.js';
 
 /** The request's id for the provider (X-Request-ID): the facade request's own, or a new one. */
@@ -103,9 +104,9 @@ export class UpstreamTransport {
 
   /**
    * A fetch for typed clients (openapi-fetch) over this pool: the request is sent with undici's
-   * dispatcher (lighter than its WHATWG fetch; redirects are answers, never followed), and the
-   * answer's body is read when the caller reads it (`text()`: the contract check), so a body that
-   * breaks off or stalls fails there as before.
+   * dispatcher (lighter than its WHATWG fetch; redirects are answers, never followed), and answered
+   * as a ReceivedAnswer whose body is read when the caller reads it (`text()`: the contract check),
+   * so a body that breaks off or stalls fails there.
    */
   readonly fetch = async (input: Request): Promise<Response> => {
     const request = input as unknown as OutgoingRequest | UndiciRequest;
@@ -135,14 +136,9 @@ export class UpstreamTransport {
     } catch (error) {
       throw toUpstreamError(this.options.name, error);
     }
-    const response = new Response(null, {
-      status: answer.statusCode,
-      headers: Object.entries(answer.headers).flatMap(([name, value]) =>
-        value === undefined ? [] : (Array.isArray(value) ? value : [value]).map((v) => [name, v]),
-      ),
-    });
-    Object.defineProperty(response, 'text', { value: () => answer.body.text() });
-    return response;
+    return new ReceivedAnswer(answer.statusCode, answer.headers, () =>
+      answer.body.text(),
+    ).asResponse();
   };
 
   /** What typed clients build for each call: only what `fetch` reads. */
