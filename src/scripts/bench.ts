@@ -2,7 +2,7 @@
 // the same sandbox, under the same wrk load. Prints figures; asserts nothing.
 //
 //   npm run bench                  3 rounds of 20 s at 32 and at 4 connections
-//   npm run bench -- --quick       1 round of 5 s (while developing)
+//   npm run bench -- --quick       1 round of 6 s (while developing)
 //   npm run bench -- --json        the figures as JSON on stdout instead of the table
 //   npm run bench -- --json=FILE   the table, and the figures as JSON in FILE
 //   BENCH_PROFILE=DIR npm run bench   also writes a V8 CPU profile of each Portico process into DIR
@@ -11,7 +11,8 @@
 // The sandbox runs in its own process (as the bank would); Portico runs on PostgreSQL (a database of its
 // own, BENCH_DATABASE, created fresh) and on the embedded engine; nginx (when installed) runs one worker
 // with a keep-alive pool of TLS connections presenting the same client certificate. Each round drives every
-// target in turn, so the ratio Portico/nginx compares figures taken moments apart.
+// target in turn, twice for half the time each, in the order A B C C B A, so that the ratio Portico/nginx
+// compares figures taken moments apart and a drift of the machine's speed during the round weighs on both.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +28,9 @@ const QUICK = args.has('--quick');
 const JSON_OUT = args.has('--json');
 const JSON_FILE = [...args].find((arg) => arg.startsWith('--json='))?.slice('--json='.length);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
-const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 5 : 20));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 6 : 20));
+/** Each measurement is two runs of half the time (see the rounds in main). */
+const HALF = Math.max(1, Math.round(SECONDS / 2));
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '32,4').split(',').map(Number);
 const PORT_BASE = Number(process.env.BENCH_PORT_BASE ?? 18700);
 const POSTGRES_URL =
@@ -36,6 +39,8 @@ const DATABASE = process.env.BENCH_DATABASE ?? 'portico_bench';
 const NGINX = process.env.BENCH_NGINX ?? '/usr/sbin/nginx';
 /** Where Portico's CPU profiles go (`--cpu-prof`; open them in Chrome DevTools), when set. */
 const PROFILE_DIR = process.env.BENCH_PROFILE;
+/** The gateway's V8 flags, as `npm start` (package.json) and docker-compose.yml give them. */
+const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=64'];
 const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'nginx,postgres,embedded').split(','));
 const CERTS = resolve('certs/dev');
 const CLK_TCK = 100;
@@ -180,7 +185,7 @@ async function startPortico(options: PorticoOptions): Promise<
 > {
   const started = performance.now();
   const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${resolve(PROFILE_DIR)}`] : [];
-  const gateway = start(process.execPath, [...profile, 'dist/main.js'], {
+  const gateway = start(process.execPath, [...GATEWAY_NODE_FLAGS, ...profile, 'dist/main.js'], {
     ...options.env,
     PORT: String(options.port),
     METRICS_PORT: String(options.metricsPort),
@@ -427,6 +432,7 @@ async function measure(
   connections: number,
   round: number,
   sandbox: SandboxProcess,
+  seconds: number,
 ): Promise<Row> {
   const pids = { ...(await target.pids()), sandbox: [sandbox.pid] };
   // Per process: a database backend that ends during the run (the pool closes idle ones) reads 0 after it,
@@ -440,7 +446,7 @@ async function measure(
   const handshakesBefore = await sandbox.handshakes();
   const statementsBefore = target.statements ? await target.statements() : undefined;
   const before = ticks();
-  const load = await wrk(scenario, connections, SECONDS);
+  const load = await wrk(scenario, connections, seconds);
   const after = ticks();
   const statementsAfter = target.statements ? await target.statements() : undefined;
   const handshakes = (await sandbox.handshakes()) - handshakesBefore;
@@ -470,6 +476,39 @@ async function measure(
         }
       : {}),
     upstreamHandshakes: handshakes,
+  };
+}
+
+/**
+ * One row from a target's two half runs: requests, errors and handshakes added up, req/s their mean (the
+ * halves last as long), CPU per request, statements per read and the percentiles weighted by requests
+ * (a percentile of the whole is between its halves'; the weighted mean is close to it), RSS the last.
+ */
+function mergeHalves(halves: Row[]): Row {
+  const [first, last] = [halves[0], halves[halves.length - 1]];
+  const requests = halves.reduce((sum, half) => sum + half.requests, 0);
+  const weighted = (value: (half: Row) => number | undefined) =>
+    halves.reduce((sum, half) => sum + (value(half) ?? 0) * half.requests, 0) /
+    Math.max(1, requests);
+  const cpu: Record<string, number> = {};
+  for (const role of Object.keys(first.cpuMsPerRequest))
+    cpu[role] = weighted((half) => half.cpuMsPerRequest[role]);
+  return {
+    ...last,
+    loadAverage: halves.map((half) => half.loadAverage).join(' / '),
+    requests,
+    requestsPerSecond:
+      halves.reduce((sum, half) => sum + half.requestsPerSecond, 0) / halves.length,
+    non2xx: halves.reduce((sum, half) => sum + half.non2xx, 0),
+    errors: halves.reduce((sum, half) => sum + half.errors, 0),
+    p50Ms: weighted((half) => half.p50Ms),
+    p90Ms: weighted((half) => half.p90Ms),
+    p99Ms: weighted((half) => half.p99Ms),
+    cpuMsPerRequest: cpu,
+    ...(first.dbRoundTripsPerRequest !== undefined
+      ? { dbRoundTripsPerRequest: weighted((half) => half.dbRoundTripsPerRequest) }
+      : {}),
+    upstreamHandshakes: halves.reduce((sum, half) => sum + half.upstreamHandshakes, 0),
   };
 }
 
@@ -566,7 +605,7 @@ async function measureCardPayments(
   env: Record<string, string>,
 ): Promise<CardFigures> {
   const port = PORT_BASE + 50;
-  const gateway = start(process.execPath, ['dist/main.js'], {
+  const gateway = start(process.execPath, [...GATEWAY_NODE_FLAGS, 'dist/main.js'], {
     ...env,
     PORT: String(port),
     METRICS_PORT: String(PORT_BASE + 51),
@@ -742,16 +781,21 @@ async function main(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round++) {
       for (const scenarioName of scenarioNames)
         for (const connections of CONNECTIONS) {
-          const same: Row[] = [];
-          for (const target of targets) {
-            const scenario = target.scenarios.find((s) => s.name === scenarioName);
-            if (!scenario) continue;
-            const row = await measure(target, scenario, connections, round, sandbox);
-            same.push(row);
+          // Each target runs twice for half the time, in the order A B C then C B A, so that the machine
+          // slowing down or speeding up during the round weighs on every target alike (counterbalanced).
+          const halves = new Map<Target, Row[]>();
+          for (const order of [targets, [...targets].reverse()])
+            for (const target of order) {
+              const scenario = target.scenarios.find((s) => s.name === scenarioName);
+              if (!scenario) continue;
+              const half = await measure(target, scenario, connections, round, sandbox, HALF);
+              halves.set(target, [...(halves.get(target) ?? []), half]);
+            }
+          const same = [...halves.values()].map(mergeHalves);
+          for (const row of same)
             log(
-              `round ${round} ${scenarioName} c=${connections} ${target.name}: ${row.requestsPerSecond.toFixed(0)} req/s, p50 ${row.p50Ms} ms (load ${row.loadAverage})`,
+              `round ${round} ${scenarioName} c=${connections} ${row.target}: ${row.requestsPerSecond.toFixed(0)} req/s, p50 ${row.p50Ms.toFixed(2)} ms (load ${row.loadAverage})`,
             );
-          }
           const reference = same.find((row) => row.target.startsWith('nginx'));
           for (const row of same)
             if (reference && row !== reference)

@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { AccessLogService } from '../../src/audit/trail/access-log.service.js';
 import { AuditChainService } from '../../src/audit/trail/audit-chain.service.js';
 import { AuditVerifierService } from '../../src/audit/trail/audit-verifier.service.js';
 import { AuditRetentionService } from '../../src/audit/trail/audit-retention.service.js';
@@ -98,6 +99,10 @@ describe('the tamper-evident audit chain', () => {
           expect((await read(i % 2 ? second : gateway)).response.status).toBe(200);
       }),
     );
+    // Answered reads complete their rows after the answer (a `sent` row waits to be sealed): both
+    // replicas write theirs before the chain is sealed and counted.
+    for (const replica of [gateway, second])
+      await replica.app.get(AccessLogService).flushCompletions();
     const report = await sealed();
     expect(report.firstBreak).toBeNull();
     const [counts] = await sql<{
