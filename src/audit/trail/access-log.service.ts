@@ -7,7 +7,12 @@ import { PlainSql } from '../../platform/database/plain-sql.js';
 import { StatementGroup } from '../../platform/database/statement-group.js';
 import { currentRequestId } from '../../platform/logging/request-context.js';
 import { AccessLogEntry } from './access-log-entry.entity.js';
-import { CompletionQueue, type CompletionParams } from './completion-queue.js';
+import {
+  CompletionQueue,
+  paramsOf,
+  type Completion,
+  type CompletionParams,
+} from './completion-queue.js';
 
 /** Who made a call, under what, and on which account: the part of a row known before the call. */
 export type AccessSubject = Pick<AccessLogEntry, 'tenantId' | 'operation' | 'psuPresent'> &
@@ -157,20 +162,13 @@ export class AccessLogService implements BeforeApplicationShutdown {
    * (a group write: one round-trip for many concurrent calls); each caller still waits for its row.
    */
   complete(id: string, result: AccessOutcome): Promise<void> {
-    return this.completed.run({ id, result });
+    return this.completed.run(completionOf(id, result));
   }
 
-  private readonly completed = new StatementGroup<{ id: string; result: AccessOutcome }, void>(
-    async (batch) => {
-      await this.sql.query('access-log:complete', completeSql(1), [
-        batch.map((c) => c.id),
-        batch.map((c) => c.result.outcome),
-        batch.map((c) => c.result.upstreamStatus ?? null),
-        batch.map((c) => c.result.latencyMs),
-      ]);
-      return batch.map(() => undefined);
-    },
-  );
+  private readonly completed = new StatementGroup<Completion, void>(async (batch) => {
+    await this.sql.query('access-log:complete', completeSql(1), paramsOf(batch));
+    return batch.map(() => undefined);
+  });
 
   /**
    * Records the outcome of a call already answered, after the answer: it rides along with the next
@@ -179,12 +177,7 @@ export class AccessLogService implements BeforeApplicationShutdown {
    * The auditor's views write what waits before they read (flushCompletions).
    */
   completeSoon(id: string, result: AccessOutcome): void {
-    this.soon.add({
-      id,
-      outcome: result.outcome,
-      upstreamStatus: result.upstreamStatus ?? null,
-      latencyMs: result.latencyMs,
-    });
+    this.soon.add(completionOf(id, result));
   }
 
   /**
@@ -253,6 +246,15 @@ export class AccessLogService implements BeforeApplicationShutdown {
     await this.flushCompletions();
     return this.entries.find({ where: { paymentId }, order: { id: 'DESC' }, take: limit });
   }
+}
+
+function completionOf(id: string, result: AccessOutcome): Completion {
+  return {
+    id,
+    outcome: result.outcome,
+    upstreamStatus: result.upstreamStatus ?? null,
+    latencyMs: result.latencyMs,
+  };
 }
 
 function sentValues(subject: AccessSubject): unknown[] {

@@ -108,7 +108,8 @@ export class CompletionQueue {
   }
 }
 
-function paramsOf(batch: Completion[]): CompletionParams {
+/** The parameters of a completion statement for these completions. */
+export function paramsOf(batch: Completion[]): CompletionParams {
   return [
     batch.map((c) => c.id),
     batch.map((c) => c.outcome),

@@ -1,13 +1,13 @@
 import type { Middleware } from 'openapi-fetch';
 import type { OpenApiContract } from '../../shared/contracts/openapi-contract.js';
-import { ReceivedAnswer } from './received-answer.js';
+import type { ReceivedAnswer } from './received-answer.js';
 import { UpstreamError } from './upstream-errors.js';
 
 /** Told of each answer that breaks the contract (the gateway counts them in its metrics). */
 export type ContractMismatchListener = (operation: string, problems: string[]) => void;
 
 /**
- * openapi-fetch middleware that reads each answer in full and checks it against the upstream's
+ * openapi-fetch middleware (over UpstreamTransport.fetch, whose answers are ReceivedAnswers) that reads each answer in full and checks it against the upstream's
  * contract before anyone uses it: a body that is not the JSON it claims, a body that stalls or breaks
  * off, an undeclared status, a missing required header or a body that breaks the declared schema
  * becomes a `bad-response`
@@ -59,26 +59,7 @@ export function contractCheck(
         }
       }
       // The answer is read and parsed once: openapi-fetch reads it with `json()` or `text()`.
-      if (response instanceof ReceivedAnswer) response.parsedAs(text, body);
-      else return readAnswer(response, text, body);
+      (response as unknown as ReceivedAnswer).parsedAs(text, body);
     },
   };
-}
-
-/**
- * An answer from another fetch than the transport's, handed on to openapi-fetch: its own realm's
- * Response (the only kind it takes as a replacement), carrying the text already read and the body
- * already parsed.
- */
-function readAnswer(response: Response, text: string, body: unknown): Response {
-  const answer = new Response(null, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
-  Object.defineProperties(answer, {
-    text: { value: () => Promise.resolve(text) },
-    json: { value: () => Promise.resolve(body === undefined ? JSON.parse(text) : body) },
-  });
-  return answer;
 }

@@ -14,18 +14,6 @@ export class AnswerHeaders {
     return this.values.get(name.toLowerCase()) ?? null;
   }
 
-  has(name: string): boolean {
-    return this.values.has(name.toLowerCase());
-  }
-
-  forEach(callback: (value: string, name: string) => void): void {
-    this.values.forEach(callback);
-  }
-
-  entries(): IterableIterator<[string, string]> {
-    return this.values.entries();
-  }
-
   [Symbol.iterator](): IterableIterator<[string, string]> {
     return this.values.entries();
   }

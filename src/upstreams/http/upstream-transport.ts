@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent, type Dispatcher, type Request as UndiciRequest } from 'undici';
 import { currentRequestId } from '../../platform/logging/request-context.js';
 import { encodeForm } from './form-encoding.js';
-import { ReceivedAnswer } from './received-answer.js';
+import { AnswerHeaders, ReceivedAnswer } from './received-answer.js';
 import { toUpstreamError, UpstreamError } from './upstream-errors.js';
 
 /** The request's id for the provider (X-Request-ID): the facade request's own, or a new one. */
@@ -181,10 +181,7 @@ export class UpstreamTransport {
     } catch (error) {
       throw toUpstreamError(this.options.name, error);
     }
-    const responseHeaders: Record<string, string> = {};
-    for (const [key, value] of Object.entries(response.headers))
-      if (value !== undefined)
-        responseHeaders[key] = Array.isArray(value) ? value.join(', ') : value;
+    const responseHeaders = Object.fromEntries(new AnswerHeaders(response.headers));
     return {
       status: response.statusCode,
       headers: responseHeaders,
