@@ -31,14 +31,17 @@ export class InDoubtResolver implements OnApplicationBootstrap, OnApplicationShu
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.reconcileOnStart) this.running = this.resolveOnce();
+    if (this.config.reconcileOnStart) this.pass();
     const { intervalMs } = this.config.resolver;
     if (intervalMs > 0) {
-      this.timer = setInterval(() => {
-        this.running ??= this.resolveOnce().finally(() => (this.running = undefined));
-      }, intervalMs);
+      this.timer = setInterval(() => this.pass(), intervalMs);
       this.timer.unref();
     }
+  }
+
+  /** Starts a pass unless one runs; a finished pass (the one at start too) makes way for the next. */
+  private pass(): void {
+    this.running ??= this.resolveOnce().finally(() => (this.running = undefined));
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -68,3 +68,47 @@ describe('the resolver of writes in doubt', () => {
     expect((first.sandbox.bank.control.calls().getConsentStatus ?? 0) - before).toBe(12);
   });
 });
+
+// The pass at start (RECONCILE_ON_START) and the periodic passes after it: a write that falls in doubt
+// after the start is settled by a later pass.
+describe('the resolver after its pass at start', () => {
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    gateway = await startTestGateway({
+      RECONCILE_ON_START: 'true',
+      RESOLVER_INTERVAL_MS: '200',
+      UPSTREAM_DEADLINE_MS: '1000',
+    });
+  });
+  afterAll(() => gateway.close());
+
+  it('keeps working rows in doubt every interval', async () => {
+    const { tenantId } = await gateway.newTenantWithKey('app');
+    const tpp = transportTo(gateway.sandbox.openBankingUrl, devTlsFiles('certs/dev', 'tpp'));
+    const created = await callOperation(tpp, 'createConsent', {
+      params: { brandId: 'danube-bank' },
+      headers: { 'tpp-redirect-uri': 'https://x.example/cb' },
+      body: {
+        access: { accounts: [{ iban: 'HU75118000170000001234567817' }] },
+        recurringIndicator: true,
+        validUntil: '2030-01-01',
+      },
+    });
+    await tpp.close();
+    // Younger than the deadline: the pass at start (over by now or not) leaves it to a later pass.
+    const id = randomUUID();
+    await gateway.dataSource.query(
+      `INSERT INTO consents (id, tenant_id, kind, brand_id, upstream_consent_id, requested_access, status, redirect_uri, created_at)
+       VALUES ($1, $2, 'ais', 'danube-bank', $3, '{}', 'unknown', 'https://app.example/r', now())`,
+      [id, tenantId, created.body?.consentId],
+    );
+    const status = async () =>
+      (await gateway.dataSource.query(`SELECT status FROM consents WHERE id = $1`, [id]))[0]
+        .status as string;
+    for (let waited = 0; (await status()) === 'unknown'; waited += 100) {
+      if (waited > 10_000) throw new Error('still in doubt after 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(await status()).toBe('received');
+  });
+});
