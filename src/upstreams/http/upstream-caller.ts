@@ -103,6 +103,23 @@ const capitalised = (text: string) => `${text[0]?.toUpperCase() ?? ''}${text.sli
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * Runs `send` with a signal that aborts (TimeoutError) after `ms`; its timer is cleared as soon as the
+ * call settles (AbortSignal.timeout's would stay armed until it fires, one per call).
+ */
+async function withDeadline<T>(ms: number, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException('The deadline passed', 'TimeoutError')),
+    ms,
+  );
+  try {
+    return await send(controller.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * The one seam every upstream call goes through: an overall deadline per facade request (retries
  * inside it), retries for safe reads only, a circuit breaker per upstream and key, and the single
  * mapping of failures to 502/503/504 problem+json. A 4xx is returned for the caller to interpret
@@ -136,7 +153,7 @@ export class UpstreamCaller {
       try {
         if (remaining <= 0)
           throw new UpstreamError(this.profile.name, 'timeout', 'deadline passed');
-        const { data, error, response } = await send(AbortSignal.timeout(remaining));
+        const { data, error, response } = await withDeadline(remaining, send);
         const retry = response.status >= 500 && attempt < attempts;
         outcome = response.status >= 500 ? `status:${response.status}` : 'ok';
         if (response.status >= 500) this.breakers.failed(key);
