@@ -31,6 +31,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 6 : 20));
 /** Each measurement is two runs of half the time (see the rounds in main). */
 const HALF = Math.max(1, Math.round(SECONDS / 2));
+const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 10);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '32,4').split(',').map(Number);
 const PORT_BASE = Number(process.env.BENCH_PORT_BASE ?? 18700);
 const POSTGRES_URL =
@@ -773,9 +774,11 @@ async function main(): Promise<void> {
     for (const target of targets)
       if (target.startup) startups.push({ target: target.name, fresh: true, ...target.startup });
 
-    // Warm-up: JIT, pools and connections, before any figure is taken.
+    // Warm-up: JIT (V8 takes tens of seconds of load to optimise the gateway's hot path on a slow
+    // machine), heap sizing, pools and connections, before any figure is taken.
     for (const target of targets)
-      for (const scenario of target.scenarios) await wrk(scenario, 4, 2);
+      for (const scenario of target.scenarios)
+        await wrk(scenario, Math.max(...CONNECTIONS), QUICK ? 2 : WARM_UP_SECONDS);
 
     const scenarioNames = [...new Set(targets.flatMap((t) => t.scenarios.map((s) => s.name)))];
     for (let round = 1; round <= ROUNDS; round++) {
