@@ -5,6 +5,18 @@ import { callOperation } from '../support/sandbox-api.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';
 
+/** A consent created at the bank straight through its API (as if Portico's answer had been lost). */
+const bankConsent = (tpp: ReturnType<typeof transportTo>) =>
+  callOperation(tpp, 'createConsent', {
+    params: { brandId: 'danube-bank' },
+    headers: { 'tpp-redirect-uri': 'https://x.example/cb' },
+    body: {
+      access: { accounts: [{ iban: 'HU75118000170000001234567817' }] },
+      recurringIndicator: true,
+      validUntil: '2030-01-01',
+    },
+  });
+
 // Two replicas on one database settle the same rows in doubt: each row is worked exactly once.
 describe('the resolver of writes in doubt', () => {
   let first: TestGateway;
@@ -28,15 +40,7 @@ describe('the resolver of writes in doubt', () => {
     const tpp = transportTo(first.sandbox.openBankingUrl, devTlsFiles('certs/dev', 'tpp'));
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const created = await callOperation(tpp, 'createConsent', {
-        params: { brandId: 'danube-bank' },
-        headers: { 'tpp-redirect-uri': 'https://x.example/cb' },
-        body: {
-          access: { accounts: [{ iban: 'HU75118000170000001234567817' }] },
-          recurringIndicator: true,
-          validUntil: '2030-01-01',
-        },
-      });
+      const created = await bankConsent(tpp);
       const id = randomUUID();
       ids.push(id);
       await first.dataSource.query(
@@ -85,15 +89,7 @@ describe('the resolver after its pass at start', () => {
   it('keeps working rows in doubt every interval', async () => {
     const { tenantId } = await gateway.newTenantWithKey('app');
     const tpp = transportTo(gateway.sandbox.openBankingUrl, devTlsFiles('certs/dev', 'tpp'));
-    const created = await callOperation(tpp, 'createConsent', {
-      params: { brandId: 'danube-bank' },
-      headers: { 'tpp-redirect-uri': 'https://x.example/cb' },
-      body: {
-        access: { accounts: [{ iban: 'HU75118000170000001234567817' }] },
-        recurringIndicator: true,
-        validUntil: '2030-01-01',
-      },
-    });
+    const created = await bankConsent(tpp);
     await tpp.close();
     // Younger than the deadline: the pass at start (over by now or not) leaves it to a later pass.
     const id = randomUUID();
