@@ -1,29 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { InDoubtResolver } from '../../src/open-banking/in-doubt-resolver.service.js';
-import { callOperation } from '../support/sandbox-api.js';
+import { createBankConsent } from '../support/sandbox-api.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';
+import { ownDatabase } from '../webhooks/receiver.js';
 
-/** A consent created at the bank straight through its API (as if Portico's answer had been lost). */
-const bankConsent = (tpp: ReturnType<typeof transportTo>) =>
-  callOperation(tpp, 'createConsent', {
-    params: { brandId: 'danube-bank' },
-    headers: { 'tpp-redirect-uri': 'https://x.example/cb' },
-    body: {
-      access: { accounts: [{ iban: 'HU75118000170000001234567817' }] },
-      recurringIndicator: true,
-      validUntil: '2030-01-01',
-    },
-  });
+// The file's own database: its resolvers would otherwise work other test files' rows in doubt (and
+// theirs its rows), each against a sandbox that does not know the other's consents.
+let database: { url: string; drop(): Promise<void> };
+beforeAll(async () => {
+  database = await ownDatabase();
+});
+afterAll(() => database.drop());
 
 // Two replicas on one database settle the same rows in doubt: each row is worked exactly once.
 describe('the resolver of writes in doubt', () => {
   let first: TestGateway;
   let second: TestGateway;
   beforeAll(async () => {
-    first = await startTestGateway({ RESOLVER_INTERVAL_MS: '0' });
+    first = await startTestGateway({ DATABASE_URL: database.url, RESOLVER_INTERVAL_MS: '0' });
     second = await startTestGateway({
+      DATABASE_URL: database.url,
       UPSTREAM_OB_BASE_URL: first.sandbox.openBankingUrl,
       RESOLVER_INTERVAL_MS: '0',
     });
@@ -40,7 +38,7 @@ describe('the resolver of writes in doubt', () => {
     const tpp = transportTo(first.sandbox.openBankingUrl, devTlsFiles('certs/dev', 'tpp'));
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const created = await bankConsent(tpp);
+      const created = await createBankConsent(tpp);
       const id = randomUUID();
       ids.push(id);
       await first.dataSource.query(
@@ -79,6 +77,7 @@ describe('the resolver after its pass at start', () => {
   let gateway: TestGateway;
   beforeAll(async () => {
     gateway = await startTestGateway({
+      DATABASE_URL: database.url,
       RECONCILE_ON_START: 'true',
       RESOLVER_INTERVAL_MS: '200',
       UPSTREAM_DEADLINE_MS: '1000',
@@ -89,7 +88,7 @@ describe('the resolver after its pass at start', () => {
   it('keeps working rows in doubt every interval', async () => {
     const { tenantId } = await gateway.newTenantWithKey('app');
     const tpp = transportTo(gateway.sandbox.openBankingUrl, devTlsFiles('certs/dev', 'tpp'));
-    const created = await bankConsent(tpp);
+    const created = await createBankConsent(tpp);
     await tpp.close();
     // Younger than the deadline: the pass at start (over by now or not) leaves it to a later pass.
     const id = randomUUID();

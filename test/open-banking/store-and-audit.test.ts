@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { approvedConsent } from '../support/consent-flow.js';
-import { callOperation } from '../support/sandbox-api.js';
+import { createBankConsent } from '../support/sandbox-api.js';
 import type { PorticoClient } from '../../src/client/portico-client.js';
 import { consentRequest, domesticPayment } from '../support/fixtures.js';
 import { porticoClient } from '../support/inject-fetch.js';
@@ -120,15 +120,7 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
   it('resolves half-written consents at start: one the bank has is brought up to date, one it never confirmed fails once its lifetime has passed', async () => {
     // A consent the bank created, whose row a crash left at `creating` (upstream id written, status not).
     const tpp = transportTo(gateway.sandbox.openBankingUrl, devTlsFiles('certs/dev', 'tpp'));
-    const upstream = await callOperation(tpp, 'createConsent', {
-      params: { brandId: 'danube-bank' },
-      headers: { 'tpp-redirect-uri': 'https://x.example/cb' },
-      body: {
-        access: { accounts: [{ iban: 'HU75118000170000001234567817' }] },
-        recurringIndicator: true,
-        validUntil: '2030-01-01',
-      },
-    });
+    const upstream = await createBankConsent(tpp);
     await tpp.close();
     const known = randomUUID();
     const unknown = randomUUID();

@@ -61,3 +61,16 @@ export async function sendOperation<T = Record<string, unknown>>(
 
 export const tppMessageCode = (response: UpstreamResponse<unknown>) =>
   (response.body as { tppMessages?: { code: string }[] } | undefined)?.tppMessages?.[0]?.code;
+
+/** An AIS consent created at the bank straight through its API (as if Portico's answer had been lost). */
+export function createBankConsent(transport: UpstreamTransport) {
+  return callOperation(transport, 'createConsent', {
+    params: { brandId: 'danube-bank' },
+    headers: { 'tpp-redirect-uri': 'https://x.example/cb' },
+    body: {
+      access: { accounts: [{ iban: 'HU75118000170000001234567817' }] },
+      recurringIndicator: true,
+      validUntil: '2030-01-01',
+    },
+  });
+}

@@ -7,11 +7,11 @@ import { UpstreamError } from './upstream-errors.js';
 export type ContractMismatchListener = (operation: string, problems: string[]) => void;
 
 /**
- * openapi-fetch middleware (over UpstreamTransport.fetch, whose answers are ReceivedAnswers) that reads each answer in full and checks it against the upstream's
- * contract before anyone uses it: a body that is not the JSON it claims, a body that stalls or breaks
- * off, an undeclared status, a missing required header or a body that breaks the declared schema
- * becomes a `bad-response`
- * UpstreamError (502), never a pass-through.
+ * openapi-fetch middleware (over UpstreamTransport.fetch, whose answers are ReceivedAnswers) that reads
+ * each answer in full and checks it against the upstream's contract before anyone uses it: a body that
+ * is not the JSON it claims, a body that stalls or breaks off, an undeclared status, a missing required
+ * header or a body that breaks the declared schema becomes a `bad-response` UpstreamError (502), never a
+ * pass-through.
  */
 export function contractCheck(
   upstream: string,
