@@ -1,42 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { AccessLogService } from '../../src/audit/trail/access-log.service.js';
 import { AuditChainService } from '../../src/audit/trail/audit-chain.service.js';
 import { AuditVerifierService } from '../../src/audit/trail/audit-verifier.service.js';
 import { AuditRetentionService } from '../../src/audit/trail/audit-retention.service.js';
 import { domesticPayment } from '../support/fixtures.js';
 import { linkHash } from '../../src/audit/trail/chain-hash.js';
-import { startEmbeddedPostgres } from '../../src/platform/database/embedded/embedded-postgres.js';
 import { approvedConsent } from '../support/consent-flow.js';
 import { porticoClient } from '../support/inject-fetch.js';
-import { startTestGateway, testDatabaseUrl, type TestGateway } from '../support/test-gateway.js';
-
-/** A database of this file's own: tampering with the trail must not touch the other tests' chain. */
-async function ownDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  if (!process.env.DATABASE_URL) {
-    const engine = await startEmbeddedPostgres('memory://');
-    return { url: engine.url, drop: () => engine.stop() };
-  }
-  const admin = new URL(testDatabaseUrl());
-  const name = `${admin.pathname.slice(1)}_chain_${randomBytes(4).toString('hex')}`;
-  admin.pathname = '/postgres';
-  const run = async (sql: string) => {
-    const client = new pg.Client({ connectionString: admin.toString() });
-    await client.connect();
-    await client.query(sql).finally(() => client.end());
-  };
-  await run(`CREATE DATABASE ${name}`);
-  const url = new URL(admin.toString());
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
+import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
+import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 // The audit trail is sealed into one hash chain; whoever edits the database directly is found out.
 describe('the tamper-evident audit chain', () => {
-  let database: { url: string; drop(): Promise<void> };
+  let database: OwnDatabase;
   let gateway: TestGateway;
   let second: TestGateway;
   const chainEnv = (url: string) => ({
@@ -47,7 +25,7 @@ describe('the tamper-evident audit chain', () => {
     UPSTREAM_DEADLINE_MS: '2000',
   });
   beforeAll(async () => {
-    database = await ownDatabase();
+    database = await ownDatabase('chain');
     gateway = await startTestGateway(chainEnv(database.url));
     second = await startTestGateway({
       ...chainEnv(database.url),
@@ -284,10 +262,10 @@ describe('the tamper-evident audit chain', () => {
 });
 
 describe('the export of a large trail', () => {
-  let database: { url: string; drop(): Promise<void> };
+  let database: OwnDatabase;
   let gateway: TestGateway;
   beforeAll(async () => {
-    database = await ownDatabase();
+    database = await ownDatabase('chain');
     gateway = await startTestGateway(
       { DATABASE_URL: database.url, AUDIT_SEAL_INTERVAL_MS: '0', AUDIT_SEAL_GRACE_MS: '0' },
       [],
@@ -352,10 +330,10 @@ describe('the export of a large trail', () => {
 });
 
 describe('retention of the trail', () => {
-  let database: { url: string; drop(): Promise<void> };
+  let database: OwnDatabase;
   let gateway: TestGateway;
   beforeAll(async () => {
-    database = await ownDatabase();
+    database = await ownDatabase('chain');
     gateway = await startTestGateway({
       DATABASE_URL: database.url,
       AUDIT_SEAL_INTERVAL_MS: '0',

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -12,7 +12,8 @@ import { until } from '../support/chaos.js';
 import { consentRequest, domesticPayment } from '../support/fixtures.js';
 import { freePort, startProcess, type RunningProcess } from '../support/processes.js';
 import { approvedConsentOverHttp } from '../support/consent-flow.js';
-import { testDatabaseUrl, testEnv } from '../support/test-gateway.js';
+import { ownDatabase } from '../support/own-database.js';
+import { testEnv } from '../support/test-gateway.js';
 
 const USER_PRESENT = { 'psu-ip-address': '192.0.2.10' };
 
@@ -29,7 +30,7 @@ class CrashRig {
   private constructor(
     readonly sandbox: RunningSandbox,
     private readonly port: number,
-    private readonly database: OwnDatabase,
+    private readonly database: CrashDatabase,
   ) {
     this.base = `http://127.0.0.1:${port}`;
   }
@@ -42,7 +43,7 @@ class CrashRig {
       cardPort: 0,
       posPort: 0,
     });
-    return new CrashRig(sandbox, await freePort(), await ownDatabase());
+    return new CrashRig(sandbox, await freePort(), await crashDatabase());
   }
 
   async start(): Promise<void> {
@@ -107,29 +108,20 @@ class CrashRig {
   }
 }
 
-interface OwnDatabase {
+/** The crash tests' database: on the embedded engine a data directory of their own, which each gateway process opens. */
+interface CrashDatabase {
   env: Record<string, string>;
   url(): Promise<string>;
   drop(): Promise<void>;
 }
 
-async function ownDatabase(): Promise<OwnDatabase> {
+async function crashDatabase(): Promise<CrashDatabase> {
   if (process.env.DATABASE_URL) {
-    const admin = new URL(testDatabaseUrl());
-    const name = `${admin.pathname.slice(1)}_crash_${randomBytes(4).toString('hex')}`;
-    admin.pathname = '/postgres';
-    const adminQuery = async (sql: string) => {
-      const client = new pg.Client({ connectionString: admin.toString() });
-      await client.connect();
-      await client.query(sql).finally(() => client.end());
-    };
-    await adminQuery(`CREATE DATABASE ${name}`);
-    const url = new URL(admin.toString());
-    url.pathname = `/${name}`;
+    const database = await ownDatabase('crash');
     return {
-      env: { DATABASE_URL: url.toString() },
-      url: async () => url.toString(),
-      drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+      env: { DATABASE_URL: database.url },
+      url: async () => database.url,
+      drop: () => database.drop(),
     };
   }
   const dataDir = join(mkdtempSync(join(tmpdir(), 'portico-crash-')), 'pglite');

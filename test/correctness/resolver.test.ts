@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { InDoubtResolver } from '../../src/open-banking/in-doubt-resolver.service.js';
+import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
 import { createBankConsent } from '../support/sandbox-api.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';
-import { ownDatabase } from '../webhooks/receiver.js';
 
 // The file's own database: its resolvers would otherwise work other test files' rows in doubt (and
 // theirs its rows), each against a sandbox that does not know the other's consents.
-let database: { url: string; drop(): Promise<void> };
+let database: OwnDatabase;
 beforeAll(async () => {
-  database = await ownDatabase();
+  database = await ownDatabase('resolver');
 });
 afterAll(() => database.drop());
 

@@ -1,9 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { testDatabaseUrl } from '../support/test-gateway.js';
 
 export interface Received {
   headers: IncomingHttpHeaders;
@@ -113,21 +110,4 @@ export function verifyStandardWebhook(
     const given = Buffer.from(signature, 'base64');
     return given.length === expected.length && timingSafeEqual(given, expected);
   });
-}
-
-/** A fresh PostgreSQL database for one test file (workers there see only this file's rows). */
-export async function ownDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const admin = new URL(testDatabaseUrl());
-  if (!process.env.DATABASE_URL) return { url: admin.toString(), drop: async () => undefined };
-  const name = `${admin.pathname.slice(1)}_wh_${randomBytes(4).toString('hex')}`;
-  admin.pathname = '/postgres';
-  const run = async (sql: string) => {
-    const client = new pg.Client({ connectionString: admin.toString() });
-    await client.connect();
-    await client.query(sql).finally(() => client.end());
-  };
-  await run(`CREATE DATABASE ${name}`);
-  const url = new URL(admin.toString());
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }

@@ -5,7 +5,8 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js'
 import { consentRequest } from '../support/fixtures.js';
 import { freePort, startProcess, type RunningProcess } from '../support/processes.js';
 import { testEnv } from '../support/test-gateway.js';
-import { ownDatabase, Receiver, verifyStandardWebhook } from './receiver.js';
+import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
+import { Receiver, verifyStandardWebhook } from './receiver.js';
 
 /** Polls until the check returns true (the gateway records an outcome just after the receiver answers). */
 async function settled(check: () => Promise<boolean>, limitMs = 20_000): Promise<void> {
@@ -68,7 +69,7 @@ class Replica {
 
 describe('webhook delivery across gateway processes', () => {
   let sandbox: RunningSandbox;
-  let database: { url: string; drop(): Promise<void> };
+  let database: OwnDatabase;
   let receiver: Receiver;
   let env: Record<string, string>;
   const replicas: Replica[] = [];
@@ -98,7 +99,7 @@ describe('webhook delivery across gateway processes', () => {
       cardPort: 0,
       posPort: 0,
     });
-    database = await ownDatabase();
+    database = await ownDatabase('wh');
     receiver = await Receiver.start();
     env = {
       DATABASE_URL: database.url,

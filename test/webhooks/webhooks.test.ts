@@ -13,7 +13,8 @@ import { ConsentRenewalDueJob } from '../../src/webhooks/consent-renewal-due.job
 import { StatusHistoryService } from '../../src/audit/trail/status-history.service.js';
 import { Consent } from '../../src/open-banking/consents/consent.entity.js';
 import { webhookUrlRefusal } from '../../src/webhooks/webhook-url-policy.js';
-import { ownDatabase, Receiver, verifyStandardWebhook } from './receiver.js';
+import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
+import { Receiver, verifyStandardWebhook } from './receiver.js';
 import { Metrics } from '../../src/platform/metrics/metrics.service.js';
 import { sampleValue } from '../support/prometheus.js';
 
@@ -28,12 +29,12 @@ interface Endpoint {
 
 describe('signed webhooks to apps', () => {
   let gateway: TestGateway;
-  let database: { url: string; drop(): Promise<void> };
+  let database: OwnDatabase;
   let receiver: Receiver;
   let worker: WebhookDeliveryWorker;
 
   beforeAll(async () => {
-    database = await ownDatabase();
+    database = await ownDatabase('wh');
     // The worker is driven by the tests (drain), with no pause between retries: no sleeps.
     gateway = await startTestGateway({
       DATABASE_URL: database.url,
