@@ -6,19 +6,27 @@ import type { PorticoClient } from '../../src/client/portico-client.js';
 import { consentRequest, domesticPayment } from '../support/fixtures.js';
 import { porticoClient } from '../support/inject-fetch.js';
 import { InDoubtResolver } from '../../src/open-banking/in-doubt-resolver.service.js';
+import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';
 
 describe('the consent store, idempotency, reconciliation and the audit trail', () => {
+  // A database of its own: the resolver at the restart below must find this file's rows in doubt, not
+  // rows of other files (whose resolvers, in turn, would lease these).
+  let database: OwnDatabase;
   let gateway: TestGateway;
   let tenant: { key: string; tenantId: string };
   let api: PorticoClient;
   beforeAll(async () => {
-    gateway = await startTestGateway();
+    database = await ownDatabase('store');
+    gateway = await startTestGateway({ DATABASE_URL: database.url });
     tenant = await gateway.newTenantWithKey('app');
     api = porticoClient(gateway, tenant.key);
   });
-  afterAll(() => gateway.close());
+  afterAll(async () => {
+    await gateway.close();
+    await database.drop();
+  });
 
   it('replays a consent creation with the same Idempotency-Key and body, and refuses another body with 422', async () => {
     const key = randomUUID();
@@ -135,6 +143,7 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
     }
     // A restart: a new gateway on the same database, talking to the same sandbox.
     const restarted = await startTestGateway({
+      DATABASE_URL: database.url,
       UPSTREAM_OB_BASE_URL: gateway.sandbox.openBankingUrl,
       RECONCILE_ON_START: 'true',
       RESOLVER_GIVE_UP_AFTER_MS: '30000',

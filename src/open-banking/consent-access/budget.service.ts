@@ -11,7 +11,8 @@ export interface Budget {
 
 const TODAY = "(now() AT TIME ZONE 'UTC')::date";
 
-function secondsToUtcMidnight(now = new Date()): number {
+/** Seconds until the next 00:00 UTC, when the daily budgets renew. */
+export function secondsToUtcMidnight(now = new Date()): number {
   const midnight = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
   return Math.max(1, Math.ceil((midnight - now.getTime()) / 1000));
 }
@@ -50,6 +51,15 @@ export class BudgetService {
            WHERE consent_usage.count < ${limitParam}
          RETURNING count AS budget_count
        )`;
+  }
+
+  /** Marks today's budget of the consent used up (`limit` units taken), as the bank counted it. */
+  async useUpToday(consentId: string, limit: number): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO consent_usage (consent_id, day, count) VALUES ($1, ${TODAY}, $2)
+       ON CONFLICT (consent_id, day) DO UPDATE SET count = GREATEST(consent_usage.count, excluded.count)`,
+      [consentId, limit],
+    );
   }
 
   async giveBack(consentId: string): Promise<void> {

@@ -23,7 +23,7 @@ import {
   type ConsentKind,
 } from '../consents/consent.entity.js';
 import { ConsentsService, consentProblem, renewalProblem } from '../consents/consents.service.js';
-import { BudgetService, budgetOf, type Budget } from './budget.service.js';
+import { BudgetService, budgetOf, secondsToUtcMidnight, type Budget } from './budget.service.js';
 import type { ConsentHeaders } from './consent-headers.js';
 
 export const BUDGET_HEADERS = {
@@ -282,7 +282,10 @@ export class ConsentAccessService {
 
   /**
    * The call failed: a refusal by the bank gives the budget unit back (the bank counts successful
-   * reads only) and brings the consent's status up to date when the bank says it is not usable; no
+   * reads only), unless the bank says the day's unattended reads are used up there (its count can be
+   * ahead of Portico's, e.g. reads made under the consent before Portico held it): then the day's
+   * budget is used up here too, so that the next unattended reads are refused without calling the
+   * bank until its reset. It also brings the consent's status up to date when the bank says it is not usable; no
    * answer (timeout, broken connection) keeps the unit, since the bank may have served the read.
    * Returns what the app is answered: the error, or, when the bank no longer knows the consent, the
    * problem that names it and says it must be renewed (the consent is then `forgottenByBank`).
@@ -297,7 +300,10 @@ export class ConsentAccessService {
       !upstream ||
       (upstream as { sent?: boolean }).sent === false ||
       (upstream.status !== undefined && upstream.status >= 500);
-    if (grant.budget && (refusedByBank || notSent)) await this.budgets.giveBack(grant.consent.id);
+    if (grant.budget && refusedByBank && dayUsedUpAtBank(upstream, init?.headers))
+      await this.budgets.useUpToday(grant.consent.id, grant.budget.limit);
+    else if (grant.budget && (refusedByBank || notSent))
+      await this.budgets.giveBack(grant.consent.id);
     if (refusedByBank) {
       await this.log(
         grant,
@@ -390,6 +396,23 @@ export class ConsentAccessService {
 }
 
 const elapsedMs = (started: number) => Math.round(performance.now() - started);
+
+/**
+ * Whether the bank's refusal says the consent's unattended reads are used up for the day: 429
+ * ACCESS_EXCEEDED with a Retry-After that reaches the next UTC day. The same code with a short
+ * Retry-After (or none) is throttling, and takes nothing from the day's budget.
+ */
+function dayUsedUpAtBank(
+  upstream: { status?: number; code?: string },
+  headers: Record<string, string> | undefined,
+): boolean {
+  if (upstream.status !== 429 || upstream.code !== 'ACCESS_EXCEEDED') return false;
+  const retryAfter = Number(headers?.['Retry-After']);
+  return Number.isInteger(retryAfter) && retryAfter >= secondsToUtcMidnight() - DAY_SLACK_SECONDS;
+}
+
+/** How far the bank's Retry-After may fall short of the next UTC day and still mean it (clock skew). */
+const DAY_SLACK_SECONDS = 120;
 
 export function budgetHeaders(budget: Budget): Record<string, string> {
   return {

@@ -182,12 +182,17 @@ export class UpstreamCaller {
     }
   }
 
-  /** A 4xx the provider gave, passed on to the app with its status and the provider's code. */
+  /**
+   * A 4xx the provider gave, passed on to the app with its status, the provider's code and, on a 429
+   * or 503, the provider's Retry-After.
+   */
   refusal(operation: string, answer: UpstreamAnswer<unknown>): ProblemException {
     const [first] = answer.messages;
     const { displayName } = this.profile;
+    const retryAfter = answer.headers['retry-after'];
     return new ProblemException({
       status: answer.status,
+      ...(retryAfter ? { headers: { 'Retry-After': retryAfter } } : {}),
       type: UPSTREAM_PROBLEM_TYPES.refused,
       title: `Refused by ${displayName}`,
       detail: first
