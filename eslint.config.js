@@ -47,8 +47,14 @@ export default tseslint.config(
     },
   },
   {
-    // The one place that reads the environment, and the test harness that hands the environment to children.
-    files: ['src/platform/config/app-config.ts', 'src/scripts/bench.ts', 'test/**/*.ts'],
+    // The one place that reads the environment, the hand-over of the resolved configuration from a primary
+    // to its gateway workers, and the test harness that hands the environment to children.
+    files: [
+      'src/platform/config/app-config.ts',
+      'src/platform/cluster/gateway-workers.ts',
+      'src/scripts/bench.ts',
+      'test/**/*.ts',
+    ],
     rules: { 'no-restricted-properties': 'off' },
   },
   {

@@ -10,19 +10,35 @@ import { DOCS_PATH } from './platform/openapi/openapi-document.js';
 import { DEMO_TENANT_SLUG, issueSandboxKeys } from './access/tenants/demo-tenant.js';
 import { CardCredentialsService } from './card/credentials/card-credentials.service.js';
 import { TenantsService } from './access/tenants/tenants.service.js';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import cluster from 'node:cluster';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import {
+  announceReady,
+  startWorkers,
+  workerRole,
+  type WorkerRole,
+} from './platform/cluster/gateway-workers.js';
 
 async function main(): Promise<void> {
+  const worker = workerRole();
   let config: AppConfig;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`portico: ${error.message}\nSee .env.example for every variable.\n`);
-      process.exit(1);
+  if (worker) config = worker.config;
+  else
+    try {
+      config = loadConfig();
+    } catch (error) {
+      if (error instanceof ConfigError) {
+        process.stderr.write(`portico: ${error.message}\nSee .env.example for every variable.\n`);
+        process.exit(1);
+      }
+      throw error;
     }
-    throw error;
-  }
-  const logger = createLogger(config.log.level);
+  const logger = worker
+    ? createLogger(config.log.level).child({ worker: worker.index, pid: process.pid })
+    : createLogger(config.log.level);
+  if (worker) return serve(config, logger, worker);
 
   const database = await resolveDatabase(config);
   config = database.config;
@@ -63,63 +79,140 @@ async function main(): Promise<void> {
       'sandbox started',
     );
   }
+  const closeSupport = async () => {
+    await sandbox?.close();
+    await embedded?.stop();
+  };
+  if (config.http.workers > 1) return superviseWorkers(config, logger, sandbox, closeSupport);
 
   const app = await createGateway(config, logger);
   const { metricsUrl } = await listenGateway(app, config);
   const startedInMs = Math.round(performance.now());
+  onShutdownSignal(config, logger, async () => {
+    await app.close();
+    await closeSupport();
+  });
+  const keyLines = config.mode === 'sandbox' ? await sandboxKeyLines(app, config, logger) : [];
+  printBanner(config, logger, { startedInMs, metricsUrl, sandbox, keyLines });
+}
 
+/** A gateway worker of several (GATEWAY_WORKERS): it serves the port the primary shares with it. */
+async function serve(config: AppConfig, logger: Logger, worker: WorkerRole): Promise<void> {
+  const app = await createGateway(config, logger);
+  await listenGateway(app, config);
+  logger.info('gateway worker listening');
+  onShutdownSignal(config, logger, () => app.close());
+  const lines =
+    worker.banner && config.mode === 'sandbox'
+      ? await sandboxKeyLines(app, config, logger)
+      : undefined;
+  announceReady(lines);
+}
+
+/** The primary of several gateway workers: it holds the engine and the sandbox, they serve the port. */
+async function superviseWorkers(
+  config: AppConfig,
+  logger: Logger,
+  sandbox: RunningSandbox | undefined,
+  closeSupport: () => Promise<void>,
+): Promise<void> {
+  // The workers run this module itself (not the npm start wrapper that imported it).
+  cluster.setupPrimary({ exec: fileURLToPath(import.meta.url), args: [] });
+  const primary = await startWorkers(config, logger, (reason) => {
+    logger.error({ reason }, 'stopping: the gateway workers cannot run');
+    void primary
+      .stop()
+      .then(closeSupport)
+      .finally(() => process.exit(1));
+  });
+  onShutdownSignal(config, logger, async () => {
+    await primary.stop();
+    await closeSupport();
+  });
+  const keyLines = await primary.ready;
+  const startedInMs = Math.round(performance.now());
+  printBanner(config, logger, { startedInMs, metricsUrl: primary.metricsUrl, sandbox, keyLines });
+}
+
+/** SIGTERM and SIGINT finish in-flight work (`stop`) and exit; a stop that hangs is cut short. */
+function onShutdownSignal(config: AppConfig, logger: Logger, stop: () => Promise<void>): void {
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    const force = setTimeout(() => {
-      logger.error({ timeoutMs: config.http.shutdownTimeoutMs }, 'shutdown timed out; exiting');
-      process.exit(1);
-    }, config.http.shutdownTimeoutMs);
+    const force = setTimeout(
+      () => {
+        logger.error({ timeoutMs: config.http.shutdownTimeoutMs }, 'shutdown timed out; exiting');
+        process.exit(1);
+      },
+      config.http.shutdownTimeoutMs + (config.http.workers > 1 ? 5000 : 0),
+    );
     force.unref();
-    await app.close();
-    await sandbox?.close();
-    await embedded?.stop();
+    await stop();
     logger.info('shutdown complete');
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
+}
 
+/** Issues the sandbox's demo and operator keys and readies the demo card merchant: the banner's lines. */
+async function sandboxKeyLines(
+  app: NestFastifyApplication,
+  config: AppConfig,
+  logger: Logger,
+): Promise<string[]> {
   const base = config.http.publicBaseUrl;
+  const tenants = app.get(TenantsService);
+  const keys = await issueSandboxKeys(tenants);
+  // The demo tenant is a merchant of the sandbox's card API too (kept across restarts).
+  const card = await app
+    .get(CardCredentialsService)
+    .ensureSandboxMerchant(await tenants.findTenant(DEMO_TENANT_SLUG))
+    .then(() => 'ready')
+    .catch((error: unknown) => {
+      logger.warn({ err: error }, 'the demo tenant has no sandbox card merchant');
+      return 'no sandbox merchant (see the log)';
+    });
+  return [
+    `  Demo API key (tenant "demo", role app): ${keys.demo}`,
+    `  Try: curl -H "Authorization: Bearer ${keys.demo}" ${base}/v1/me`,
+    `  Operator key (tenant "operations", role operator): ${keys.operator}`,
+    `  Card API:     ${base}/v1/card/payments (demo tenant's card merchant: ${card})`,
+  ];
+}
+
+function printBanner(
+  config: AppConfig,
+  logger: Logger,
+  shown: {
+    startedInMs: number;
+    metricsUrl?: string;
+    sandbox?: RunningSandbox;
+    keyLines: string[];
+  },
+): void {
+  const { startedInMs, metricsUrl, sandbox, keyLines } = shown;
+  const base = config.http.publicBaseUrl;
+  const workers = config.http.workers > 1 ? `, ${config.http.workers} workers` : '';
   const lines = [
-    `Portico is ready (${config.mode} mode) in ${startedInMs} ms`,
+    `Portico is ready (${config.mode} mode${workers}) in ${startedInMs} ms`,
     `  Swagger UI:   ${base}/${DOCS_PATH}`,
     `  OpenAPI spec: ${base}/${DOCS_PATH}/openapi.json`,
     `  Metrics:      ${metricsUrl ?? 'off (METRICS_PORT=off)'}`,
+    ...keyLines,
   ];
-  if (config.mode === 'sandbox') {
-    const tenants = app.get(TenantsService);
-    const keys = await issueSandboxKeys(tenants);
-    // The demo tenant is a merchant of the sandbox's card API too (kept across restarts).
-    const card = await app
-      .get(CardCredentialsService)
-      .ensureSandboxMerchant(await tenants.findTenant(DEMO_TENANT_SLUG))
-      .then(() => 'ready')
-      .catch((error: unknown) => {
-        logger.warn({ err: error }, 'the demo tenant has no sandbox card merchant');
-        return 'no sandbox merchant (see the log)';
-      });
+  if (sandbox)
     lines.push(
-      `  Demo API key (tenant "demo", role app): ${keys.demo}`,
-      `  Try: curl -H "Authorization: Bearer ${keys.demo}" ${base}/v1/me`,
-      `  Operator key (tenant "operations", role operator): ${keys.operator}`,
+      `  Sandbox:      open banking ${sandbox.openBankingUrl} (mTLS), SCA pages ${sandbox.scaUrl}`,
+      `  Sandbox card: ${sandbox.cardUrl} (TLS, Basic auth; test merchant: POST ${sandbox.scaUrl}/sandbox/card/merchants)`,
+      `  Sandbox POS:  ${sandbox.posUrl}/pos/v1 (TLS, p_ keys; terminals: POST ${sandbox.scaUrl}/sandbox/pos/merchants/{id}/terminals)`,
     );
-    if (sandbox)
-      lines.push(
-        `  Sandbox:      open banking ${sandbox.openBankingUrl} (mTLS), SCA pages ${sandbox.scaUrl}`,
-        `  Sandbox card: ${sandbox.cardUrl} (TLS, Basic auth; test merchant: POST ${sandbox.scaUrl}/sandbox/card/merchants)`,
-        `  Sandbox POS:  ${sandbox.posUrl}/pos/v1 (TLS, p_ keys; terminals: POST ${sandbox.scaUrl}/sandbox/pos/merchants/{id}/terminals)`,
-      );
-    lines.push(`  Card API:     ${base}/v1/card/payments (demo tenant's card merchant: ${card})`);
-  }
-  logger.info({ startedInMs, mode: config.mode, url: base, metricsUrl }, 'ready');
+  logger.info(
+    { startedInMs, mode: config.mode, url: base, metricsUrl, workers: config.http.workers },
+    'ready',
+  );
   // The banner is for the person at the terminal, not a log line: it is the one place a key is shown.
   process.stdout.write(`\n${lines.join('\n')}\n\n`);
 }

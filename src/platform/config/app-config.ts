@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { readFileSync } from 'node:fs';
 
 /** The one typed configuration object. Only `loadConfig` reads the environment. */
@@ -10,6 +11,12 @@ export interface AppConfig {
     publicBaseUrl: string;
     bodyLimitBytes: number;
     shutdownTimeoutMs: number;
+    /**
+     * Gateway processes serving the port on this machine (Node's cluster module): 1 runs the gateway
+     * in the started process; more run a primary (the embedded engine, the sandbox, the metrics) and
+     * that many workers.
+     */
+    workers: number;
     /** Requests per API key per minute, across all replicas. */
     rateLimitPerMinute: number;
     /**
@@ -24,6 +31,11 @@ export interface AppConfig {
     host: string;
     /** 0 = a free port chosen at start. */
     port?: number;
+    /**
+     * In a gateway worker (GATEWAY_WORKERS above 1): the address where its primary serves /metrics,
+     * summed over the workers; the worker itself listens on no metrics port.
+     */
+    servedByPrimary?: string;
   };
   database: {
     /** PostgreSQL server; undefined means the embedded engine. */
@@ -184,6 +196,10 @@ export const VARIABLES = {
     doc: 'Address browsers and apps reach the gateway at (default http://HOST:PORT)',
   },
   BODY_LIMIT_BYTES: { doc: 'Largest accepted request body, in bytes', default: '262144' },
+  GATEWAY_WORKERS: {
+    doc: 'Gateway processes serving PORT on this machine, sharing its connections: a number, or auto (one per CPU)',
+    default: '1',
+  },
   SHUTDOWN_TIMEOUT_MS: {
     doc: 'How long SIGTERM waits for in-flight requests before forcing exit',
     default: '10000',
@@ -517,6 +533,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
         `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
       bodyLimitBytes: integer('BODY_LIMIT_BYTES', 1024, 100 * 1024 * 1024),
       shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', 0, 600_000),
+      workers:
+        raw('GATEWAY_WORKERS') === 'auto'
+          ? availableParallelism()
+          : integer('GATEWAY_WORKERS', 1, 64),
       rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 1, 1_000_000),
       keyCacheTtlMs: integer('KEY_CACHE_TTL_MS', 0, 60_000),
     },

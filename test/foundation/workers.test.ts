@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdtempSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { until } from '../support/chaos.js';
+import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
+import { freePort, startProcess, type RunningProcess } from '../support/processes.js';
+
+/** A GET on a connection of its own (the primary hands each new connection to the next worker). */
+function getOnNewConnection(url: string, key: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const call = request(
+      url,
+      { agent: false, headers: { authorization: `Bearer ${key}` } },
+      (answer) => {
+        answer.resume();
+        answer.on('end', () => resolve(answer.statusCode ?? 0));
+      },
+    );
+    call.on('error', reject);
+    call.end();
+  });
+}
+
+/** The pids of the workers that logged that they listen, by worker index (the latest per index). */
+function listeningWorkers(gateway: RunningProcess): Map<number, number> {
+  const workers = new Map<number, number>();
+  for (const line of gateway.stdout().split('\n')) {
+    if (!line.includes('"gateway worker listening"')) continue;
+    const entry = JSON.parse(line) as { worker: number; pid: number };
+    workers.set(entry.worker, entry.pid);
+  }
+  return workers;
+}
+
+// GATEWAY_WORKERS=2: one primary (engine, sandbox, /metrics), two workers sharing the port.
+describe('the gateway with several workers', () => {
+  let gateway: RunningProcess;
+  let port: number;
+  let key: string;
+  let metricsUrl: string;
+  let own: OwnDatabase | undefined;
+  beforeAll(async () => {
+    port = await freePort();
+    // PostgreSQL: a database of its own (the in-process sandbox keeps its state there too); embedded:
+    // a data directory of its own, whose engine the primary starts and the workers connect to.
+    let database: Record<string, string>;
+    if (process.env.DATABASE_URL) {
+      own = await ownDatabase('workers');
+      database = { DATABASE_URL: own.url };
+    } else
+      database = {
+        EMBEDDED_DB_DIR: join(mkdtempSync(join(tmpdir(), 'portico-workers-')), 'pglite'),
+      };
+    gateway = startProcess('dist/main.js', [], {
+      ...database,
+      GATEWAY_WORKERS: '2',
+      PORT: String(port),
+      SANDBOX_OB_PORT: '0',
+      SANDBOX_SCA_PORT: '0',
+      SANDBOX_CARD_PORT: '0',
+      SANDBOX_POS_PORT: '0',
+    });
+    await gateway.waitFor(/Portico is ready \(sandbox mode, 2 workers\) in \d+ ms/, 90_000);
+    [, key] = await gateway.waitFor(/Demo API key \(tenant "demo", role app\): (ptk_\S+)/);
+    [, metricsUrl] = await gateway.waitFor(/Metrics: +(http:\/\/127\.0\.0\.1:\d+\/metrics)/);
+  }, 120_000);
+  afterAll(async () => {
+    if (gateway.child.exitCode === null) gateway.child.kill('SIGKILL');
+    await gateway.exited;
+    await own?.drop();
+  });
+
+  it('serves the port from both workers, and /metrics counts the requests of both', async () => {
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, () => getOnNewConnection(`http://127.0.0.1:${port}/v1/me`, key)),
+    );
+    expect(statuses).toEqual(Array(12).fill(200));
+    const servedBy = new Set(
+      gateway
+        .stdout()
+        .split('\n')
+        .filter((line) => line.includes('"request completed"') && line.includes('"/v1/me"'))
+        .map((line) => (JSON.parse(line) as { worker: number }).worker),
+    );
+    expect([...servedBy].sort()).toEqual([0, 1]);
+    const metrics = await (await fetch(metricsUrl)).text();
+    expect(metrics).toMatch(
+      /^portico_http_requests_total\{[^}]*route="\/v1\/me"[^}]*status="200"[^}]*\} 12$/m,
+    );
+  });
+
+  it('starts another worker when one is killed (kill -9), and keeps serving meanwhile', async () => {
+    const before = listeningWorkers(gateway);
+    expect(before.size).toBe(2);
+    process.kill(before.get(1) as number, 'SIGKILL');
+    await gateway.waitFor(/"gateway worker died; starting another"/, 10_000);
+    expect(await getOnNewConnection(`http://127.0.0.1:${port}/v1/me`, key)).toBe(200);
+    await until(() => {
+      const pid = listeningWorkers(gateway).get(1);
+      return pid !== undefined && pid !== before.get(1);
+    }, 30_000);
+    // The demo key printed at start still works: a replacement does not issue the keys again.
+    const statuses = await Promise.all(
+      Array.from({ length: 6 }, () => getOnNewConnection(`http://127.0.0.1:${port}/v1/me`, key)),
+    );
+    expect(statuses).toEqual(Array(6).fill(200));
+  });
+
+  it('stops the workers and itself on SIGTERM', async () => {
+    const workers = [...listeningWorkers(gateway).values()];
+    gateway.child.kill('SIGTERM');
+    expect(await gateway.exited).toEqual({ code: 0, signal: null });
+    for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow();
+  });
+});
