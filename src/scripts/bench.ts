@@ -9,10 +9,11 @@
 //   BENCH_TARGETS=nginx,postgres npm run bench   only those targets (of nginx, postgres, embedded)
 //
 // The sandbox runs in its own process (as the bank would); Portico runs on PostgreSQL (a database of its
-// own, BENCH_DATABASE, created fresh) and on the embedded engine; nginx (when installed) runs one worker
-// with a keep-alive pool of TLS connections presenting the same client certificate. Each round drives every
-// target in turn, twice for half the time each, in the order A B C C B A, so that the ratio Portico/nginx
-// compares figures taken moments apart and a drift of the machine's speed during the round weighs on both.
+// own, BENCH_DATABASE, created fresh) and on the embedded engine, each with GATEWAY_WORKERS=BENCH_WORKERS
+// (default 1); nginx (when installed) runs as many workers, each with a keep-alive pool of TLS
+// connections presenting the same client certificate. Each round drives every target in turn, twice for
+// half the time each, in the order A B C C B A, so that the ratio Portico/nginx compares figures taken
+// moments apart and a drift of the machine's speed during the round weighs on both.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,6 +43,13 @@ const NGINX = process.env.BENCH_NGINX ?? '/usr/sbin/nginx';
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 /** The gateway's V8 flags, as `npm start` (package.json) and docker-compose.yml give them. */
 const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=64'];
+/**
+ * Gateway processes of each Portico (GATEWAY_WORKERS) and nginx worker processes: the same number for
+ * both, 1 unless BENCH_WORKERS says otherwise. On a 2-core machine that also runs the sandbox, PostgreSQL
+ * and wrk, a second worker of either only competes for the same cores (measured: Portico 2 workers 0.17–0.22
+ * of nginx against 0.23–0.29 with one).
+ */
+const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'nginx,postgres,embedded').split(','));
 const CERTS = resolve('certs/dev');
 const CLK_TCK = 100;
@@ -86,6 +94,14 @@ function childPids(pid: number): number[] {
         return false;
       }
     });
+}
+
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
 }
 
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -195,14 +211,25 @@ async function startPortico(options: PorticoOptions): Promise<
     SANDBOX_CERTS_DIR: CERTS,
     RATE_LIMIT_PER_MINUTE: '1000000',
     RECONCILE_ON_START: 'false',
+    GATEWAY_WORKERS: String(WORKERS),
   });
   const [, key] = await gateway.waitFor(/Demo API key \(tenant "demo", role app\): (ptk_\S+)/);
   const readyMs = performance.now() - started;
   const pid = gateway.child.pid as number;
   await new Promise((done) => setTimeout(done, 2000));
-  const engine = childPids(pid)[0];
-  const rss: Record<string, number> = { gateway: rssMiB(pid) };
-  if (engine) rss.engine = rssMiB(engine);
+  // The primary's children: its gateway workers (running dist/main.js too) and the embedded engine.
+  const processes = () => {
+    const children = childPids(pid);
+    const isWorker = (child: number) => commandLine(child).includes('dist/main.js');
+    const engine = children.filter((child) => !isWorker(child));
+    return {
+      gateway: [pid, ...children.filter(isWorker)],
+      ...(engine.length > 0 ? { engine } : {}),
+    };
+  };
+  const rss: Record<string, number> = {};
+  for (const [role, pids] of Object.entries(processes()))
+    if (pids.length > 0) rss[role] = pids.reduce((sum, each) => sum + rssMiB(each), 0);
 
   const base = `http://127.0.0.1:${options.port}`;
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
@@ -257,8 +284,7 @@ async function startPortico(options: PorticoOptions): Promise<
       },
     ],
     pids: async () => ({
-      gateway: [pid],
-      ...(engine ? { engine: [engine] } : {}),
+      ...processes(),
       ...(options.postgresPids ? { postgres: await options.postgresPids() } : {}),
     }),
     statements: () => metricValue(metricsUrl, 'portico_db_statements_total'),
@@ -294,7 +320,7 @@ async function startSandboxProcess(): Promise<SandboxProcess> {
   };
 }
 
-/** nginx, one worker, as a plain reverse proxy presenting the TPP certificate to the sandbox. */
+/** nginx (WORKERS workers) as a plain reverse proxy presenting the TPP certificate to the sandbox. */
 async function startNginx(
   sandbox: SandboxProcess,
   upstreamConsents: { attended: string; unattended: string; accountId: string },
@@ -304,7 +330,7 @@ async function startNginx(
   const port = PORT_BASE + 20;
   writeFileSync(
     join(dir, 'nginx.conf'),
-    `worker_processes 1;
+    `worker_processes ${WORKERS};
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
 events { worker_connections 1024; }
@@ -318,6 +344,8 @@ http {
   upstream sandbox {
     server 127.0.0.1:${PORT_BASE + 10};
     keepalive 16;
+    # Connections are kept for good, as Portico's pool keeps them (nginx's default closes one after 1000 requests).
+    keepalive_requests 1000000;
   }
   server {
     listen 127.0.0.1:${port};
@@ -353,7 +381,7 @@ http {
     'x-request-id': '6e1f1c9a-3b8d-4f1e-9a47-2f5b1d0c8e11',
   });
   return {
-    name: 'nginx → sandbox (mTLS, keep-alive pool of 16)',
+    name: `nginx → sandbox (mTLS, ${WORKERS} worker${WORKERS > 1 ? 's' : ''}, keep-alive pool of 16 each)`,
     scenarios: [
       {
         name: 'attended balances read',
@@ -872,7 +900,7 @@ async function main(): Promise<void> {
       `  ${card.target}: through Portico ${card.portico.p50Ms.toFixed(1)} / ${card.portico.p99Ms.toFixed(1)} ms; straight to the sandbox ${card.direct.p50Ms.toFixed(1)} / ${card.direct.p99Ms.toFixed(1)} ms (load ${card.loadAverage})`,
     );
   log(
-    `\nCPU ms/req: CPU time of each process over the run divided by requests; "postgres" is this database's backends. DB trips/read: statements Portico sent per request (portico_db_statements_total). handshakes: TLS handshakes the sandbox completed during the run.`,
+    `\nPortico: GATEWAY_WORKERS=${WORKERS}; nginx: worker_processes ${WORKERS}. CPU ms/req: CPU time of each process over the run divided by requests ("gateway": the primary and its workers together); "postgres" is this database's backends. DB trips/read: statements Portico sent per request (portico_db_statements_total). handshakes: TLS handshakes the sandbox completed during the run.`,
   );
 }
 
