@@ -50,6 +50,8 @@ const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=64'];
  * of nginx against 0.23–0.29 with one).
  */
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
+/** The idle upstream connections each nginx worker keeps: the highest concurrency of the load. */
+const UPSTREAM_KEEPALIVE = Math.max(...CONNECTIONS);
 const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'nginx,postgres,embedded').split(','));
 const CERTS = resolve('certs/dev');
 const CLK_TCK = 100;
@@ -343,8 +345,10 @@ http {
   scgi_temp_path ${dir}/scgi;
   upstream sandbox {
     server 127.0.0.1:${PORT_BASE + 10};
-    keepalive 16;
-    # Connections are kept for good, as Portico's pool keeps them (nginx's default closes one after 1000 requests).
+    # As many idle connections kept as the load has (fewer would close and open one per burst: a TLS
+    # handshake at the sandbox each time), and kept for good, as Portico's pool keeps them (nginx's default
+    # closes one after 1000 requests).
+    keepalive ${UPSTREAM_KEEPALIVE};
     keepalive_requests 1000000;
   }
   server {
@@ -381,7 +385,7 @@ http {
     'x-request-id': '6e1f1c9a-3b8d-4f1e-9a47-2f5b1d0c8e11',
   });
   return {
-    name: `nginx → sandbox (mTLS, ${WORKERS} worker${WORKERS > 1 ? 's' : ''}, keep-alive pool of 16 each)`,
+    name: `nginx → sandbox (mTLS, ${WORKERS} worker${WORKERS > 1 ? 's' : ''}, keep-alive pool of ${UPSTREAM_KEEPALIVE})`,
     scenarios: [
       {
         name: 'attended balances read',
