@@ -13,7 +13,8 @@ describe('the daily budget when the bank fails', () => {
   });
   afterAll(() => gateway.close());
 
-  it('gives the unit back when the bank answers 503, keeps it when the bank served the read', async () => {
+  /** A new tenant's approved consent, and its unattended balances read through Portico. */
+  const unattendedReader = async () => {
     const { key } = await gateway.newTenantWithKey('app');
     const { consentId, accountId } = await approvedConsent(gateway, key);
     const api = porticoClient(gateway, key);
@@ -21,6 +22,11 @@ describe('the daily budget when the bank fails', () => {
       api.GET('/v1/accounts/{accountId}/balances', {
         params: { path: { accountId }, header: { 'Consent-ID': consentId } },
       });
+    return { consentId, accountId, read };
+  };
+
+  it('gives the unit back when the bank answers 503, keeps it when the bank served the read', async () => {
+    const { read } = await unattendedReader();
     const served = await read();
     expect(served.response.status).toBe(200);
     const remaining = Number(served.response.headers.get('x-access-budget-remaining'));
@@ -41,13 +47,7 @@ describe('the daily budget when the bank fails', () => {
   });
 
   it('uses the day up when the bank says its unattended reads are used up, and stops asking it', async () => {
-    const { key } = await gateway.newTenantWithKey('app');
-    const { consentId, accountId } = await approvedConsent(gateway, key);
-    const api = porticoClient(gateway, key);
-    const read = () =>
-      api.GET('/v1/accounts/{accountId}/balances', {
-        params: { path: { accountId }, header: { 'Consent-ID': consentId } },
-      });
+    const { consentId, accountId, read } = await unattendedReader();
     // The bank's count runs ahead of Portico's: the consent's reads were made straight at the bank.
     const [{ upstream_consent_id: upstreamConsentId }] = await gateway.dataSource.query(
       'SELECT upstream_consent_id FROM consents WHERE id = $1',
@@ -85,13 +85,7 @@ describe('the daily budget when the bank fails', () => {
   });
 
   it('gives the unit back when the bank throttles (ACCESS_EXCEEDED without a day-long Retry-After)', async () => {
-    const { key } = await gateway.newTenantWithKey('app');
-    const { consentId, accountId } = await approvedConsent(gateway, key);
-    const api = porticoClient(gateway, key);
-    const read = () =>
-      api.GET('/v1/accounts/{accountId}/balances', {
-        params: { path: { accountId }, header: { 'Consent-ID': consentId } },
-      });
+    const { read } = await unattendedReader();
     gateway.sandbox.chaos.add({ operation: 'getBalances', fault: 'status', status: 429, times: 1 });
     const throttled = await read();
     expect(throttled.response.status).toBe(429);
