@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { until } from '../support/chaos.js';
@@ -114,4 +115,32 @@ describe('the gateway with several workers', () => {
     expect(await gateway.exited).toEqual({ code: 0, signal: null });
     for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow();
   });
+});
+
+describe('the gateway with several workers that cannot start', () => {
+  it('stops with exit code 1 when its workers cannot listen (the port is taken), and says why', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const gateway = startProcess('dist/main.js', [], {
+        ...(process.env.DATABASE_URL
+          ? { DATABASE_URL: process.env.PORTICO_TEST_DATABASE_URL as string }
+          : { EMBEDDED_DB_DIR: 'memory://' }),
+        GATEWAY_WORKERS: '2',
+        PORT: String(port),
+        SANDBOX_OB_PORT: '0',
+        SANDBOX_SCA_PORT: '0',
+        SANDBOX_CARD_PORT: '0',
+        SANDBOX_POS_PORT: '0',
+        UPSTREAM_OB_BASE_URL: 'https://127.0.0.1:9',
+      });
+      expect((await gateway.exited).code).toBe(1);
+      expect(gateway.stderr()).toContain('EADDRINUSE');
+      expect(gateway.stdout()).toMatch(/"stopping: the gateway workers cannot run"/);
+      expect(gateway.stdout()).not.toContain('Portico is ready');
+    } finally {
+      taken.close();
+    }
+  }, 90_000);
 });
