@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  FREE_SANDBOX_PORTS,
   freePort,
   killProcessGroup,
   portIsFree,
@@ -16,13 +17,6 @@ import {
 import { testDatabaseUrl } from '../support/test-gateway.js';
 
 const MAIN = 'dist/main.js';
-/** The in-process sandbox on free ports, so that these tests never depend on 8443 and 8081 being free. */
-const FREE_SANDBOX_PORTS = {
-  SANDBOX_OB_PORT: '0',
-  SANDBOX_SCA_PORT: '0',
-  SANDBOX_CARD_PORT: '0',
-  SANDBOX_POS_PORT: '0',
-};
 
 describe('the gateway process', () => {
   it('refuses to start on a malformed variable, naming it', async () => {

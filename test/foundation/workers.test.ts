@@ -6,7 +6,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { until } from '../support/chaos.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
-import { freePort, startProcess, type RunningProcess } from '../support/processes.js';
+import {
+  FREE_SANDBOX_PORTS,
+  freePort,
+  startProcess,
+  type RunningProcess,
+} from '../support/processes.js';
+
+/** A gateway process with two workers on the port, in sandbox mode. */
+const startTwoWorkers = (port: number, env: Record<string, string>) =>
+  startProcess('dist/main.js', [], {
+    ...env,
+    ...FREE_SANDBOX_PORTS,
+    GATEWAY_WORKERS: '2',
+    PORT: String(port),
+  });
 
 /** A GET on a connection of its own (the primary hands each new connection to the next worker). */
 function getOnNewConnection(url: string, key: string): Promise<number> {
@@ -54,15 +68,7 @@ describe('the gateway with several workers', () => {
       database = {
         EMBEDDED_DB_DIR: join(mkdtempSync(join(tmpdir(), 'portico-workers-')), 'pglite'),
       };
-    gateway = startProcess('dist/main.js', [], {
-      ...database,
-      GATEWAY_WORKERS: '2',
-      PORT: String(port),
-      SANDBOX_OB_PORT: '0',
-      SANDBOX_SCA_PORT: '0',
-      SANDBOX_CARD_PORT: '0',
-      SANDBOX_POS_PORT: '0',
-    });
+    gateway = startTwoWorkers(port, database);
     await gateway.waitFor(/Portico is ready \(sandbox mode, 2 workers\) in \d+ ms/, 90_000);
     [, key] = await gateway.waitFor(/Demo API key \(tenant "demo", role app\): (ptk_\S+)/);
     [, metricsUrl] = await gateway.waitFor(/Metrics: +(http:\/\/127\.0\.0\.1:\d+\/metrics)/);
@@ -129,16 +135,10 @@ describe('the gateway with several workers that cannot start', () => {
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = (taken.address() as AddressInfo).port;
     try {
-      const gateway = startProcess('dist/main.js', [], {
+      const gateway = startTwoWorkers(port, {
         ...(process.env.DATABASE_URL
           ? { DATABASE_URL: process.env.PORTICO_TEST_DATABASE_URL as string }
           : { EMBEDDED_DB_DIR: 'memory://' }),
-        GATEWAY_WORKERS: '2',
-        PORT: String(port),
-        SANDBOX_OB_PORT: '0',
-        SANDBOX_SCA_PORT: '0',
-        SANDBOX_CARD_PORT: '0',
-        SANDBOX_POS_PORT: '0',
         UPSTREAM_OB_BASE_URL: 'https://127.0.0.1:9',
       });
       expect((await gateway.exited).code).toBe(1);

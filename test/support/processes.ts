@@ -156,3 +156,11 @@ export function freePort(): Promise<number> {
     server.on('error', reject);
   });
 }
+
+/** The in-process sandbox on free ports, so that these tests never depend on 8443 and 8081 being free. */
+export const FREE_SANDBOX_PORTS = {
+  SANDBOX_OB_PORT: '0',
+  SANDBOX_SCA_PORT: '0',
+  SANDBOX_CARD_PORT: '0',
+  SANDBOX_POS_PORT: '0',
+};
