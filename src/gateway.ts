@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { randomUUID } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import type { AppConfig } from './platform/config/app-config.js';
@@ -14,6 +15,7 @@ import {
   frameworkErrorHandler,
 } from './platform/errors/framework-errors.js';
 import { sendProblem } from './platform/errors/problem-reply.js';
+import { takeCompletion } from './platform/errors/request-completion.js';
 import { ProblemFilter } from './platform/errors/problem.filter.js';
 import { createValidationPipe } from './platform/errors/validation.pipe.js';
 import { PinoNestLogger } from './platform/logging/nest-logger.js';
@@ -46,6 +48,24 @@ type ModuleImport = Parameters<typeof NestFactory.create>[0];
 /** The facade's OpenAPI document, with the upstream contracts' schemas its DTOs use. */
 export function gatewayOpenApiDocument(app: NestFastifyApplication) {
   return buildOpenApiDocument(app, [PSD2, CARD, POS]);
+}
+
+/**
+ * The work a guard began for the request (RequestCompletion), finished as its answer is sent; failures
+ * finished it in the exception filter already. An error answered some other way still finishes it.
+ */
+function finishAnswered(request: FastifyRequest, reply: FastifyReply, logger: Logger): void {
+  const completion = takeCompletion(request);
+  if (!completion) return;
+  try {
+    if (reply.statusCode < 400) completion.answered((headers) => reply.headers(headers));
+    else
+      void completion
+        .failed(new Error(`answered ${reply.statusCode} outside the exception filter`))
+        .catch((error: unknown) => logger.error({ err: error }, 'request completion failed'));
+  } catch (error) {
+    logger.error({ err: error }, 'request completion failed');
+  }
 }
 
 /** Builds the gateway application (not yet listening): used by main, the tests and the spec script. */
@@ -106,8 +126,9 @@ export async function createGateway(
     closing = true;
     done();
   });
-  fastify.addHook('onSend', (_request, reply, payload, done) => {
+  fastify.addHook('onSend', (request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    finishAnswered(request, reply, logger);
     done(null, payload);
   });
   fastify.addHook('onResponse', (request, reply, done) => {

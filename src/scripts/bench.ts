@@ -7,6 +7,7 @@
 //   npm run bench -- --json=FILE   the table, and the figures as JSON in FILE
 //   BENCH_PROFILE=DIR npm run bench   also writes a V8 CPU profile of each Portico process into DIR
 //   BENCH_TARGETS=nginx,postgres npm run bench   only those targets (of nginx, postgres, embedded)
+//   BENCH_SCENARIOS=attended npm run bench       only those scenarios (of attended, unattended, card)
 //
 // The sandbox runs in its own process (as the bank would); Portico runs on PostgreSQL (a database of its
 // own, BENCH_DATABASE, created fresh) and on the embedded engine, each with GATEWAY_WORKERS=BENCH_WORKERS
@@ -53,6 +54,9 @@ const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 /** The idle upstream connections each nginx worker keeps: the highest concurrency of the load. */
 const UPSTREAM_KEEPALIVE = Math.max(...CONNECTIONS);
 const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'nginx,postgres,embedded').split(','));
+const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'attended,unattended,card').split(','));
+/** Whether a scenario ('attended balances read', …) is among BENCH_SCENARIOS (its first word). */
+const wanted = (scenario: { name: string }) => SCENARIOS.has(scenario.name.split(' ')[0]);
 const CERTS = resolve('certs/dev');
 const CLK_TCK = 100;
 const IBAN = 'HU75118000170000001234567817';
@@ -808,6 +812,7 @@ async function main(): Promise<void> {
 
     // Warm-up: JIT (V8 takes tens of seconds of load to optimise the gateway's hot path on a slow
     // machine), heap sizing, pools and connections, before any figure is taken.
+    for (const target of targets) target.scenarios = target.scenarios.filter(wanted);
     for (const target of targets)
       for (const scenario of target.scenarios)
         await wrk(scenario, Math.max(...CONNECTIONS), QUICK ? 2 : WARM_UP_SECONDS);
@@ -855,14 +860,15 @@ async function main(): Promise<void> {
     }
 
     // Card payments: a write each (row, history, write-ahead access log, form mapping, contract check).
-    const cardDatabase = TARGETS.has('postgres')
-      ? await freshDatabase(`${DATABASE}_card`)
-      : undefined;
+    const cardDatabase =
+      TARGETS.has('postgres') && SCENARIOS.has('card')
+        ? await freshDatabase(`${DATABASE}_card`)
+        : undefined;
     if (cardDatabase)
       cards.push(
         await measureCardPayments('Portico on PostgreSQL', { DATABASE_URL: cardDatabase }),
       );
-    if (TARGETS.has('embedded'))
+    if (TARGETS.has('embedded') && SCENARIOS.has('card'))
       cards.push(
         await measureCardPayments('Portico on the embedded engine', {
           DATABASE_URL: '',

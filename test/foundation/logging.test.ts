@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { isoTime } from '../../src/platform/logging/logger.js';
 import { scrubText } from '../../src/platform/logging/scrub.js';
 import { PROBE_PAN, PROBE_SECRET_KEY, ProbeModule } from '../support/probe.module.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
@@ -83,5 +84,28 @@ describe('scrubText', () => {
   it('masks bearer and basic credentials', () => {
     expect(scrubText('Authorization: Bearer abc.def')).toBe('Authorization: Bearer [REDACTED]');
     expect(scrubText('Basic c2tfdGVzdDo=')).toBe('Basic [REDACTED]');
+  });
+});
+
+describe('the time of a log line', () => {
+  it('is the ISO instant to the millisecond, as pino would write it, across seconds', () => {
+    const instants = [
+      Date.UTC(2026, 10, 26, 5, 31, 32, 0),
+      Date.UTC(2026, 10, 26, 5, 31, 32, 7),
+      Date.UTC(2026, 10, 26, 5, 31, 32, 45),
+      Date.UTC(2026, 10, 26, 5, 31, 32, 999),
+      Date.UTC(2026, 10, 26, 5, 31, 33, 120),
+      Date.UTC(2026, 11, 31, 23, 59, 59, 999),
+      Date.UTC(2027, 0, 1, 0, 0, 0, 1),
+    ];
+    const now = jest.spyOn(Date, 'now');
+    try {
+      for (const instant of instants) {
+        now.mockReturnValue(instant);
+        expect(isoTime()).toBe(`,"time":"${new Date(instant).toISOString()}"`);
+      }
+    } finally {
+      now.mockRestore();
+    }
   });
 });

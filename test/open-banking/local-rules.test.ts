@@ -98,6 +98,35 @@ describe('local enforcement: refused by Portico before the bank is called', () =
     expect([response.status, error?.code]).toEqual([403, 'RESOURCE_UNKNOWN']);
   });
 
+  it('gives the access-log row written ahead its refusal when the request is refused after admission (a query the pipe refuses, dates the handler refuses)', async () => {
+    const { consentId, accountId } = await approvedConsent(gateway, key);
+    const transactions = (dateFrom: string, dateTo: string) =>
+      refusedLocally(() =>
+        api.GET('/v1/accounts/{accountId}/transactions', {
+          params: {
+            ...under(consentId, '192.0.2.1'),
+            path: { accountId },
+            query: { dateFrom, dateTo },
+          },
+        }),
+      );
+    const malformed = await transactions('yesterday', '2026-11-20');
+    expect([malformed.response.status, malformed.error?.errors?.[0]?.field]).toEqual([
+      400,
+      'dateFrom',
+    ]);
+    const backwards = await transactions('2026-11-20', '2026-11-01');
+    expect(backwards.response.status).toBe(400);
+    const rows: { operation: string; outcome: string }[] = await gateway.dataSource.query(
+      `SELECT operation, outcome FROM access_log WHERE consent_id = $1 ORDER BY id`,
+      [consentId],
+    );
+    expect(rows.filter((row) => row.operation === 'getAccountTransactions')).toEqual([
+      { operation: 'getAccountTransactions', outcome: expect.stringMatching(/^refused:/) },
+      { operation: 'getAccountTransactions', outcome: expect.stringMatching(/^refused:/) },
+    ]);
+  });
+
   it('counts unattended reads against frequencyPerDay, says what is left, and refuses the one too many with 429', async () => {
     const { consentId, accountId } = await approvedConsent(gateway, key, { frequencyPerDay: 2 });
     const first = await api.GET('/v1/accounts', { params: under(consentId) });

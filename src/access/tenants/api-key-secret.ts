@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const KEY_PATTERN = /^ptk_([A-Za-z0-9]{8})_([A-Za-z0-9_-]{43})$/;
 const PREFIX_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -9,8 +9,9 @@ export interface GeneratedKey {
   secretHash: string;
 }
 
+/** SHA-256, hex: `crypto.hash` is the one-shot form (no Hash object per request). */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** `ptk_<8-char prefix>_<256 random bits, base64url>`; the prefix finds the row, the hash proves the key. */

@@ -88,7 +88,7 @@ export class AccountsService {
     return facadeLinks(this.passOn('getTransactionDetails', answer));
   }
 
-  /** The bank's answer, or its refusal passed on (the interceptor logs either). */
+  /** The bank's answer, or its refusal passed on (the consent-access guard's completion logs either). */
   private passOn<T>(operation: string, answer: UpstreamAnswer<T>): T {
     if (answer.status >= 400 || answer.data === undefined)
       throw this.bank.refusal(operation, answer);

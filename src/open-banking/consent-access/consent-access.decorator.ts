@@ -3,7 +3,6 @@ import {
   createParamDecorator,
   SetMetadata,
   UseGuards,
-  UseInterceptors,
   type ExecutionContext,
 } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
@@ -13,12 +12,11 @@ import {
   ConsentAccessGuard,
   type ConsentAccessRequest,
 } from './consent-access.guard.js';
-import { ConsentAccessInterceptor } from './consent-access.interceptor.js';
 import type { ConsentAccessGrant, ConsentAccessRule } from './consent-access.service.js';
 
 /**
  * A route called under a consent (header Consent-ID): the guard checks the local rules and takes the
- * budget before the handler, the interceptor logs the access and sets the budget headers after it.
+ * budget before the handler, and completes the access-log row and the budget headers after it.
  */
 export function ConsentAccess(rule: ConsentAccessRule): MethodDecorator {
   const kind = rule.kind === 'ais' ? 'account-information' : 'confirmation-of-funds';
@@ -27,7 +25,6 @@ export function ConsentAccess(rule: ConsentAccessRule): MethodDecorator {
     // The consent-access guard counts the request in the statement that reads the consent.
     SetMetadata(RATE_LIMIT_IN_ROUTE_KEY, true),
     UseGuards(ConsentAccessGuard),
-    UseInterceptors(ConsentAccessInterceptor),
     ApiHeader({
       name: 'Consent-ID',
       required: true,

@@ -4,10 +4,12 @@ import type { FastifyReply } from 'fastify';
 import { applyRateLimit, type AuthenticatedRequest } from '../../access/auth/api-key.guard.js';
 import { RateLimitService } from '../../access/auth/rate-limit.service.js';
 import {
+  budgetHeaders,
   ConsentAccessService,
   type ConsentAccessGrant,
   type ConsentAccessRule,
 } from './consent-access.service.js';
+import { completeRequestWith } from '../../platform/errors/request-completion.js';
 import { readConsentHeaders, type ConsentHeaders } from './consent-headers.js';
 
 export const CONSENT_ACCESS_RULE = 'portico:consent-access-rule';
@@ -21,6 +23,10 @@ export type ConsentAccessRequest = AuthenticatedRequest & {
 /**
  * Admits a call under a consent (local rules, budget) before the handler; refusals are logged. The
  * route's rate limit is counted here, in the statement that reads the consent (RATE_LIMIT_IN_ROUTE_KEY).
+ * What it admitted is completed however the request ends (RequestCompletion): answered, the access-log
+ * row gets its outcome and the answer the budget headers; failed (a pipe, the handler, the bank), the
+ * row gets the failure, the budget unit is given back when the bank certainly did not serve the read,
+ * and the error may be restated (ConsentAccessService.failed).
  */
 @Injectable()
 export class ConsentAccessGuard implements CanActivate {
@@ -44,12 +50,20 @@ export class ConsentAccessGuard implements CanActivate {
       throw error;
     }
     const iban = (request.body as { account?: { iban?: unknown } } | undefined)?.account?.iban;
-    request.consentAccess = await this.access.admit(rule, {
+    const grant = await this.access.admit(rule, {
       tenantId: request.principal!.tenantId,
       headers,
       rateLimit: { keyId, apply: (state) => applyRateLimit(reply, state) },
       accountId: request.params?.accountId,
       iban: rule.kind === 'cof' && typeof iban === 'string' ? iban : undefined,
+    });
+    request.consentAccess = grant;
+    completeRequestWith(request, {
+      answered: (addHeaders) => {
+        const budget = this.access.completed(grant);
+        if (budget) addHeaders(budgetHeaders(budget));
+      },
+      failed: (error) => this.access.failed(grant, error),
     });
     return true;
   }

@@ -4,14 +4,13 @@ import { AuditTrailModule } from '../../audit/trail/audit-trail.module.js';
 import { ConsentsModule } from '../consents/consents.module.js';
 import { BudgetService } from './budget.service.js';
 import { ConsentAccessGuard } from './consent-access.guard.js';
-import { ConsentAccessInterceptor } from './consent-access.interceptor.js';
 import { ConsentAccessService } from './consent-access.service.js';
 import { ConsentUsage } from './consent-usage.entity.js';
 
 /** Calls under a consent: local rules, the daily budget of unattended reads, the access log. */
 @Module({
   imports: [TypeOrmModule.forFeature([ConsentUsage]), ConsentsModule, AuditTrailModule],
-  providers: [BudgetService, ConsentAccessService, ConsentAccessGuard, ConsentAccessInterceptor],
-  exports: [ConsentAccessService, ConsentAccessGuard, ConsentAccessInterceptor],
+  providers: [BudgetService, ConsentAccessService, ConsentAccessGuard],
+  exports: [ConsentAccessService, ConsentAccessGuard],
 })
 export class ConsentAccessModule {}

@@ -97,7 +97,7 @@ type Granted = Partial<Record<'accounts' | 'balances' | 'transactions', { iban: 
 /**
  * The local rules of every call under a consent, checked before the bank is called (tenant, consent
  * kind and status, validUntil, the account, the daily budget), and the access log of every such call
- * whatever its outcome. Used by the consent-access guard (admit) and interceptor (complete).
+ * whatever its outcome. Used by the consent-access guard (admit, and complete when the request ends).
  */
 @Injectable()
 export class ConsentAccessService {

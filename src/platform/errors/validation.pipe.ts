@@ -1,4 +1,5 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
+import { getMetadataStorage } from 'class-validator';
 import type { InvalidField } from './problem.js';
 import { ValidationFailedException } from './to-problem.js';
 
@@ -56,8 +57,58 @@ class ProblemValidationPipe extends ValidationPipe {
   }
 }
 
+type RuleLookup = (
+  target: object,
+  schema: string | undefined,
+  always: boolean,
+  strictGroups: boolean,
+  groups?: string[],
+) => unknown[];
+
+/**
+ * class-validator looks a class's rules up anew on every validation, scanning every class that has
+ * rules for its ancestors; the rules only change while classes are declared, so each lookup is kept
+ * until a rule is added (validation groups, which Portico does not use, are looked up every time).
+ */
+function rememberRuleLookups(): void {
+  const storage = getMetadataStorage() as unknown as {
+    getTargetValidationMetadatas: RuleLookup & { remembered?: true };
+    addValidationMetadata: (metadata: unknown) => void;
+    groupByPropertyName: (rules: unknown[]) => Record<string, unknown[]>;
+  };
+  if (storage.getTargetValidationMetadatas.remembered) return;
+  const lookUp = storage.getTargetValidationMetadatas.bind(storage);
+  const add = storage.addValidationMetadata.bind(storage);
+  const group = storage.groupByPropertyName.bind(storage);
+  const remembered = new Map<object, Map<string, unknown[]>>();
+  // The same lists grouped by property (each validation groups them again): kept with the list.
+  const grouped = new WeakMap<unknown[], Record<string, unknown[]>>();
+  storage.groupByPropertyName = (rules) => grouped.get(rules) ?? group(rules);
+  storage.addValidationMetadata = (metadata) => {
+    remembered.clear();
+    add(metadata);
+  };
+  const rememberedLookUp: RuleLookup = (target, schema, always, strictGroups, groups) => {
+    if (groups?.length) return lookUp(target, schema, always, strictGroups, groups);
+    const variant = `${schema ?? ''}|${always}|${strictGroups}`;
+    let byVariant = remembered.get(target);
+    if (!byVariant) remembered.set(target, (byVariant = new Map()));
+    let rules = byVariant.get(variant);
+    if (!rules) {
+      rules = lookUp(target, schema, always, strictGroups);
+      byVariant.set(variant, rules);
+      grouped.set(rules, group(rules));
+    }
+    return rules;
+  };
+  storage.getTargetValidationMetadatas = Object.assign(rememberedLookUp, {
+    remembered: true as const,
+  });
+}
+
 /** Class-validator on every body, query and path DTO; unknown fields are refused by name. */
 export function createValidationPipe(): ValidationPipe {
+  rememberRuleLookups();
   return new ProblemValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,

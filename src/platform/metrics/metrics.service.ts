@@ -81,6 +81,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Each request is counted and timed in its label set's series, found once (prom-client hashes labels). */
+  private readonly httpSeries = new SeriesCache(this.httpRequests, this.httpDuration, [
+    'method',
+    'route',
+    'status',
+  ]);
+
+  private readonly upstreamSeries = new SeriesCache(this.upstreamCalls, this.upstreamDuration, [
+    'upstream',
+    'operation',
+    'outcome',
+  ]);
+
   private poolSource?: () => PoolCounts | undefined;
 
   constructor() {
@@ -111,14 +124,15 @@ export class Metrics {
   }
 
   recordHttpRequest(method: string, route: string, status: number, seconds: number): void {
-    const labels = { method, route, status: String(status) };
-    this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, seconds);
+    const series = this.httpSeries.get(method, route, String(status));
+    series.count.inc();
+    series.duration.observe(seconds);
   }
 
   recordUpstreamCall(upstream: string, operation: string, outcome: string, seconds: number): void {
-    this.upstreamCalls.inc({ upstream, operation, outcome });
-    this.upstreamDuration.observe({ upstream, operation, outcome }, seconds);
+    const series = this.upstreamSeries.get(upstream, operation, outcome);
+    series.count.inc();
+    series.duration.observe(seconds);
   }
 
   setBreakerState(upstream: string, key: string, state: BreakerState): void {
@@ -140,5 +154,36 @@ export class Metrics {
   /** Where the pool gauge reads its counts at each scrape; undefined counts leave it empty. */
   watchDbPool(source: () => PoolCounts | undefined): void {
     this.poolSource = source;
+  }
+}
+
+/**
+ * A counter and a histogram with the same labels, each label set's pair of children looked up once: the
+ * hot path then only adds to them. Label sets are few (route templates, statuses, outcomes), so it stays small.
+ */
+class SeriesCache<L extends string> {
+  private readonly series = new Map<
+    string,
+    { count: { inc(): void }; duration: { observe(value: number): void } }
+  >();
+
+  constructor(
+    private readonly count: Counter<L>,
+    private readonly duration: Histogram<L>,
+    private readonly names: readonly [L, L, L],
+  ) {}
+
+  get(a: string, b: string, c: string) {
+    const key = `${a}\u0000${b}\u0000${c}`;
+    let found = this.series.get(key);
+    if (!found) {
+      const labels = { [this.names[0]]: a, [this.names[1]]: b, [this.names[2]]: c } as Record<
+        L,
+        string
+      >;
+      found = { count: this.count.labels(labels), duration: this.duration.labels(labels) };
+      this.series.set(key, found);
+    }
+    return found;
   }
 }
