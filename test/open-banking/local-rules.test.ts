@@ -127,6 +127,32 @@ describe('local enforcement: refused by Portico before the bank is called', () =
     ]);
   });
 
+  it('sees a change of the consent made elsewhere (another replica, the database) at the next read, though it read the consent before', async () => {
+    const { consentId, accountId } = await approvedConsent(gateway, key);
+    const balances = () =>
+      api.GET('/v1/accounts/{accountId}/balances', {
+        params: { ...under(consentId, '192.0.2.1'), path: { accountId } },
+      });
+    expect((await balances()).response.status).toBe(200);
+    expect((await balances()).response.status).toBe(200);
+    await gateway.dataSource.query(`UPDATE consents SET status = 'revokedByPsu' WHERE id = $1`, [
+      consentId,
+    ]);
+    const revoked = await refusedLocally(balances);
+    expect([revoked.response.status, revoked.error?.code]).toEqual([401, 'CONSENT_INVALID']);
+    await gateway.dataSource.query(`UPDATE consents SET status = 'valid' WHERE id = $1`, [
+      consentId,
+    ]);
+    expect((await balances()).response.status).toBe(200);
+    // The account taken out of the consent's grant: refused for that account from the next read.
+    await gateway.dataSource.query(
+      `UPDATE consents SET granted_access = jsonb_set(granted_access, '{balances}', '[]') WHERE id = $1`,
+      [consentId],
+    );
+    const ungranted = await refusedLocally(balances);
+    expect([ungranted.response.status, ungranted.error?.code]).toEqual([401, 'CONSENT_INVALID']);
+  });
+
   it('counts unattended reads against frequencyPerDay, says what is left, and refuses the one too many with 429', async () => {
     const { consentId, accountId } = await approvedConsent(gateway, key, { frequencyPerDay: 2 });
     const first = await api.GET('/v1/accounts', { params: under(consentId) });

@@ -75,6 +75,8 @@ export interface ConsentCallRequest {
 
 type AdmissionRow = Partial<RateLimitRow> & {
   used_today: number;
+  /** The consent row's version (ConsentsService.versionSql), when the group statement read it. */
+  consent_version?: string | null;
   /** The access-log row the admission wrote ahead, when it wrote one. */
   log_id?: string | null;
 } & Record<string, unknown>;
@@ -90,7 +92,46 @@ type AdmissionCall = [
   requestId: string | null,
   /** Whether the admission writes the access-log row ahead (not when the read takes a budget unit). */
   logAhead: boolean,
+  /** The version of the consent this process holds ('' when none): its columns then come back NULL. */
+  knownVersion: string,
 ];
+
+/** Consents read by admissions, at the version they were read (RecentConsents). */
+interface KnownConsent {
+  version: string;
+  consent: Consent;
+}
+
+/**
+ * The consents this process admitted calls under recently, each at the version of its row: the next
+ * admission under one sends that version, and PostgreSQL answers the id alone when the row is still
+ * that version (any update of the row changes it), so the consent is not read and built again per
+ * call. Every call still reads the row's version, status and tenant in its own admission: nothing is
+ * decided on what this holds alone. The oldest entries go when it is full.
+ */
+class RecentConsents {
+  private readonly known = new Map<string, KnownConsent>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(id: string): KnownConsent | undefined {
+    return this.known.get(id);
+  }
+
+  /** A copy of the consent for one call (calls may change theirs, e.g. its status once expired). */
+  static copy(consent: Consent): Consent {
+    return Object.assign(Object.create(Object.getPrototypeOf(consent) as object) as Consent, consent);
+  }
+
+  remember(version: string, consent: Consent): void {
+    this.known.delete(consent.id);
+    if (this.known.size >= this.capacity) this.known.delete(this.known.keys().next().value!);
+    this.known.set(consent.id, { version, consent: RecentConsents.copy(consent) });
+  }
+}
+
+/** How many consents each process keeps at their last version read (a few MB at most). */
+const RECENT_CONSENTS = 10_000;
 
 type Granted = Partial<Record<'accounts' | 'balances' | 'transactions', { iban: string }[]>>;
 
@@ -105,6 +146,7 @@ export class ConsentAccessService {
   private readonly admitAlone: string;
   /** Admissions counted against a key's rate limit, many concurrent requests in one statement. */
   private readonly admissions: StatementGroup<AdmissionCall, AdmissionRow>;
+  private readonly recentConsents = new RecentConsents(RECENT_CONSENTS);
 
   constructor(
     private readonly consents: ConsentsService,
@@ -120,29 +162,33 @@ export class ConsentAccessService {
     // bank if the consent is valid and the key within its minute, its access-log row written ahead
     // (outcome `sent`; completed with the outcome, a local refusal included). An unattended read
     // writes its row later, with the budget unit it takes (AccessLogService.beginGated).
-    const consent = `${consents.columnsSql('c')}, ${BudgetService.usedTodaySql('c.id')} AS used_today`;
+    const version = ConsentsService.versionSql('c');
+    // A consent this process read before at the same version comes back as its id alone.
+    const consent = `${consents.columnsSql('c', { unlessUnchanged: `${version} = r.known_version` })},
+                     ${version} AS consent_version, ${BudgetService.usedTodaySql('c.id')} AS used_today`;
     const admitGroup = `WITH calls AS (
          SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::varchar[], $5::varchar[],
-                              $6::boolean[], $7::uuid[], $8::boolean[])
+                              $6::boolean[], $7::uuid[], $8::boolean[], $9::text[])
                   WITH ORDINALITY AS r(key_id, consent_id, tenant_id, operation, account_id, psu_present,
-                                       request_id, log_ahead, ord)
+                                       request_id, log_ahead, known_version, ord)
        ),
        ${RateLimitService.groupCte('calls')},
        admitted AS (
          SELECT r.*, u.rate_count, u.rate_reset_seconds, ${consent},
-                CASE WHEN r.log_ahead AND c.id IS NOT NULL AND c.status = 'valid' AND u.rate_count <= $9
+                CASE WHEN r.log_ahead AND c.id IS NOT NULL AND c.status = 'valid' AND u.rate_count <= $10
                      THEN ${AccessLogService.nextAccessLogId} END AS log_id
            FROM calls r JOIN rate_usage u ON u.ord = r.ord
            LEFT JOIN consents c ON c.id = r.consent_id AND c.tenant_id = r.tenant_id
        ),
        ${AccessLogService.writeAheadCte('logged', 'admitted')},
-       ${AccessLogService.completionCte('completed', 10)}
-       SELECT * FROM admitted ORDER BY ord`;
+       ${AccessLogService.completionCte('completed', 11)}
+       SELECT rate_count, rate_reset_seconds, log_id, used_today, consent_version, ${consents.columnNamesSql()}
+         FROM admitted ORDER BY ord`;
     // The same statement carries the completions of calls answered since (AccessLogService.completeSoon).
     this.admissions = new StatementGroup((calls) =>
       accessLog.carryCompletions((completions) =>
         this.sql.query<AdmissionRow>('consent-access:admit-group', admitGroup, [
-          ...Array.from({ length: 8 }, (_, index) => calls.map((call) => call[index])),
+          ...Array.from({ length: 9 }, (_, index) => calls.map((call) => call[index])),
           rateLimits.perMinute,
           ...completions,
         ]),
@@ -158,16 +204,17 @@ export class ConsentAccessService {
   private async readConsent(
     call: ConsentCallRequest,
     subject: AccessSubject | undefined,
-  ): Promise<AdmissionRow> {
+  ): Promise<{ row: AdmissionRow; consent: Consent | undefined }> {
     const { consentId } = call.headers;
     if (!call.rateLimit) {
       const [row] = await this.sql.query<AdmissionRow>('consent-access:admit', this.admitAlone, [
         consentId,
         call.tenantId,
       ]);
-      return row ?? { used_today: 0 };
+      return { row: row ?? { used_today: 0 }, consent: row && this.consents.hydrate(row) };
     }
     const { keyId, apply } = call.rateLimit;
+    const known = this.recentConsents.get(consentId);
     const row = await this.admissions.run([
       keyId,
       consentId,
@@ -177,9 +224,20 @@ export class ConsentAccessService {
       subject?.psuPresent ?? false,
       currentRequestId() ?? null,
       subject !== undefined,
+      known?.version ?? '',
     ]);
     apply(await this.rateLimits.counted(keyId, row as RateLimitRow));
-    return row;
+    return { row, consent: this.consentOf(row, known) };
+  }
+
+  /** The consent of an admission's row: the one known at that version, or the row's, remembered. */
+  private consentOf(row: AdmissionRow, known: KnownConsent | undefined): Consent | undefined {
+    if (row.c_id === null || row.c_id === undefined) return undefined;
+    const version = String(row.consent_version);
+    if (known && known.version === version) return RecentConsents.copy(known.consent);
+    const consent = this.consents.hydrate(row)!;
+    this.recentConsents.remember(version, consent);
+    return consent;
   }
 
   async admit(rule: ConsentAccessRule, call: ConsentCallRequest): Promise<ConsentAccessGrant> {
@@ -203,12 +261,11 @@ export class ConsentAccessService {
     // A read that takes a unit of the daily budget writes its row with the unit, below.
     const budgeted = rule.kind === 'ais' && !attended;
     // A key over its rate limit is refused here (apply throws), before anything is logged.
-    const row = await this.readConsent(
+    const { row, consent } = await this.readConsent(
       call,
       budgeted ? undefined : subject(call.headers.consentId),
     );
     const loggedAhead = row.log_id ? String(row.log_id) : undefined;
-    const consent = this.consents.hydrate(row);
     if (!consent) throw await refuse(null, ConsentsService.unknown(call.headers.consentId));
     const usedToday = Number(row.used_today);
     let unattended: boolean;

@@ -148,12 +148,32 @@ export class ConsentsService {
   /**
    * The consent's columns for a hand-written statement (each as "c_<property>"), and the consent made
    * of such a row (hydrate): for the consent-access admission, which reads the consent in the same
-   * round-trip as it counts the request.
+   * round-trip as it counts the request. With `unlessUnchanged` (an SQL condition), every column but
+   * the id is NULL when it holds: the caller already has that version of the consent.
    */
-  columnsSql(alias: string): string {
+  columnsSql(alias: string, { unlessUnchanged }: { unlessUnchanged?: string } = {}): string {
     return this.consents.metadata.columns
-      .map((column) => `${alias}.${column.databaseName} AS "c_${column.propertyName}"`)
+      .map((column) => {
+        const value = `${alias}.${column.databaseName}`;
+        // The id always: it says the consent was found.
+        return unlessUnchanged && !column.isPrimary
+          ? `CASE WHEN ${unlessUnchanged} THEN NULL ELSE ${value} END AS "c_${column.propertyName}"`
+          : `${value} AS "c_${column.propertyName}"`;
+      })
       .join(', ');
+  }
+
+  /**
+   * The version of a consent row in a statement: it changes with every update of the row (the
+   * row's transaction id and place), so a consent read before with the same version is still this.
+   */
+  static versionSql(alias: string): string {
+    return `(${alias}.xmin::text || ${alias}.ctid::text)`;
+  }
+
+  /** The names columnsSql gives the columns, for a statement's select list. */
+  columnNamesSql(): string {
+    return this.consents.metadata.columns.map((column) => `"c_${column.propertyName}"`).join(', ');
   }
 
   hydrate(row: Record<string, unknown>): Consent | undefined {
