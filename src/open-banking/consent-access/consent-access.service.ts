@@ -120,7 +120,10 @@ class RecentConsents {
 
   /** A copy of the consent for one call (calls may change theirs, e.g. its status once expired). */
   static copy(consent: Consent): Consent {
-    return Object.assign(Object.create(Object.getPrototypeOf(consent) as object) as Consent, consent);
+    return Object.assign(
+      Object.create(Object.getPrototypeOf(consent) as object) as Consent,
+      consent,
+    );
   }
 
   remember(version: string, consent: Consent): void {
