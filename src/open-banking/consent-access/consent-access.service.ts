@@ -17,11 +17,7 @@ import { currentRequestId } from '../../platform/logging/request-context.js';
 import { ProblemException } from '../../platform/errors/problem.js';
 import { Metrics } from '../../platform/metrics/metrics.service.js';
 import { failureOutcome } from '../../upstreams/http/upstream-caller.js';
-import {
-  appliedFrequencyPerDay,
-  type Consent,
-  type ConsentKind,
-} from '../consents/consent.entity.js';
+import { appliedFrequencyPerDay, Consent, type ConsentKind } from '../consents/consent.entity.js';
 import { ConsentsService, consentProblem, renewalProblem } from '../consents/consents.service.js';
 import { BudgetService, budgetOf, secondsToUtcMidnight, type Budget } from './budget.service.js';
 import type { ConsentHeaders } from './consent-headers.js';
@@ -120,10 +116,7 @@ class RecentConsents {
 
   /** A copy of the consent for one call (calls may change theirs, e.g. its status once expired). */
   static copy(consent: Consent): Consent {
-    return Object.assign(
-      Object.create(Object.getPrototypeOf(consent) as object) as Consent,
-      consent,
-    );
+    return Object.assign(new Consent(), consent);
   }
 
   remember(version: string, consent: Consent): void {
