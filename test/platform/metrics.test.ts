@@ -23,6 +23,18 @@ describe('Metrics', () => {
     expect(sampleValue(text, 'portico_upstream_calls_total', { ...ok, outcome: 'timeout' })).toBe(
       1,
     );
+    // Buckets are cumulative; a value on a bound falls in that bound's bucket; +Inf is the count.
+    sut.recordUpstreamCall('open-banking', 'getBalances', 'ok', 0.25);
+    const again = await sut.registry.metrics();
+    const bucket = (labels: Record<string, string>, le: string) =>
+      sampleValue(again, 'portico_upstream_call_duration_seconds_bucket', { ...labels, le });
+    expect(['0.025', '0.05', '0.1', '0.25', '0.5', '+Inf'].map((le) => bucket(ok, le))).toEqual([
+      0, 1, 1, 3, 3, 3,
+    ]);
+    const timeout = { ...ok, outcome: 'timeout' };
+    expect(['10', '30', '+Inf'].map((le) => bucket(timeout, le))).toEqual([0, 1, 1]);
+    expect(again).toContain('# TYPE portico_upstream_call_duration_seconds histogram');
+    expect(again).toContain('# TYPE portico_upstream_calls_total counter');
   });
 
   it('shows the breaker state per upstream and key as 0 closed, 1 half-open, 2 open', async () => {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { statementsSent } from '../database/statement-counter.js';
+import { CountedDurations } from './counted-durations.js';
 
 export type BreakerState = 'closed' | 'half-open' | 'open';
 
@@ -24,35 +25,35 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 export class Metrics {
   readonly registry = new Registry();
 
-  private readonly httpRequests = new Counter({
-    name: 'portico_http_requests_total',
-    help: 'Requests answered by the gateway, by route template and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
+  /** Requests by route template and status: a counter and a duration histogram (hot path). */
+  private readonly http = new CountedDurations(
+    this.registry,
+    {
+      name: 'portico_http_requests_total',
+      help: 'Requests answered by the gateway, by route template and status',
+    },
+    {
+      name: 'portico_http_request_duration_seconds',
+      help: 'Time from receiving a request to the end of its answer, by route template and status',
+    },
+    ['method', 'route', 'status'],
+    DURATION_BUCKETS,
+  );
 
-  private readonly httpDuration = new Histogram({
-    name: 'portico_http_request_duration_seconds',
-    help: 'Time from receiving a request to the end of its answer, by route template and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: DURATION_BUCKETS,
-    registers: [this.registry],
-  });
-
-  private readonly upstreamCalls = new Counter({
-    name: 'portico_upstream_calls_total',
-    help: 'Calls to an upstream API, by upstream, operation and outcome',
-    labelNames: ['upstream', 'operation', 'outcome'] as const,
-    registers: [this.registry],
-  });
-
-  private readonly upstreamDuration = new Histogram({
-    name: 'portico_upstream_call_duration_seconds',
-    help: 'Duration of calls to an upstream API, by upstream, operation and outcome',
-    labelNames: ['upstream', 'operation', 'outcome'] as const,
-    buckets: DURATION_BUCKETS,
-    registers: [this.registry],
-  });
+  /** Upstream calls by operation and outcome: a counter and a duration histogram (hot path). */
+  private readonly upstream = new CountedDurations(
+    this.registry,
+    {
+      name: 'portico_upstream_calls_total',
+      help: 'Calls to an upstream API, by upstream, operation and outcome',
+    },
+    {
+      name: 'portico_upstream_call_duration_seconds',
+      help: 'Duration of calls to an upstream API, by upstream, operation and outcome',
+    },
+    ['upstream', 'operation', 'outcome'],
+    DURATION_BUCKETS,
+  );
 
   private readonly breakerState = new Gauge({
     name: 'portico_upstream_breaker_state',
@@ -80,19 +81,6 @@ export class Metrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
-
-  /** Each request is counted and timed in its label set's series, found once (prom-client hashes labels). */
-  private readonly httpSeries = new SeriesCache(this.httpRequests, this.httpDuration, [
-    'method',
-    'route',
-    'status',
-  ]);
-
-  private readonly upstreamSeries = new SeriesCache(this.upstreamCalls, this.upstreamDuration, [
-    'upstream',
-    'operation',
-    'outcome',
-  ]);
 
   private poolSource?: () => PoolCounts | undefined;
 
@@ -124,15 +112,11 @@ export class Metrics {
   }
 
   recordHttpRequest(method: string, route: string, status: number, seconds: number): void {
-    const series = this.httpSeries.get(method, route, String(status));
-    series.count.inc();
-    series.duration.observe(seconds);
+    this.http.observe(method, route, String(status), seconds);
   }
 
   recordUpstreamCall(upstream: string, operation: string, outcome: string, seconds: number): void {
-    const series = this.upstreamSeries.get(upstream, operation, outcome);
-    series.count.inc();
-    series.duration.observe(seconds);
+    this.upstream.observe(upstream, operation, outcome, seconds);
   }
 
   setBreakerState(upstream: string, key: string, state: BreakerState): void {
@@ -154,36 +138,5 @@ export class Metrics {
   /** Where the pool gauge reads its counts at each scrape; undefined counts leave it empty. */
   watchDbPool(source: () => PoolCounts | undefined): void {
     this.poolSource = source;
-  }
-}
-
-/**
- * A counter and a histogram with the same labels, each label set's pair of children looked up once: the
- * hot path then only adds to them. Label sets are few (route templates, statuses, outcomes), so it stays small.
- */
-class SeriesCache<L extends string> {
-  private readonly series = new Map<
-    string,
-    { count: { inc(): void }; duration: { observe(value: number): void } }
-  >();
-
-  constructor(
-    private readonly count: Counter<L>,
-    private readonly duration: Histogram<L>,
-    private readonly names: readonly [L, L, L],
-  ) {}
-
-  get(a: string, b: string, c: string) {
-    const key = `${a}\u0000${b}\u0000${c}`;
-    let found = this.series.get(key);
-    if (!found) {
-      const labels = { [this.names[0]]: a, [this.names[1]]: b, [this.names[2]]: c } as Record<
-        L,
-        string
-      >;
-      found = { count: this.count.labels(labels), duration: this.duration.labels(labels) };
-      this.series.set(key, found);
-    }
-    return found;
   }
 }
