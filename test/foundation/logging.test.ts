@@ -81,6 +81,11 @@ describe('scrubText', () => {
     expect(scrubText('order 1234567890123')).toBe('order 1234567890123');
   });
 
+  it('masks the shortest secrets it knows (seven characters)', () => {
+    expect(scrubText('?code=x')).toBe('?code=[REDACTED]');
+    expect(scrubText('Basic x')).toBe('Basic [REDACTED]');
+  });
+
   it('masks bearer and basic credentials', () => {
     expect(scrubText('Authorization: Bearer abc.def')).toBe('Authorization: Bearer [REDACTED]');
     expect(scrubText('Basic c2tfdGVzdDo=')).toBe('Basic [REDACTED]');

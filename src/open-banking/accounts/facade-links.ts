@@ -3,15 +3,20 @@ const BANK_ACCOUNT_PATH = /^\/[^/]+\/bg\/v1\/accounts(\/[^?#]*)?(\?[^#]*)?$/;
 /**
  * The bank's `_links` point at its own paths (`/{brandId}/bg/v1/accounts/…`), which mean nothing to
  * an app: account links are rewritten to the facade's `/v1/accounts/…`; any other bank link is dropped.
+ * In place: the value is the bank's answer as parsed for this call, which nothing else holds.
  */
 export function facadeLinks<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((item) => facadeLinks(item) as unknown) as T;
   if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, child] of Object.entries(value)) {
-    out[key] = key === '_links' ? rewriteLinks(child) : facadeLinks(child);
+  if (Array.isArray(value)) {
+    for (const item of value) facadeLinks(item);
+    return value;
   }
-  return out as T;
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (key === '_links') record[key] = rewriteLinks(record[key]);
+    else facadeLinks(record[key]);
+  }
+  return value;
 }
 
 function rewriteLinks(links: unknown): Record<string, { href: string }> {

@@ -39,8 +39,11 @@ function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
+/** The shortest text any of the patterns above matches (`sk_1234`, `Basic x`): shorter ones are clean. */
+const SHORTEST_SECRET = 7;
+
 export function scrubText(text: string): string {
-  if (!MAY_HOLD_SECRET.test(text)) return text;
+  if (text.length < SHORTEST_SECRET || !MAY_HOLD_SECRET.test(text)) return text;
   return text
     .replace(API_KEY, REDACTED)
     .replace(MERCHANT_KEY, (_m, prefix: string, last: string) => `${prefix}_${REDACTED}${last}`)
@@ -60,13 +63,27 @@ export function scrubValue(value: unknown, depth = 0): unknown {
     return value;
   if (Array.isArray(value)) return value.map((item) => scrubValue(item, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
+  for (const key of Object.keys(value)) {
+    const item = (value as Record<string, unknown>)[key];
     out[key] =
-      SENSITIVE_KEY.test(key) && item !== undefined && item !== null
+      sensitiveKey(key) && item !== undefined && item !== null
         ? REDACTED
         : scrubValue(item, depth + 1);
   }
   return out;
+}
+
+/** Field names seen, and whether each is sensitive: the same few names are on most lines. */
+const knownKeys = new Map<string, boolean>();
+const KNOWN_KEYS_LIMIT = 1000;
+
+function sensitiveKey(key: string): boolean {
+  let sensitive = knownKeys.get(key);
+  if (sensitive === undefined) {
+    sensitive = SENSITIVE_KEY.test(key);
+    if (knownKeys.size < KNOWN_KEYS_LIMIT) knownKeys.set(key, sensitive);
+  }
+  return sensitive;
 }
 
 /** The path of a request as logged: no query string, and no SCA state. */
