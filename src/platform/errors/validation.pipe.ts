@@ -1,5 +1,8 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
+import type { MetadataStorage as TransformerRules } from 'class-transformer/types/MetadataStorage.js';
 import { getMetadataStorage } from 'class-validator';
+import { createRequire } from 'node:module';
+import { schemaFieldsOf } from './schema-fields.js';
 import type { InvalidField } from './problem.js';
 import { ValidationFailedException } from './to-problem.js';
 
@@ -44,9 +47,74 @@ const WHERE: Record<ArgumentMetadata['type'], string> = {
   custom: 'request',
 };
 
+/** class-transformer's rules (the package exports no name for them; the one copy Nest loads too). */
+const { defaultMetadataStorage } = createRequire(import.meta.url)(
+  'class-transformer/cjs/storage.js',
+) as { defaultMetadataStorage: TransformerRules };
+
+/** Path parameters checked straight against the contract's schemas (see schemaParamsCheck). */
+type ParamsCheck = (value: Record<string, unknown>) => unknown;
+
+/**
+ * The short way for path parameters whose every rule is a contract-schema field (`PSD2.field`): the
+ * same checks, in the same words, as class-validator would make through that field's rule (the
+ * schema's problems below the field, an unknown parameter refused), without class-transformer and
+ * class-validator's machinery, which on the hot read path cost more than the rest of the validation.
+ * Undefined for any other class (other rules, class-transformer decorators): the pipe's usual way.
+ */
+function schemaParamsCheck(metatype: (new () => object) | undefined): ParamsCheck | undefined {
+  if (!metatype) return undefined;
+  const fields = schemaFieldsOf(metatype);
+  if (fields.size === 0) return undefined;
+  const rules = (
+    getMetadataStorage() as unknown as { getTargetValidationMetadatas: RuleLookup }
+  ).getTargetValidationMetadatas(metatype, undefined, false, false) as {
+    name?: string;
+    propertyName: string;
+  }[];
+  const transformed = [...fields.keys()].some(
+    (name) =>
+      defaultMetadataStorage.findTypeMetadata(metatype, name) !== undefined ||
+      defaultMetadataStorage.findTransformMetadatas(metatype, name, 1).length > 0,
+  );
+  const onlyFields =
+    rules.length === fields.size &&
+    rules.every(
+      (rule) => rule.name === SUBFIELD_PROBLEMS_CONSTRAINT && fields.has(rule.propertyName),
+    );
+  if (!onlyFields || transformed || defaultMetadataStorage.getExposedMetadatas(metatype).length)
+    return undefined;
+  // In class-validator's order: the class's own fields, then its ancestors'.
+  const ordered = [...new Set(rules.map((rule) => rule.propertyName))].map(
+    (name) => [name, fields.get(name)!] as const,
+  );
+  return (value) => {
+    const invalid: InvalidField[] = [];
+    for (const name of Object.keys(value))
+      if (!fields.has(name))
+        invalid.push({ field: name, reason: `property ${name} should not exist` });
+    for (const [name, check] of ordered)
+      for (const problem of check(value[name]))
+        invalid.push({ field: `${name}${problem.path}`, reason: problem.message });
+    if (invalid.length > 0) throw new ValidationFailedException(byField(invalid), WHERE.param);
+    return Object.assign(new metatype(), value);
+  };
+}
+
 /** Names where the invalid fields are (body, query or path), which only transform() knows. */
 class ProblemValidationPipe extends ValidationPipe {
+  private readonly paramsChecks = new Map<unknown, ParamsCheck | undefined>();
+
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'param' && value !== null && typeof value === 'object') {
+      const { metatype } = metadata;
+      let check = this.paramsChecks.get(metatype);
+      if (!this.paramsChecks.has(metatype)) {
+        check = schemaParamsCheck(metatype as (new () => object) | undefined);
+        this.paramsChecks.set(metatype, check);
+      }
+      if (check) return check(value as Record<string, unknown>);
+    }
     try {
       return await super.transform(value, metadata);
     } catch (error) {

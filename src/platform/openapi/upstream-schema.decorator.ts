@@ -2,6 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 import { registerDecorator, type ValidationArguments } from 'class-validator';
 import type { OpenApiContract } from '../../shared/contracts/openapi-contract.js';
+import { registerSchemaField } from '../errors/schema-fields.js';
 import { SUBFIELD_PROBLEMS_CONSTRAINT } from '../errors/validation.pipe.js';
 
 /** A contract schema without its `x-` annotations (gap-fill notes belong to the upstream spec). */
@@ -45,14 +46,16 @@ export class UpstreamSchemas {
     const problems = (value: unknown) => this.contract.validate(reference, value, '');
     return applyDecorators(
       ApiProperty({ ...documented, ...options } as ApiPropertyOptions),
-      (target: object, propertyName: string | symbol) =>
+      (target: object, propertyName: string | symbol) => {
+        registerSchemaField(target.constructor, propertyName as string, problems);
         registerDecorator({
           name: SUBFIELD_PROBLEMS_CONSTRAINT,
           target: target.constructor,
           propertyName: propertyName as string,
           options: { message: (args: ValidationArguments) => JSON.stringify(problems(args.value)) },
           validator: { validate: (value: unknown) => problems(value).length === 0 },
-        }),
+        });
+      },
     );
   }
 
