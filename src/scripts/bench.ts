@@ -53,6 +53,8 @@ const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=64'];
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 /** The idle upstream connections each nginx worker keeps: the highest concurrency of the load. */
 const UPSTREAM_KEEPALIVE = Math.max(...CONNECTIONS);
+/** wrk's threads (BENCH_WRK_THREADS): the load generator shares the machine's cores with what it measures. */
+const WRK_THREADS = Number(process.env.BENCH_WRK_THREADS ?? 2);
 const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'nginx,postgres,embedded').split(','));
 const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'attended,unattended,card').split(','));
 /** Whether a scenario ('attended balances read', …) is among BENCH_SCENARIOS (its first word). */
@@ -426,7 +428,7 @@ function toMs(value: string): number {
 }
 
 async function wrk(scenario: Scenario, connections: number, seconds: number): Promise<Load> {
-  const argv = ['-t', String(Math.min(2, connections)), '-c', String(connections)];
+  const argv = ['-t', String(Math.min(WRK_THREADS, connections)), '-c', String(connections)];
   argv.push('-d', `${seconds}s`, '--latency');
   for (const [name, value] of Object.entries(scenario.headers))
     argv.push('-H', `${name}: ${value}`);

@@ -93,6 +93,9 @@ function nullableAllOf(node: unknown): unknown {
 export class OpenApiContract {
   readonly document: Schema;
   readonly operations: ContractOperation[];
+  /** The operations by operationId, and by method and path template (looked up on every call). */
+  private readonly byId = new Map<string, ContractOperation>();
+  private readonly byRoute = new Map<string, ContractOperation>();
   private readonly ajv: Ajv;
   /** Validates requests, turning text into the numbers and booleans the schema wants (form bodies, queries). */
   private readonly requestAjv?: Ajv;
@@ -121,6 +124,11 @@ export class OpenApiContract {
     this.ajv = ajv(false);
     if (options.coerceRequests) this.requestAjv = ajv(true);
     this.operations = this.readOperations();
+    for (const operation of this.operations) {
+      if (!this.byId.has(operation.operationId)) this.byId.set(operation.operationId, operation);
+      const route = `${operation.method} ${operation.path}`;
+      if (!this.byRoute.has(route)) this.byRoute.set(route, operation);
+    }
   }
 
   /** The component schemas of the document. */
@@ -129,7 +137,7 @@ export class OpenApiContract {
   }
 
   operation(operationId: string): ContractOperation {
-    const found = this.operations.find((operation) => operation.operationId === operationId);
+    const found = this.byId.get(operationId);
     if (!found) throw new Error(`${this.name} has no operation ${operationId}`);
     return found;
   }
@@ -239,8 +247,7 @@ export class OpenApiContract {
 
   /** The operation at a method and OpenAPI path template (`/{brandId}/bg/v1/accounts`). */
   operationAt(method: string, path: string): ContractOperation | undefined {
-    const upper = method.toUpperCase();
-    return this.operations.find((o) => o.method === upper && o.path === path);
+    return this.byRoute.get(`${method.toUpperCase()} ${path}`);
   }
 
   /**
@@ -267,14 +274,18 @@ export class OpenApiContract {
             : undefined;
     if (!declared) return [{ path: 'status', message: `${status} is not a declared answer` }];
     const problems: FieldProblem[] = [];
-    const received = new Map(
-      Object.entries(headers).map(([name, value]) => [
-        name.toLowerCase(),
-        Array.isArray(value) ? value.join(', ') : value,
-      ]),
-    );
-    for (const header of operation.responseHeaders[declared] ?? []) {
-      const value = received.get(header.name.toLowerCase());
+    const declaredHeaders = operation.responseHeaders[declared] ?? [];
+    const received =
+      declaredHeaders.length === 0
+        ? undefined
+        : new Map(
+            Object.entries(headers).map(([name, value]) => [
+              name.toLowerCase(),
+              Array.isArray(value) ? value.join(', ') : value,
+            ]),
+          );
+    for (const header of declaredHeaders) {
+      const value = received!.get(header.name.toLowerCase());
       const label = `header.${header.name}`;
       if (value === undefined || value === '') {
         if (header.required) problems.push({ path: label, message: 'is required' });
