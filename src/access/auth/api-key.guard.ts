@@ -56,7 +56,8 @@ export class ApiKeyGuard implements CanActivate {
         headers: CHALLENGE,
       });
     }
-    const principal = await this.tenants.authenticate(match[1]);
+    const known = this.tenants.authenticate(match[1]);
+    const principal = known instanceof Promise ? await known : known;
     if (!principal) {
       throw new ProblemException({
         status: 401,

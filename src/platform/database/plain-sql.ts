@@ -69,10 +69,13 @@ async function openHotPath(dataSource: DataSource): Promise<HotPath> {
  * HotPath). The statement's text belongs to the module that owns its tables; the name must be unique.
  */
 export class PlainSql {
+  /** The hot path once opened (no wait for it on every statement). */
+  private opened?: HotPath;
+
   constructor(private readonly dataSource: DataSource) {}
 
   async query<T>(name: string, text: string, values: unknown[]): Promise<T[]> {
-    const { pool, named } = await hotPathOf(this.dataSource);
+    const { pool, named } = (this.opened ??= await hotPathOf(this.dataSource));
     const result = await pool.query<T & pg.QueryResultRow>(
       named ? { name, text, values } : { text, values },
     );

@@ -24,6 +24,17 @@ function serializeError(error: Error): unknown {
   return scrubValue(serialized);
 }
 
+const CHECKED = Symbol('portico:checked-log-fields');
+
+/**
+ * Fields for a log line that were made safe where they were made (ids Portico issued or checked,
+ * numbers, a path already scrubbed with `loggedPath`), so the line skips the scrubbing pass: the
+ * request line written for every request. Anything else a caller logs is scrubbed as usual.
+ */
+export function checkedLogFields<T extends object>(fields: T): T {
+  return Object.assign(fields, { [CHECKED]: true });
+}
+
 let second = Number.NaN;
 let secondPrefix = '';
 
@@ -66,7 +77,8 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
       },
       formatters: {
         level: (label) => ({ level: label }),
-        log: (object) => scrubValue(object) as Record<string, unknown>,
+        log: (object) =>
+          CHECKED in object ? object : (scrubValue(object) as Record<string, unknown>),
       },
       hooks: {
         logMethod(args, method) {
