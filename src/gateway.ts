@@ -52,18 +52,17 @@ export function gatewayOpenApiDocument(app: NestFastifyApplication) {
 }
 
 /**
- * The work a guard began for the request (RequestCompletion), finished as its answer is sent; failures
- * finished it in the exception filter already. An error answered some other way still finishes it.
+ * The work a guard began for the request (RequestCompletion), finished as its answer is sent: what
+ * reaches here without passing the exception filter (which finishes failures) is the handler's answer.
+ * Headers are added to a success only (an answer that failed on the way out keeps its own).
  */
 function finishAnswered(request: FastifyRequest, reply: FastifyReply, logger: Logger): void {
   const completion = takeCompletion(request);
   if (!completion) return;
   try {
-    if (reply.statusCode < 400) completion.answered((headers) => reply.headers(headers));
-    else
-      void completion
-        .failed(new Error(`answered ${reply.statusCode} outside the exception filter`))
-        .catch((error: unknown) => logger.error({ err: error }, 'request completion failed'));
+    completion.answered((headers) => {
+      if (reply.statusCode < 400) reply.headers(headers);
+    });
   } catch (error) {
     logger.error({ err: error }, 'request completion failed');
   }

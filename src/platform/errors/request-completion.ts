@@ -7,7 +7,7 @@
  * the completion.
  */
 export interface RequestCompletion {
-  /** The handler answered (status below 400): runs as the answer is sent; may add headers to it. */
+  /** The handler answered: runs as the answer is sent; may add headers to it (to a success). */
   answered(addHeaders: (headers: Record<string, string>) => void): void;
   /** Something after the guard threw: finishes the work, and gives the error to answer with. */
   failed(error: unknown): Promise<unknown>;
