@@ -74,6 +74,9 @@ export const bankDoesNotKnow = (answer: { status: number; messages: { code: stri
  * The consent store: one row per consent, written before the bank is called and completed after,
  * with every status change appended to the history.
  */
+/** A consent column's name in a hand-written statement's rows (columnsSql, hydrate): `c_<property>`. */
+const columnAlias = (column: { propertyName: string }) => `c_${column.propertyName}`;
+
 @Injectable()
 export class ConsentsService {
   constructor(
@@ -157,8 +160,8 @@ export class ConsentsService {
         const value = `${alias}.${column.databaseName}`;
         // The id always: it says the consent was found.
         return unlessUnchanged && !column.isPrimary
-          ? `CASE WHEN ${unlessUnchanged} THEN NULL ELSE ${value} END AS "c_${column.propertyName}"`
-          : `${value} AS "c_${column.propertyName}"`;
+          ? `CASE WHEN ${unlessUnchanged} THEN NULL ELSE ${value} END AS "${columnAlias(column)}"`
+          : `${value} AS "${columnAlias(column)}"`;
       })
       .join(', ');
   }
@@ -173,7 +176,7 @@ export class ConsentsService {
 
   /** The names columnsSql gives the columns, for a statement's select list. */
   columnNamesSql(): string {
-    return this.consents.metadata.columns.map((column) => `"c_${column.propertyName}"`).join(', ');
+    return this.consents.metadata.columns.map((column) => `"${columnAlias(column)}"`).join(', ');
   }
 
   hydrate(row: Record<string, unknown>): Consent | undefined {
@@ -181,10 +184,7 @@ export class ConsentsService {
     const consent = this.consents.create();
     const driver = this.consents.manager.connection.driver;
     for (const column of this.consents.metadata.columns)
-      column.setEntityValue(
-        consent,
-        driver.prepareHydratedValue(row[`c_${column.propertyName}`], column),
-      );
+      column.setEntityValue(consent, driver.prepareHydratedValue(row[columnAlias(column)], column));
     return consent;
   }
 
