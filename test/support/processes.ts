@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 export interface RunningProcess {
@@ -145,17 +146,40 @@ export async function runProcess(
   return { code, stdout: running.stdout(), stderr: running.stderr() };
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
+/**
+ * A port no process listens on, for a server that must know its address before it starts (a gateway
+ * whose SCA callback points at itself, a child process given its port). Taken below the kernel's
+ * ephemeral range, so that no outgoing connection and no `listen(0)` of another test can take it
+ * between this answer and the listen; each jest worker draws from its own slice, so that two workers
+ * never hand out the same port. (Asking the kernel for an ephemeral port and closing it raced with the
+ * other workers' connections: CI once saw EADDRINUSE.)
+ */
+export async function freePort(): Promise<number> {
+  const slice = Math.floor((ephemeralLow - FREE_PORT_FLOOR) / FREE_PORT_SLICES);
+  const worker = Math.max(1, Number(process.env.JEST_WORKER_ID ?? '1') || 1);
+  const base = FREE_PORT_FLOOR + ((worker - 1) % FREE_PORT_SLICES) * slice;
+  for (let attempt = 0; attempt < slice; attempt++) {
+    const port = base + (freePortCursor++ % slice);
+    if (await portIsFree(port)) return port;
+  }
+  throw new Error(`no free port in ${base}..${base + slice - 1}`);
 }
+
+const FREE_PORT_SLICES = 16;
+/** The first port of the kernel's ephemeral range (Linux's default when it cannot be read). */
+const ephemeralLow = (() => {
+  try {
+    const low = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0],
+    );
+    return Number.isInteger(low) && low > 4096 ? low : 32768;
+  } catch {
+    return 32768;
+  }
+})();
+const FREE_PORT_FLOOR = Math.max(2048, ephemeralLow - 16 * 1024);
+/** Starts anywhere in the slice, so that a restarted worker does not reuse what its predecessor's children hold. */
+let freePortCursor = Math.floor(Math.random() * 1024);
 
 /** The in-process sandbox on free ports, so that these tests never depend on 8443 and 8081 being free. */
 export const FREE_SANDBOX_PORTS = {
