@@ -105,12 +105,21 @@ export async function startTestGateway(
       done();
     },
   });
-  const app = await createGateway(config, createLogger(config.log.level, sink), {
-    imports: imports as never[],
-  });
+  // A gateway that fails to build or to listen leaves nothing open behind it (jest would have to kill
+  // its worker to end the run).
+  let app: NestFastifyApplication | undefined;
   let metricsUrl: string | undefined;
-  if (options.listen) ({ metricsUrl } = await listenGateway(app, config));
-  else await app.getHttpAdapter().getInstance().ready();
+  try {
+    app = await createGateway(config, createLogger(config.log.level, sink), {
+      imports: imports as never[],
+    });
+    if (options.listen) ({ metricsUrl } = await listenGateway(app, config));
+    else await app.getHttpAdapter().getInstance().ready();
+  } catch (error) {
+    await app?.close().catch(() => undefined);
+    await sandbox.close();
+    throw error;
+  }
   const tenants = app.get(TenantsService);
   return {
     app,
