@@ -18,7 +18,7 @@ import { sendProblem } from './platform/errors/problem-reply.js';
 import { takeCompletion } from './platform/errors/request-completion.js';
 import { ProblemFilter } from './platform/errors/problem.filter.js';
 import { createValidationPipe } from './platform/errors/validation.pipe.js';
-import { checkedLogFields } from './platform/logging/logger.js';
+import { writeRequestLine } from './platform/logging/logger.js';
 import { PinoNestLogger } from './platform/logging/nest-logger.js';
 import { recordHttpMetrics } from './platform/metrics/http-metrics.js';
 import { MetricsListener } from './platform/metrics/metrics-listener.js';
@@ -132,18 +132,14 @@ export async function createGateway(
     done(null, payload);
   });
   fastify.addHook('onResponse', (request, reply, done) => {
-    // Ids Portico issued or checked, the method, a scrubbed path and numbers: no scrubbing pass.
-    logger.info(
-      checkedLogFields({
-        requestId: request.id,
-        tenantId: contexts.get(request)?.tenantId,
-        method: request.method,
-        path: loggedPath(request.url),
-        status: reply.statusCode,
-        durationMs: Math.round(reply.elapsedTime),
-      }),
-      'request completed',
-    );
+    writeRequestLine(logger, {
+      requestId: request.id,
+      tenantId: contexts.get(request)?.tenantId,
+      method: request.method,
+      path: loggedPath(request.url),
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime),
+    });
     done();
   });
   if (!options.preview) recordHttpMetrics(fastify, app.get(Metrics));

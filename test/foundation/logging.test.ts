@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { isoTime } from '../../src/platform/logging/logger.js';
+import { Writable } from 'node:stream';
+import {
+  checkedLogFields,
+  createLogger,
+  isoTime,
+  writeRequestLine,
+  type RequestLineFields,
+} from '../../src/platform/logging/logger.js';
+import { requestContext } from '../../src/platform/logging/request-context.js';
 import { scrubText } from '../../src/platform/logging/scrub.js';
 import { PROBE_PAN, PROBE_SECRET_KEY, ProbeModule } from '../support/probe.module.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
@@ -112,5 +120,66 @@ describe('the time of a log line', () => {
     } finally {
       now.mockRestore();
     }
+  });
+});
+
+describe('the request line', () => {
+  /** A logger at the level writing into an array of lines; the clock held still so times compare. */
+  function capture(level: 'info' | 'warn') {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    return { logger: createLogger(level, sink), lines };
+  }
+
+  const cases: RequestLineFields[] = [
+    {
+      requestId: randomUUID(),
+      tenantId: randomUUID(),
+      method: 'GET',
+      path: '/v1/accounts/acc-1/balances',
+      status: 200,
+      durationMs: 12,
+    },
+    {
+      requestId: randomUUID(),
+      tenantId: undefined,
+      method: 'POST',
+      path: '/v1/odd "path"/\\back/é/\u2028',
+      status: 401,
+      durationMs: 0,
+    },
+  ];
+
+  it("is pino's own line for the same fields, key for key, in and out of a request's context", () => {
+    const now = jest.spyOn(Date, 'now').mockReturnValue(Date.UTC(2026, 10, 26, 9, 30, 0, 42));
+    try {
+      for (const fields of cases)
+        for (const store of [undefined, { requestId: randomUUID(), tenantId: randomUUID() }]) {
+          const fast = capture('info');
+          const pinos = capture('info');
+          const write = () => {
+            writeRequestLine(fast.logger, fields);
+            pinos.logger.info(checkedLogFields({ ...fields }), 'request completed');
+          };
+          if (store) requestContext.run(store, write);
+          else write();
+          expect(fast.lines).toHaveLength(1);
+          expect(fast.lines[0]).toBe(pinos.lines[0]);
+          expect(JSON.parse(fast.lines[0])).toMatchObject({ msg: 'request completed' });
+        }
+    } finally {
+      now.mockRestore();
+    }
+  });
+
+  it('is not written below its level', () => {
+    const quiet = capture('warn');
+    writeRequestLine(quiet.logger, cases[0]);
+    expect(quiet.lines).toEqual([]);
   });
 });

@@ -52,13 +52,50 @@ export function isoTime(): string {
   return `${secondPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z"`;
 }
 
+/** The fields of the line written for every request as it completes. */
+export interface RequestLineFields {
+  requestId: string;
+  tenantId: string | undefined;
+  method: string;
+  /** Already scrubbed (`loggedPath`). */
+  path: string;
+  status: number;
+  durationMs: number;
+}
+
+/** What writeRequestLine needs of a logger createLogger made: its output and the flush marker. */
+const requestLineOutputs = new WeakMap<Logger, { stream: DestinationStream; logged: () => void }>();
+
+/**
+ * The "request completed" line, written for every request: the same line, key for key, that
+ * `logger.info(fields, 'request completed')` writes (a test holds them equal), built straight into its
+ * JSON text instead of through pino's general path (its hooks, mixin, formatters and key-by-key
+ * serialisation cost several times as much, on every request). Its fields are made safe where they
+ * are made (ids Portico issued or checked, numbers, a scrubbed path), so it skips the scrubbing pass.
+ * A logger createLogger did not make (a child, say) writes it the general way.
+ */
+export function writeRequestLine(logger: Logger, fields: RequestLineFields): void {
+  const output = requestLineOutputs.get(logger);
+  if (!output) {
+    logger.info(checkedLogFields({ ...fields }), 'request completed');
+    return;
+  }
+  if (!logger.isLevelEnabled('info')) return;
+  const tenant =
+    fields.tenantId === undefined ? '' : `,"tenantId":${JSON.stringify(fields.tenantId)}`;
+  output.logged();
+  output.stream.write(
+    `{"level":"info"${isoTime()},"service":"portico","requestId":${JSON.stringify(fields.requestId)}${tenant},"method":${JSON.stringify(fields.method)},"path":${JSON.stringify(fields.path)},"status":${fields.status},"durationMs":${fields.durationMs},"msg":"request completed"}\n`,
+  );
+}
+
 /**
  * The one pino logger: JSON lines, the request id of the current request on every line,
  * and every line scrubbed of keys, secrets and card numbers before it is written.
  */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
   const output = destination ? { stream: destination, logged: () => undefined } : standardOutput();
-  return pino(
+  const logger = pino(
     {
       level,
       base: { service: 'portico' },
@@ -94,6 +131,8 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
     },
     output.stream,
   );
+  requestLineOutputs.set(logger, output);
+  return logger;
 }
 
 /** Bytes of log lines gathered before they are written (under load a write per line is a syscall each). */
