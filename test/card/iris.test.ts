@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { signIrisJson } from '../../src/shared/iris/iris-hash.js';
 import { formOf, page } from '../support/card-pages.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
+import { freePort } from '../support/processes.js';
 
 type Session = {
   id: string;
@@ -324,10 +325,8 @@ describe('card facade: IRIS bank payments, paid exactly once whatever the arriva
   });
 
   it('calls the payment form at its own host (UPSTREAM_CARD_PAYFORM_URL), the rest at the card API', async () => {
-    const closed = createServer();
-    await new Promise<void>((done) => closed.listen(0, '127.0.0.1', done));
-    const closedPort = (closed.address() as AddressInfo).port;
-    await new Promise<void>((done) => closed.close(() => done()));
+    // Nothing listens there (below the ephemeral range: no other test's socket takes it meanwhile).
+    const closedPort = await freePort();
     const cardUrl = new URL(sut.sandbox.cardUrl);
     const gatewayWith = (payformUrl: string) =>
       startTestGateway({

@@ -68,4 +68,41 @@ describe('plain SQL on the hot path (PlainSql)', () => {
       }
     },
   );
+
+  it('runs a statement group on a connection of its own, taking another when that one breaks', async () => {
+    const dataSource = await new DataSource(dataSourceOptions(testDatabaseUrl(), 2)).initialize();
+    const { pool } = await hotPathOf(dataSource);
+    const sut = new PlainSql(dataSource);
+    const backend = async () =>
+      (
+        await sut.queryOnOwnConnection<{ pid: number }>(
+          'test:pid',
+          'SELECT pg_backend_pid() AS pid',
+          [],
+        )
+      )[0].pid;
+    try {
+      const first = await backend();
+      expect(await backend()).toBe(first);
+      if (embedded) return;
+      // Not given back between statements: the pool counts it as taken.
+      expect(pool.totalCount - pool.idleCount).toBe(1);
+      // Closed by the server while idle: no unhandled error, and the next statement runs elsewhere.
+      await dataSource.query('SELECT pg_terminate_backend($1)', [first]);
+      let next: number | undefined;
+      for (let attempt = 0; attempt < 50 && next === undefined; attempt++)
+        next = await backend().catch(() => undefined);
+      expect(next).toBeDefined();
+      expect(next).not.toBe(first);
+      // A statement that fails closes the connection; the one after it takes another.
+      await expect(sut.queryOnOwnConnection('test:fails', 'SELECT 1/0', [])).rejects.toThrow(
+        /division by zero/,
+      );
+      expect(await backend()).not.toBe(next);
+    } finally {
+      await dataSource.destroy();
+    }
+    // Given back before the pool was ended, or ending it would wait for it for ever.
+    expect((pool as unknown as { ended: boolean }).ended).toBe(true);
+  });
 });

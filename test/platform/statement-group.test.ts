@@ -18,6 +18,20 @@ describe('a group write (StatementGroup)', () => {
     expect(sends).toEqual([[0], [1, 2, 3, 4, 5, 6, 7, 8, 9]]);
   });
 
+  it('writes the next statement before the callers of the one that answered resume', async () => {
+    const events: string[] = [];
+    const sut = new StatementGroup<number, number>(async (items) => {
+      await Promise.resolve(); // written a turn after it is asked for, as a pool hands a connection over
+      events.push(`written ${items.join(',')}`);
+      await new Promise((done) => setImmediate(done));
+      return items;
+    });
+    const first = sut.run(0).then(() => events.push('resumed 0'));
+    const second = sut.run(1).then(() => events.push('resumed 1'));
+    await Promise.all([first, second]);
+    expect(events).toEqual(['written 0', 'written 1', 'resumed 0', 'resumed 1']);
+  });
+
   it('carries at most `max` items a statement', async () => {
     const sends: number[][] = [];
     const sut = doubling(sends, 4);

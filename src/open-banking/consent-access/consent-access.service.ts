@@ -181,9 +181,10 @@ export class ConsentAccessService {
        SELECT rate_count, rate_reset_seconds, log_id, used_today, consent_version, ${consents.columnNamesSql()}
          FROM admitted ORDER BY ord`;
     // The same statement carries the completions of calls answered since (AccessLogService.completeSoon).
+    // On a connection of its own: sent the moment the previous one answers (StatementGroup).
     this.admissions = new StatementGroup((calls) =>
       accessLog.carryCompletions((completions) =>
-        this.sql.query<AdmissionRow>('consent-access:admit-group', admitGroup, [
+        this.sql.queryOnOwnConnection<AdmissionRow>('consent-access:admit-group', admitGroup, [
           ...Array.from({ length: 9 }, (_, index) => calls.map((call) => call[index])),
           rateLimits.perMinute,
           ...completions,

@@ -22,6 +22,8 @@ export const HOT_PATH_POOL_SIZE = 4;
 interface HotPath {
   pool: pg.Pool;
   named: boolean;
+  /** Connections taken for good by queryOnOwnConnection: given back before the pool is ended. */
+  held: Set<pg.PoolClient>;
 }
 
 const hotPaths = new WeakMap<DataSource, Promise<HotPath>>();
@@ -41,7 +43,8 @@ export function hotPathOf(dataSource: DataSource): Promise<HotPath> {
 async function openHotPath(dataSource: DataSource): Promise<HotPath> {
   const shared = (dataSource.driver as PostgresDriver).master as pg.Pool;
   const { rows } = await shared.query<{ version: string }>('SELECT version()');
-  if (/PGlite/i.test(rows[0]?.version ?? '')) return { pool: shared, named: false };
+  if (/PGlite/i.test(rows[0]?.version ?? ''))
+    return { pool: shared, named: false, held: new Set() };
   const Pool = shared.constructor as typeof pg.Pool;
   const options = shared.options as pg.PoolConfig;
   const pool = new Pool({
@@ -55,12 +58,15 @@ async function openHotPath(dataSource: DataSource): Promise<HotPath> {
   // An idle connection that breaks (server restart) is dropped by the pool; the next statement opens
   // another, or fails and is answered like any database failure. Without a listener it would crash.
   pool.on('error', () => undefined);
+  const held = new Set<pg.PoolClient>();
   const destroy = dataSource.destroy.bind(dataSource);
   dataSource.destroy = async () => {
+    for (const client of held) client.release();
+    held.clear();
     await pool.end();
     return destroy();
   };
-  return { pool, named: true };
+  return { pool, named: true, held };
 }
 
 /**
@@ -80,5 +86,50 @@ export class PlainSql {
       named ? { name, text, values } : { text, values },
     );
     return result.rows;
+  }
+
+  /** The connection queryOnOwnConnection keeps, once taken; `taking` while it is being taken. */
+  private own?: pg.PoolClient;
+  private taking?: Promise<pg.PoolClient>;
+
+  /**
+   * `query` on a connection of the hot-path pool that this PlainSql keeps for itself, written to the
+   * socket in the same turn: the pool hands a connection over only in a later tick, after everything
+   * already queued in this one (for a group statement sent as the previous one answers, StatementGroup,
+   * that is the whole continuation of the calls it answered). Statements on it run one after another,
+   * so it suits one statement group. A connection that fails a statement or breaks while idle is
+   * closed, and the next statement takes another. On the embedded engine, `query`.
+   */
+  async queryOnOwnConnection<T>(name: string, text: string, values: unknown[]): Promise<T[]> {
+    const hotPath = (this.opened ??= await hotPathOf(this.dataSource));
+    if (!hotPath.named) return this.query(name, text, values);
+    const client = this.own ?? (await (this.taking ??= this.takeConnection(hotPath)));
+    try {
+      const result = await client.query<T & pg.QueryResultRow>({ name, text, values });
+      return result.rows;
+    } catch (error) {
+      this.drop(hotPath, client, error);
+      throw error;
+    }
+  }
+
+  private async takeConnection(hotPath: HotPath): Promise<pg.PoolClient> {
+    try {
+      const client = await hotPath.pool.connect();
+      hotPath.held.add(client);
+      // Checked out, it has no pool listener: a break while idle (server restart) would be unhandled.
+      client.on('error', (error) => this.drop(hotPath, client, error));
+      this.own = client;
+      return client;
+    } finally {
+      this.taking = undefined;
+    }
+  }
+
+  /** Closes a connection this PlainSql kept (once), so that the next statement takes another. */
+  private drop(hotPath: HotPath, client: pg.PoolClient, error: unknown): void {
+    if (!hotPath.held.delete(client)) return;
+    if (this.own === client) this.own = undefined;
+    client.release(error instanceof Error ? error : new Error(String(error)));
   }
 }
