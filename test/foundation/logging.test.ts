@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import {
-  checkedLogFields,
   createLogger,
   isoTime,
   writeRequestLine,
@@ -164,7 +163,7 @@ describe('the request line', () => {
           const pinos = capture('info');
           const write = () => {
             writeRequestLine(fast.logger, fields);
-            pinos.logger.info(checkedLogFields({ ...fields }), 'request completed');
+            pinos.logger.info({ ...fields }, 'request completed');
           };
           if (store) requestContext.run(store, write);
           else write();

@@ -24,16 +24,8 @@ function serializeError(error: Error): unknown {
   return scrubValue(serialized);
 }
 
-const CHECKED = Symbol('portico:checked-log-fields');
-
-/**
- * Fields for a log line that were made safe where they were made (ids Portico issued or checked,
- * numbers, a path already scrubbed with `loggedPath`), so the line skips the scrubbing pass: the
- * request line written for every request. Anything else a caller logs is scrubbed as usual.
- */
-export function checkedLogFields<T extends object>(fields: T): T {
-  return Object.assign(fields, { [CHECKED]: true });
-}
+/** The `service` every line carries (pino's base, and the request line built by hand). */
+const SERVICE = 'portico';
 
 let second = Number.NaN;
 let secondPrefix = '';
@@ -77,7 +69,7 @@ const requestLineOutputs = new WeakMap<Logger, { stream: DestinationStream; logg
 export function writeRequestLine(logger: Logger, fields: RequestLineFields): void {
   const output = requestLineOutputs.get(logger);
   if (!output) {
-    logger.info(checkedLogFields({ ...fields }), 'request completed');
+    logger.info({ ...fields }, 'request completed');
     return;
   }
   if (!logger.isLevelEnabled('info')) return;
@@ -85,7 +77,7 @@ export function writeRequestLine(logger: Logger, fields: RequestLineFields): voi
     fields.tenantId === undefined ? '' : `,"tenantId":${JSON.stringify(fields.tenantId)}`;
   output.logged();
   output.stream.write(
-    `{"level":"info"${isoTime()},"service":"portico","requestId":${JSON.stringify(fields.requestId)}${tenant},"method":${JSON.stringify(fields.method)},"path":${JSON.stringify(fields.path)},"status":${fields.status},"durationMs":${fields.durationMs},"msg":"request completed"}\n`,
+    `{"level":"info"${isoTime()},"service":"${SERVICE}","requestId":${JSON.stringify(fields.requestId)}${tenant},"method":${JSON.stringify(fields.method)},"path":${JSON.stringify(fields.path)},"status":${fields.status},"durationMs":${fields.durationMs},"msg":"request completed"}\n`,
   );
 }
 
@@ -98,7 +90,7 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
   const logger = pino(
     {
       level,
-      base: { service: 'portico' },
+      base: { service: SERVICE },
       timestamp: isoTime,
       messageKey: 'msg',
       serializers: {
@@ -114,8 +106,7 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
       },
       formatters: {
         level: (label) => ({ level: label }),
-        log: (object) =>
-          CHECKED in object ? object : (scrubValue(object) as Record<string, unknown>),
+        log: (object) => scrubValue(object) as Record<string, unknown>,
       },
       hooks: {
         logMethod(args, method) {
