@@ -157,7 +157,9 @@ export async function runProcess(
 export async function freePort(): Promise<number> {
   const slice = Math.floor((ephemeralLow - FREE_PORT_FLOOR) / FREE_PORT_SLICES);
   const worker = Math.max(1, Number(process.env.JEST_WORKER_ID ?? '1') || 1);
-  const base = FREE_PORT_FLOOR + ((worker - 1) % FREE_PORT_SLICES) * slice;
+  // TEST_PORT_SLICE moves a whole run to other slices, so that two suites on one machine never meet.
+  const offset = Number(process.env.TEST_PORT_SLICE ?? '0') || 0;
+  const base = FREE_PORT_FLOOR + ((worker - 1 + offset) % FREE_PORT_SLICES) * slice;
   for (let attempt = 0; attempt < slice; attempt++) {
     const port = base + (freePortCursor++ % slice);
     if (await portIsFree(port)) return port;
