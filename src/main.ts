@@ -40,7 +40,24 @@ async function main(): Promise<void> {
     : createLogger(config.log.level);
   if (worker) return serve(config, logger, worker);
 
-  const database = await resolveDatabase(config);
+  const database = await resolveDatabase(config, {
+    died: (details) =>
+      logger.error(
+        { ...details, dataDir: config.database.embeddedDir },
+        'embedded PostgreSQL (PGlite) stopped unexpectedly; restarting it on the same data directory',
+      ),
+    restarted: (details) =>
+      logger.warn(
+        {
+          ...details,
+          dataDir: config.database.embeddedDir,
+          ...(config.database.embeddedDir === 'memory://' ? { dataLost: true } : {}),
+        },
+        'embedded PostgreSQL (PGlite) restarted',
+      ),
+    restartFailed: ({ attempt, error }) =>
+      logger.error({ attempt, err: error }, 'embedded PostgreSQL (PGlite) could not be restarted'),
+  });
   config = database.config;
   const embedded = database.embedded;
   if (embedded)

@@ -3873,14 +3873,18 @@ export interface components {
             transactions?: components["schemas"]["Psd2AccountReport"];
         };
         ReadinessChecks: {
+            /** @description The provider's card API answers (any HTTP answer to an unauthenticated probe; at most every 30 s; warn when it does not). Absent when no card API is configured */
+            cardUpstream?: components["schemas"]["CheckResult"];
             /** @description The client certificate (QWAC): valid, chained, with the roles the enabled services need; warn under 30 days to expiry */
-            certificate: components["schemas"]["CheckResult"];
+            certificate?: components["schemas"]["CheckResult"];
             /** @description The database answers a query */
             database: components["schemas"]["CheckResult"];
             /** @description Present (failed) while the replica shuts down */
             lifecycle?: components["schemas"]["CheckResult"];
+            /** @description The provider's POS API answers (any HTTP answer to an unauthenticated probe; at most every 30 s; warn when it does not). Absent when no POS API is configured */
+            posUpstream?: components["schemas"]["CheckResult"];
             /** @description The provider's open-banking API answers over mTLS (checked at most every 30 s; warn, not fail, when it does not: restarting Portico would not help) */
-            upstream: components["schemas"]["CheckResult"];
+            upstream?: components["schemas"]["CheckResult"];
         };
         ReadinessReport: {
             /** @description Each check, for an operator key only */

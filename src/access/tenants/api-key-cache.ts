@@ -129,8 +129,7 @@ export class ApiKeyCache implements OnModuleInit, OnModuleDestroy {
       // Notices may have been missed meanwhile: trust nothing cached before the connection is back.
       this.clear();
       if (this.closed) return;
-      if (error)
-        this.logger.warn({ err: error.message }, 'key revocation listener lost; reconnecting');
+      if (error) this.logger.warn({ err: error }, 'key revocation listener lost; reconnecting');
       this.reconnect = setTimeout(() => void this.listen(), RECONNECT_MS);
       this.reconnect.unref();
     };

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { OpenBankingUpstreamModule } from '../../upstreams/open-banking/open-banking-upstream.module.js';
 import { HealthController } from './health.controller.js';
 import { HealthService } from './health.service.js';
+import { ReadinessModule } from './readiness-registry.js';
 
 @Module({
-  imports: [OpenBankingUpstreamModule],
+  imports: [ReadinessModule],
   controllers: [HealthController],
   providers: [HealthService],
   exports: [HealthService],

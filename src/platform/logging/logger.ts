@@ -12,16 +12,29 @@ const scrubDatabaseMessage = (text: string) =>
     .replace(/(: )".*"$/gm, `$1${REDACTED}`)
     .replace(/\bvalue ".*?" is out of range/g, `value ${REDACTED} is out of range`);
 
-/** An error as logged: scrubbed, and a failed query's parameters and quoted values left out. */
-function serializeError(error: Error): unknown {
-  const serialized = stdSerializers.err(error) as unknown as Record<string, unknown>;
-  if (typeof serialized.query === 'string' || 'driverError' in serialized) {
-    for (const field of DATABASE_VALUE_FIELDS) delete serialized[field];
-    for (const field of ['message', 'stack'] as const)
-      if (typeof serialized[field] === 'string')
-        serialized[field] = scrubDatabaseMessage(serialized[field]);
+/**
+ * An error as logged: scrubbed, and a failed query's parameters and quoted values left out. It never
+ * throws, whatever it is given (a string, null, a cyclic object, an error whose getters throw): a
+ * serializer that throws takes the process down from inside a log call.
+ */
+export function serializeError(error: unknown): unknown {
+  try {
+    if (error === null || typeof error !== 'object') {
+      const text = typeof error === 'string' ? scrubDatabaseMessage(error) : error;
+      return scrubValue(text);
+    }
+    const serialized = stdSerializers.err(error as Error) as unknown;
+    if (serialized === null || typeof serialized !== 'object') return scrubValue(serialized);
+    const fields = serialized as Record<string, unknown>;
+    if (typeof fields.query === 'string' || 'driverError' in fields) {
+      for (const field of DATABASE_VALUE_FIELDS) delete fields[field];
+      for (const field of ['message', 'stack'] as const)
+        if (typeof fields[field] === 'string') fields[field] = scrubDatabaseMessage(fields[field]);
+    }
+    return scrubValue(fields);
+  } catch {
+    return { type: 'Unserializable', message: 'the error could not be serialized' };
   }
-  return scrubValue(serialized);
 }
 
 /** The `service` every line carries (pino's base, and the request line built by hand). */

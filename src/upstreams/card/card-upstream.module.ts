@@ -10,6 +10,8 @@ import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.j
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { Metrics } from '../../platform/metrics/metrics.service.js';
 import { UpstreamCaller } from '../http/upstream-caller.js';
+import { reachabilityProbe, upstreamReadinessCheck } from '../http/upstream-readiness.js';
+import { ReadinessRegistry } from '../../platform/health/readiness-registry.js';
 import { UpstreamTransport } from '../http/upstream-transport.js';
 import { parseCardError } from './card-errors.js';
 import { cardContract } from './card-schemas.js';
@@ -111,7 +113,11 @@ export class CardUpstreamModule implements OnApplicationShutdown {
   constructor(
     @Inject(CARD_TRANSPORT) private readonly transport: UpstreamTransport | undefined,
     @Inject(CARD_PAYFORM_TRANSPORT) private readonly payform: UpstreamTransport | undefined,
-  ) {}
+    readiness: ReadinessRegistry,
+  ) {
+    if (transport)
+      readiness.register('cardUpstream', upstreamReadinessCheck(reachabilityProbe(transport)));
+  }
 
   async onApplicationShutdown(): Promise<void> {
     await Promise.all([this.transport?.close(), this.payform?.close()]);

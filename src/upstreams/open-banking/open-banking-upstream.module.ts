@@ -5,7 +5,11 @@ import { APP_CONFIG } from '../../platform/config/config.module.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { Metrics } from '../../platform/metrics/metrics.service.js';
 import { UpstreamCaller } from '../http/upstream-caller.js';
-import { UpstreamTransport } from '../http/upstream-transport.js';
+import { requestIdHeader, UpstreamTransport } from '../http/upstream-transport.js';
+import { upstreamReadinessCheck } from '../http/upstream-readiness.js';
+import { ReadinessRegistry } from '../../platform/health/readiness-registry.js';
+import { CertificateStatusService } from './qwac/certificate-status.service.js';
+import { certificateCheck } from './qwac/certificate-readiness.js';
 import { parseTppMessages } from './berlin-group-errors.js';
 import { OpenBankingClient } from './open-banking.client.js';
 import { psd2Contract } from './psd2-schemas.js';
@@ -62,7 +66,24 @@ export const OPEN_BANKING_TRANSPORT = Symbol('OPEN_BANKING_TRANSPORT');
   exports: [OpenBankingClient, OPEN_BANKING_TRANSPORT],
 })
 export class OpenBankingUpstreamModule implements OnApplicationShutdown {
-  constructor(@Inject(OPEN_BANKING_TRANSPORT) private readonly transport: UpstreamTransport) {}
+  constructor(
+    @Inject(OPEN_BANKING_TRANSPORT) private readonly transport: UpstreamTransport,
+    client: OpenBankingClient,
+    certificates: CertificateStatusService,
+    readiness: ReadinessRegistry,
+  ) {
+    readiness.register('certificate', () => certificateCheck(certificates));
+    readiness.register(
+      'upstream',
+      upstreamReadinessCheck({
+        label: 'GET /brands',
+        send: async () =>
+          (await client.api.GET('/brands', { params: { header: requestIdHeader() } })).response
+            .status,
+        serving: (status) => status >= 200 && status < 300,
+      }),
+    );
+  }
 
   async onApplicationShutdown(): Promise<void> {
     await this.transport.close();

@@ -10,6 +10,8 @@ import { ProblemException } from '../../platform/errors/problem.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { Metrics } from '../../platform/metrics/metrics.service.js';
 import { UpstreamCaller } from '../http/upstream-caller.js';
+import { reachabilityProbe, upstreamReadinessCheck } from '../http/upstream-readiness.js';
+import { ReadinessRegistry } from '../../platform/health/readiness-registry.js';
 import { UpstreamTransport } from '../http/upstream-transport.js';
 import { parsePosError } from './pos-errors.js';
 import { posContract } from './pos-schemas.js';
@@ -77,7 +79,13 @@ export const POS_TRANSPORT = Symbol('POS_TRANSPORT');
   exports: [PosClient],
 })
 export class PosUpstreamModule implements OnApplicationShutdown {
-  constructor(@Inject(POS_TRANSPORT) private readonly transport: UpstreamTransport | undefined) {}
+  constructor(
+    @Inject(POS_TRANSPORT) private readonly transport: UpstreamTransport | undefined,
+    readiness: ReadinessRegistry,
+  ) {
+    if (transport)
+      readiness.register('posUpstream', upstreamReadinessCheck(reachabilityProbe(transport)));
+  }
 
   /**
    * Payments held at terminals would keep a shutdown waiting for minutes: they are cut, their rows stay

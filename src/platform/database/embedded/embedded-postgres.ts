@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface EmbeddedPostgres {
   url: string;
@@ -46,11 +47,58 @@ function portAnswers(port: number): Promise<boolean> {
   });
 }
 
+/** What a supervising process is told about its engine. */
+export interface EngineSupervisor {
+  /** The engine process died without being asked to stop; a new one is being started. */
+  died(details: { pid: number | undefined; code: number | null; signal: string | null }): void;
+  /** The new engine serves the same data directory on the same port. */
+  restarted(details: { pid: number | undefined; port: number; attempt: number }): void;
+  /** A restart attempt failed; another follows after a pause. */
+  restartFailed(details: { attempt: number; error: Error }): void;
+}
+
+/** Pauses between restart attempts of a dead engine (the last one repeats). */
+const RESTART_DELAYS_MS = [0, 250, 1000, 2000, 5000];
+
+/** Forks the engine's server on `port` (0: any) and resolves with the port it listens on. */
+function forkEngine(
+  directory: string,
+  port: number,
+): Promise<{ child: ChildProcess; port: number }> {
+  const child: ChildProcess = fork(SERVER_SCRIPT, [directory, String(port)], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`embedded PostgreSQL did not start within ${START_TIMEOUT_MS} ms`));
+    }, START_TIMEOUT_MS);
+    child.once('message', (message: { port: number }) => {
+      clearTimeout(timer);
+      child.removeAllListeners('exit');
+      done({ child, port: message.port });
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(
+        new Error(
+          `embedded PostgreSQL exited during start-up (code ${code}); is ${directory} used by another engine?`,
+        ),
+      );
+    });
+  });
+}
+
 /**
  * Starts the embedded engine for a data directory, or joins the one another Portico process
  * (the gateway, the CLI) already runs there: two engines on one directory would corrupt it.
+ * With a supervisor (the gateway's primary process), an engine that dies is started again on the
+ * same data directory and the same port, so every pool reconnects to it by itself.
  */
-export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  supervisor?: EngineSupervisor,
+): Promise<EmbeddedPostgres> {
   const inMemory = dataDir === 'memory://';
   const directory = inMemory ? dataDir : resolve(dataDir);
   const infoFile = inMemory ? undefined : `${directory}.server.json`;
@@ -67,39 +115,56 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
     }
   }
 
-  const child: ChildProcess = fork(SERVER_SCRIPT, [directory, '0'], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const port = await new Promise<number>((done, fail) => {
-    const timer = setTimeout(
-      () => fail(new Error(`embedded PostgreSQL did not start within ${START_TIMEOUT_MS} ms`)),
-      START_TIMEOUT_MS,
-    );
-    child.once('message', (message: { port: number }) => {
-      clearTimeout(timer);
-      done(message.port);
+  const started = await forkEngine(directory, 0);
+  const port = started.port;
+  let child = started.child;
+  let stopping = false;
+  const record = () => {
+    if (infoFile)
+      writeFileSync(infoFile, JSON.stringify({ pid: child.pid ?? 0, port } satisfies ServerInfo));
+  };
+  record();
+
+  const restart = async (attempt: number): Promise<void> => {
+    const delay = RESTART_DELAYS_MS[Math.min(attempt, RESTART_DELAYS_MS.length - 1)]!;
+    if (delay) await sleep(delay);
+    if (stopping) return;
+    try {
+      ({ child } = await forkEngine(directory, port));
+      if (stopping) {
+        child.send?.('stop');
+        return;
+      }
+      record();
+      watch();
+      supervisor?.restarted({ pid: child.pid, port, attempt: attempt + 1 });
+    } catch (error) {
+      supervisor?.restartFailed({ attempt: attempt + 1, error: error as Error });
+      return restart(attempt + 1);
+    }
+  };
+  const watch = () => {
+    if (!supervisor) return;
+    const watched = child;
+    watched.once('exit', (code, signal) => {
+      if (stopping || watched !== child) return;
+      supervisor.died({ pid: watched.pid, code, signal });
+      void restart(0);
     });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      fail(
-        new Error(
-          `embedded PostgreSQL exited during start-up (code ${code}); is ${directory} used by another engine?`,
-        ),
-      );
-    });
-  });
-  if (infoFile)
-    writeFileSync(infoFile, JSON.stringify({ pid: child.pid ?? 0, port } satisfies ServerInfo));
+  };
+  watch();
 
   return {
     url: urlFor(port),
     owned: true,
     stop: () =>
       new Promise<void>((done) => {
+        stopping = true;
         if (infoFile) rmSync(infoFile, { force: true });
-        if (child.exitCode !== null) return done();
+        if (child.exitCode !== null || child.signalCode !== null) return done();
         child.once('exit', () => done());
-        child.kill('SIGTERM');
+        if (child.connected) child.send('stop');
+        else child.kill('SIGTERM');
       }),
   };
 }

@@ -111,7 +111,16 @@ async function stop() {
   await db.close().catch(() => undefined);
   process.exit(0);
 }
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+// While its parent is there, the parent decides when the engine stops ('stop' over IPC): a signal to the
+// whole process group (Ctrl-C, a group SIGTERM) must not take the database away before the gateway has
+// finished its in-flight requests. Without a parent, a signal stops it at once.
+const onSignal = () => {
+  if (!process.connected) void stop();
+};
+process.on('SIGTERM', onSignal);
+process.on('SIGINT', onSignal);
+process.on('message', (message) => {
+  if (message === 'stop') void stop();
+});
 process.on('disconnect', stop);
 process.send?.({ ready: true, port });
