@@ -17,7 +17,8 @@ import {
 } from '../common/card-api.js';
 import { CardCustomersService } from './card-customers.service.js';
 
-type Query = Record<string, string | number | undefined>;
+/** The provider's list arguments (named so as not to shadow Nest's `Query` decorator). */
+type ListArguments = Record<string, string | number | undefined>;
 const NOT_FOUND = { 404: 'No such customer for this tenant' };
 
 @ApiTags('Card customers')
@@ -61,7 +62,7 @@ export class CardCustomersController {
   @ApiCardAnswer(200, 'CustomerList', 'A page of customers')
   async listCardCustomers(
     @CurrentPrincipal() principal: Principal,
-    @Query(CardQuery('listCustomers')) query: Query,
+    @Query(CardQuery('listCustomers')) query: ListArguments,
   ) {
     return facade('CustomerList', await this.customers.list(principal.tenantId, query));
   }
@@ -147,7 +148,7 @@ export class CardCustomersController {
   async listCardCustomerCards(
     @CurrentPrincipal() principal: Principal,
     @Param('customerId', CardId) customerId: string,
-    @Query(CardQuery('listCustomerCards')) query: Query,
+    @Query(CardQuery('listCustomerCards')) query: ListArguments,
   ) {
     return facade('CardList', await this.customers.cards(principal.tenantId, customerId, query));
   }
@@ -200,7 +201,7 @@ export class CardCustomersController {
   async listCardCustomerMandates(
     @CurrentPrincipal() principal: Principal,
     @Param('customerId', CardId) customerId: string,
-    @Query(CardQuery('listCustomerMandates')) query: Query,
+    @Query(CardQuery('listCustomerMandates')) query: ListArguments,
   ) {
     return facade(
       'MandateList',

@@ -38,7 +38,12 @@ export function ConsentAccess(rule: ConsentAccessRule): MethodDecorator {
             required: false,
             description:
               "The user's IP address when the user is present; without it the read counts against the consent's daily budget",
-            schema: { type: 'string', maxLength: 45, pattern: '^[0-9A-Fa-f:.]{2,45}$' },
+            schema: {
+              type: 'string',
+              maxLength: 45,
+              pattern: '^[0-9A-Fa-f:.]{2,45}$',
+              example: '192.0.2.10',
+            },
           }),
         ]
       : []),
