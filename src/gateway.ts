@@ -9,6 +9,7 @@ import type { AppConfig } from './platform/config/app-config.js';
 import { checkRequestInput } from './platform/errors/body-checks.js';
 import {
   clientErrorHandler,
+  closeIfBodyUnread,
   connectRefused,
   earlyRefusal,
   expectationFailed,
@@ -128,6 +129,7 @@ export async function createGateway(
   });
   fastify.addHook('onSend', (request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    else closeIfBodyUnread(request, reply);
     finishAnswered(request, reply, logger);
     done(null, payload);
   });

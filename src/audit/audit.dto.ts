@@ -1,11 +1,11 @@
 import { PageInfo } from '../platform/common/page-info.js';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsUUID, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
 import { DATE_OR_DATE_TIME, IsDateOrDateTime } from '../platform/common/date-or-date-time.js';
 import { PRINTABLE_TEXT_SOURCE } from '../platform/common/text.js';
 import { CONSENT_STATUSES, type ConsentStatus } from '../open-banking/consents/consent.entity.js';
-import { BRAND_ID_PATTERN, ConsentView } from '../open-banking/consents/dto/consent.dto.js';
+import { BRAND_ID_DOC, ConsentView } from '../open-banking/consents/dto/consent.dto.js';
 import { PaymentView } from '../open-banking/payments/dto/payment.dto.js';
 import { CARD_RESOURCE_KINDS, type CardResourceKind } from '../card/store/card-resource.entity.js';
 
@@ -69,9 +69,10 @@ export class AuditPageQuery {
 }
 
 export class AuditConsentsQuery extends AuditPageQuery {
-  @ApiPropertyOptional({ description: 'Only this bank', pattern: BRAND_ID_PATTERN, maxLength: 128 })
+  @ApiPropertyOptional({ description: 'Only this bank', ...BRAND_ID_DOC })
   @IsOptional()
-  @Matches(new RegExp(BRAND_ID_PATTERN), { message: 'brandId must be a brandId' })
+  @Matches(new RegExp(BRAND_ID_DOC.pattern), { message: 'brandId must be a brandId' })
+  @MaxLength(BRAND_ID_DOC.maxLength)
   brandId?: string;
 
   @ApiPropertyOptional({ enum: CONSENT_STATUSES })
@@ -81,9 +82,10 @@ export class AuditConsentsQuery extends AuditPageQuery {
 }
 
 export class AuditPaymentsQuery extends AuditPageQuery {
-  @ApiPropertyOptional({ description: 'Only this bank', pattern: BRAND_ID_PATTERN, maxLength: 128 })
+  @ApiPropertyOptional({ description: 'Only this bank', ...BRAND_ID_DOC })
   @IsOptional()
-  @Matches(new RegExp(BRAND_ID_PATTERN), { message: 'brandId must be a brandId' })
+  @Matches(new RegExp(BRAND_ID_DOC.pattern), { message: 'brandId must be a brandId' })
+  @MaxLength(BRAND_ID_DOC.maxLength)
   brandId?: string;
 
   @ApiPropertyOptional({

@@ -415,6 +415,11 @@ export interface components {
          * @example COBADEFFXXX
          */
         Bicfi: string;
+        /**
+         * @description A brand's identifier, the `brandId` of an entry of `GET /brands`: a short slug that prefixes every resource path.
+         * @example examplebank-hu
+         */
+        BrandIdentifier: string;
         /** @description A bank (brand) reachable through the provider. */
         BrandInfo: {
             /**
@@ -422,7 +427,7 @@ export interface components {
              * @description Where the PSU authorises consents and payments of this brand; every `_links.scaRedirect` of the brand is `{authorizationEndpoint}/authorisations/{authorisationId}`.
              */
             authorizationEndpoint: string;
-            brandId: components["schemas"]["ResourceIdentifier"];
+            brandId: components["schemas"]["BrandIdentifier"];
             brandName: string;
         };
         /** @description The brands. */
@@ -891,7 +896,7 @@ export interface components {
          * @description Brand (bank) identifier, the `brandId` of an entry of `GET /brands`. Unknown brand 404 `RESOURCE_UNKNOWN`.
          * @example examplebank-hu
          */
-        BrandId: components["schemas"]["ResourceIdentifier"];
+        BrandId: components["schemas"]["BrandIdentifier"];
         /**
          * @description `consentId` of the consent the call relies on: an account-information (v1) consent on account calls, a confirmation-of-funds (v2) consent on funds confirmations. Missing: 400 `FORMAT_ERROR`; unknown: 403 `CONSENT_UNKNOWN`; not `valid` or of the wrong type: 401 `CONSENT_INVALID`; expired: 401 `CONSENT_EXPIRED`.
          * @example ais-3f1e8c52-0d4b-4a77-b7a2-6f0e9d2c4b18

@@ -80,3 +80,68 @@ export function rawRequest(
     socket.write(bytes);
   });
 }
+
+/** Everything a server wrote on one connection, and whether it closed it. */
+export interface Transcript {
+  /** The bytes received, as text. */
+  text: string;
+  /** The status of each HTTP answer in the bytes (a status line at the start of the stream or after a body). */
+  statuses: number[];
+  closed: boolean;
+}
+
+/**
+ * Writes `parts` one after another on one connection, each once the server has written something since the
+ * previous one (or after `settleMs` without a word), then waits `settleMs` more (or for the close) and returns
+ * all the server wrote. For the order in which a server answers and reads a request.
+ */
+export function rawConversation(
+  port: number,
+  parts: (string | Buffer)[],
+  settleMs = 300,
+): Promise<Transcript> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    let received = Buffer.alloc(0);
+    let closed = false;
+    let waiting: (() => void) | undefined;
+    const quiet = () =>
+      new Promise<void>((done) => {
+        const timer = setTimeout(() => {
+          waiting = undefined;
+          done();
+        }, settleMs);
+        waiting = () => {
+          clearTimeout(timer);
+          waiting = undefined;
+          done();
+        };
+      });
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      waiting?.();
+    });
+    socket.on('close', () => {
+      closed = true;
+      waiting?.();
+    });
+    socket.on('error', () => undefined);
+    void (async () => {
+      for (const part of parts) {
+        if (closed) break;
+        const answered = quiet();
+        socket.write(part);
+        await answered;
+      }
+      if (!closed) await quiet();
+      // Any further bytes would have come within settleMs of the last ones.
+      if (!closed) await quiet();
+      socket.destroy();
+      const text = received.toString('latin1');
+      const statuses = [...text.matchAll(/(?:^|\r\n|\})HTTP\/1\.[01] (\d{3}) /g)].map((m) =>
+        Number(m[1]),
+      );
+      resolve({ text, statuses, closed });
+    })().catch(reject);
+  });
+}

@@ -10,7 +10,7 @@ import {
   ApiCardBody,
   ApiCardId,
   ApiCardProblems,
-  CardId,
+  CardIdOf,
   facade,
 } from '../common/card-api.js';
 import { CardTokensService } from './card-tokens.service.js';
@@ -48,12 +48,12 @@ export class CardTokensController {
 
   @Get(':id')
   @ApiOperation({ summary: 'Get a card token', description: 'Whether it was used or has expired.' })
-  @ApiCardId('id', 'card token')
+  @ApiCardId('id', 'card token', 'tokenId')
   @ApiCardAnswer(200, 'CardToken', 'The token')
   @ApiProblems({ 404: 'No such card token for this tenant (`upstream.code` 20005)' })
   async getCardToken(
     @CurrentPrincipal() principal: Principal,
-    @Param('id', CardId) tokenId: string,
+    @Param('id', CardIdOf('tokenId')) tokenId: string,
   ) {
     return facade('CardToken', await this.tokens.get(principal.tenantId, tokenId));
   }

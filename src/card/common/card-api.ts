@@ -56,12 +56,24 @@ function withoutExtensions(schema: Schema): Schema {
   return Object.fromEntries(Object.entries(schema).filter(([key]) => !key.startsWith('x-')));
 }
 
-/** A provider id in a path (`pmt_…`), or Portico's id of a write in doubt (a UUID). */
-export function ApiCardId(name: string, what: string): MethodDecorator {
+/** The card.yaml schema of a provider path parameter (`paymentId`, `customerId`, …): the facade's bound. */
+function pathIdSchema(upstreamName: string): Schema {
+  const parameter = cardContract.operations
+    .flatMap((operation) => operation.parameters)
+    .find((candidate) => candidate.in === 'path' && candidate.name === upstreamName);
+  if (!parameter?.schema) throw new Error(`card.yaml has no path parameter ${upstreamName}`);
+  return parameter.schema;
+}
+
+/**
+ * A provider id in a path (`pmt_…`), or Portico's id of a write in doubt (a UUID), documented as card.yaml
+ * documents that parameter; `upstreamName` when the facade names it otherwise (`id` of a card token).
+ */
+export function ApiCardId(name: string, what: string, upstreamName = name): MethodDecorator {
   return ApiParam({
     name,
     description: `The ${what}'s id at the provider${name === 'paymentId' || name === 'refundId' || name === 'customerId' ? ", or Portico's id of one whose creation is in doubt" : ''}`,
-    schema: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' },
+    schema: withoutExtensions(CARD.resolveSchema(pathIdSchema(upstreamName))),
   });
 }
 
@@ -105,18 +117,30 @@ export const CardQuery = (operationId: string) => new CardQueryPipe(operationId)
 
 @Injectable()
 class CardIdPipe implements PipeTransform {
+  constructor(private readonly upstreamName?: string) {}
+
   transform(value: unknown, metadata: { data?: string }): string {
-    if (typeof value !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(value))
+    const field = metadata.data ?? 'id';
+    const problems = cardContract.validate(pathIdSchema(this.upstreamName ?? field), value, '');
+    if (typeof value !== 'string' || problems.length)
       throw new ValidationFailedException(
-        [{ field: metadata.data ?? 'id', reason: 'must be 1 to 64 letters, digits, _ or -' }],
+        [
+          {
+            field,
+            reason: `${field} ${problems.map((p) => p.message).join('; ') || 'is invalid'}`,
+          },
+        ],
         'request path',
       );
     return value;
   }
 }
 
-/** `@Param('paymentId', CardId)`. */
+/** `@Param('paymentId', CardId)`: checked by card.yaml's schema of the path parameter of that name. */
 export const CardId = new CardIdPipe();
+
+/** `@Param('id', CardIdOf('tokenId'))`: the same, for a facade parameter named otherwise. */
+export const CardIdOf = (upstreamName: string) => new CardIdPipe(upstreamName);
 
 /** An answer of the provider (snake_case) as the facade gives it (camelCase), per its card.yaml schema. */
 export const facade = <T>(schema: string, value: T): Record<string, unknown> =>

@@ -65,7 +65,12 @@ export class AccountsController {
     summary: "Get an account's details",
     description: 'One account the consent covers.',
   })
-  @ConsentAccess({ operation: 'getAccountDetails', kind: 'ais', need: 'accounts' })
+  @ConsentAccess({
+    operation: 'getAccountDetails',
+    kind: 'ais',
+    need: 'accounts',
+    params: AccountParams,
+  })
   @AnswersWith('AccountDetailsResponse')
   getAccountDetails(@Granted() grant: ConsentAccessGrant, @Param() params: AccountParams) {
     return this.accounts.getAccountDetails(grant, params.accountId);
@@ -77,7 +82,12 @@ export class AccountsController {
     description:
       'All balance types the bank reports; the consent must grant balances for the account.',
   })
-  @ConsentAccess({ operation: 'getAccountBalances', kind: 'ais', need: 'balances' })
+  @ConsentAccess({
+    operation: 'getAccountBalances',
+    kind: 'ais',
+    need: 'balances',
+    params: AccountParams,
+  })
   @AnswersWith('AccountBalancesDto')
   getAccountBalances(@Granted() grant: ConsentAccessGrant, @Param() params: AccountParams) {
     return this.accounts.getBalances(grant, params.accountId);
@@ -88,7 +98,12 @@ export class AccountsController {
     summary: "Get an account's transactions",
     description: 'Booked and pending, between dateFrom and dateTo inclusive.',
   })
-  @ConsentAccess({ operation: 'getAccountTransactions', kind: 'ais', need: 'transactions' })
+  @ConsentAccess({
+    operation: 'getAccountTransactions',
+    kind: 'ais',
+    need: 'transactions',
+    params: AccountParams,
+  })
   @AnswersWith('TransactionsListDto')
   getAccountTransactions(
     @Granted() grant: ConsentAccessGrant,
@@ -103,7 +118,12 @@ export class AccountsController {
     summary: 'Get one transaction',
     description: 'The consent must grant transactions for the account.',
   })
-  @ConsentAccess({ operation: 'getTransactionDetails', kind: 'ais', need: 'transactions' })
+  @ConsentAccess({
+    operation: 'getTransactionDetails',
+    kind: 'ais',
+    need: 'transactions',
+    params: TransactionParams,
+  })
   @AnswersWith('TransactionsDetailsResponse')
   getTransactionDetails(@Granted() grant: ConsentAccessGrant, @Param() params: TransactionParams) {
     return this.accounts.getTransactionDetails(grant, params.accountId, params.transactionId);

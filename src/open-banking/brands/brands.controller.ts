@@ -11,15 +11,14 @@ import { IsBoolean, IsOptional } from 'class-validator';
 import { Auth } from '../../access/auth/auth.decorator.js';
 import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
 import { PRINTABLE_TEXT_SOURCE } from '../../platform/common/text.js';
-import { BRAND_ID_PATTERN } from '../consents/dto/consent.dto.js';
+import { BRAND_ID_DOC } from '../consents/dto/consent.dto.js';
 import { UPSTREAM_PROBLEMS } from '../../upstreams/http/upstream-problems.js';
 import { BrandsService } from './brands.service.js';
 
 export class BrandView {
   @ApiProperty({
     description: 'Pass it as brandId',
-    pattern: BRAND_ID_PATTERN,
-    maxLength: 128,
+    ...BRAND_ID_DOC,
     example: 'danube-bank',
   })
   brandId: string;

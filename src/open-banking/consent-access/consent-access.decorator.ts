@@ -12,6 +12,7 @@ import {
   ConsentAccessGuard,
   type ConsentAccessRequest,
 } from './consent-access.guard.js';
+import { PSU_IP_ADDRESS } from './consent-headers.js';
 import type { ConsentAccessGrant, ConsentAccessRule } from './consent-access.service.js';
 
 /**
@@ -38,12 +39,7 @@ export function ConsentAccess(rule: ConsentAccessRule): MethodDecorator {
             required: false,
             description:
               "The user's IP address when the user is present; without it the read counts against the consent's daily budget",
-            schema: {
-              type: 'string',
-              maxLength: 45,
-              pattern: '^[0-9A-Fa-f:.]{2,45}$',
-              example: '192.0.2.10',
-            },
+            schema: { ...PSU_IP_ADDRESS.schema, example: '192.0.2.10' },
           }),
         ]
       : []),

@@ -10,6 +10,7 @@ import {
   type ConsentAccessRule,
 } from './consent-access.service.js';
 import { completeRequestWith } from '../../platform/errors/request-completion.js';
+import { createValidationPipe } from '../../platform/errors/validation.pipe.js';
 import { readConsentHeaders, type ConsentHeaders } from './consent-headers.js';
 
 export const CONSENT_ACCESS_RULE = 'portico:consent-access-rule';
@@ -30,6 +31,8 @@ export type ConsentAccessRequest = AuthenticatedRequest & {
  */
 @Injectable()
 export class ConsentAccessGuard implements CanActivate {
+  private readonly paramsPipe = createValidationPipe();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly access: ConsentAccessService,
@@ -44,8 +47,13 @@ export class ConsentAccessGuard implements CanActivate {
     let headers: ConsentHeaders;
     try {
       headers = readConsentHeaders(request.headers);
+      if (rule.params)
+        await this.paramsPipe.transform(request.params ?? {}, {
+          type: 'param',
+          metatype: rule.params,
+        });
     } catch (error) {
-      // Refused before the consent is read: the request still counts against the key's minute.
+      // Refused before the consent is read (nothing logged, nothing sent): it still counts against the key's minute.
       applyRateLimit(reply, await this.rateLimit.consume(keyId));
       throw error;
     }

@@ -35,6 +35,8 @@ export interface ConsentAccessRule {
   kind: ConsentKind;
   /** The access the read needs on the account named by the `accountId` path parameter. */
   need?: 'accounts' | 'balances' | 'transactions';
+  /** The route's path parameters: checked before admission, so a malformed one leaves no access-log row. */
+  params?: new () => object;
 }
 
 /** A call admitted under a consent: the consent, and the budget unit it took (unattended reads). */

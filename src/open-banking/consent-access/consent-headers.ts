@@ -2,6 +2,10 @@ import type { FastifyRequest } from 'fastify';
 import { isIP } from 'node:net';
 import { ValidationFailedException } from '../../platform/errors/to-problem.js';
 import { isUuid } from '../../shared/uuid.js';
+import { PSD2 } from '../../upstreams/open-banking/psd2-schemas.js';
+
+/** The bank's bounds for PSU-IP-Address (Node's isIP alone takes an IPv6 zone of any length). */
+export const PSU_IP_ADDRESS = PSD2.parameter('PSUIPAddress');
 
 export interface ConsentHeaders {
   consentId: string;
@@ -26,7 +30,9 @@ export function readConsentHeaders(headers: FastifyRequest['headers']): ConsentH
     });
   if (
     psuIpAddress !== undefined &&
-    (typeof psuIpAddress !== 'string' || isIP(psuIpAddress) === 0)
+    (typeof psuIpAddress !== 'string' ||
+      isIP(psuIpAddress) === 0 ||
+      PSU_IP_ADDRESS.problems(psuIpAddress).length > 0)
   ) {
     problems.push({
       field: 'header:PSU-IP-Address',

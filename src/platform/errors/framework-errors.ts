@@ -63,6 +63,12 @@ function instanceOf(raw: unknown): string {
 export function clientErrorHandler(logger: Logger) {
   return (error: ClientError, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    // The request was answered already and its unread body is what broke: a second answer would be one
+    // nobody asked for. The connection ends once that answer is out.
+    if (answeredOn(socket)) {
+      logger.info({ code: error.code }, 'unread request body malformed after its answer');
+      return endAfterAnswer(socket);
+    }
     const { status, detail } = clientProblem(error.code);
     const requestId = randomUUID();
     logger.info({ requestId, code: error.code, status }, 'request refused by the HTTP parser');
@@ -72,6 +78,38 @@ export function clientErrorHandler(logger: Logger) {
     }
     writeProblem(socket, status, detail, instanceOf(error.rawPacket), requestId);
   };
+}
+
+/** Sockets whose request was answered before its body was read: they close after that answer. */
+const answeredEarly = new WeakSet<Socket>();
+
+/** Whether an answer was, or is being, written on the socket for the request the parser is reading. */
+function answeredOn(socket: Socket): boolean {
+  const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })
+    ._httpMessage;
+  return answeredEarly.has(socket) || current?.headersSent === true || !socket.writable;
+}
+
+/** Ends the connection once what is queued on it (the answer) is out. */
+function endAfterAnswer(socket: Socket): void {
+  const soon = (socket as Socket & { destroySoon?: () => void }).destroySoon;
+  if (soon) soon.call(socket);
+  else socket.end();
+}
+
+/**
+ * In onSend: an answer given before the request's body was read (a 415, a 404, a refusal in a guard) says
+ * `Connection: close`, and Node closes the connection after it. Node would otherwise read and discard the
+ * body to keep the connection, and a malformed body would then reach its parser after the answer.
+ */
+export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw as IncomingMessage & { readableEnded?: boolean };
+  const length = raw.headers['content-length'];
+  const hasBody =
+    raw.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  if (!hasBody || raw.complete || raw.readableEnded) return;
+  reply.header('connection', 'close');
+  if (raw.socket) answeredEarly.add(raw.socket);
 }
 
 /** A problem+json answer written straight on a socket, which is then closed. */

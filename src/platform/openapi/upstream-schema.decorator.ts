@@ -79,6 +79,28 @@ export class UpstreamSchemas {
     return resolved;
   }
 
+  /**
+   * The schema of a parameter the contract declares (`components/parameters/<name>`), for a facade
+   * parameter that reaches the provider as it is: what to document, and the check of a value.
+   */
+  parameter(name: string): {
+    schema: Record<string, unknown>;
+    problems: (value: unknown) => { path: string; message: string }[];
+  } {
+    const declared = (this.contract.document.components as { parameters?: Record<string, unknown> })
+      .parameters?.[name] as { schema?: Record<string, unknown> } | undefined;
+    if (!declared?.schema) throw new Error(`${this.contract.name} has no parameter ${name}`);
+    const ref = declared.schema.$ref as string | undefined;
+    const schema = ref
+      ? this.resolve(ref.replace('#/components/schemas/', ''))
+      : (declared.schema as Record<string, unknown>);
+    const pointer = { $ref: `#/components/parameters/${name}/schema` };
+    return {
+      schema: withoutExtensions(schema),
+      problems: (value) => this.contract.validate(pointer, value, ''),
+    };
+  }
+
   private isSimple(pointer: string): boolean {
     if (pointer.includes('/')) return true;
     const schema = this.contract.schemas[pointer];

@@ -27,6 +27,9 @@ export function createOpenBankingServer(options: OpenBankingServerOptions): {
   const { bank, contract } = options;
   const server = Fastify({
     logger: false,
+    // A path id of any length reaches the contract check and its documented refusal, never the router's 414
+    // (Node's 16 KiB limit on the request head bounds it).
+    routerOptions: { maxParamLength: 16 * 1024 },
     https: {
       key: options.tls.key,
       cert: options.tls.cert,

@@ -35,6 +35,9 @@ export function createPosServer(options: PosServerOptions): FastifyInstance {
     https: { key: options.tls.key, cert: options.tls.cert, minVersion: 'TLSv1.2' },
     // A payment request is held up to 180 s (longer with a fixture): no server timeout may cut it.
     requestTimeout: 0,
+    // A path id of any length reaches the contract check and its documented refusal, never the router's 414
+    // (Node's 16 KiB limit on the request head bounds it).
+    routerOptions: { maxParamLength: 16 * 1024 },
   });
   const merchantOf = new WeakMap<FastifyRequest, string>();
   const send = (reply: FastifyReply, error: PosError) => {

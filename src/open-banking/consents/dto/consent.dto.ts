@@ -16,19 +16,18 @@ import {
 } from '../consent.entity.js';
 import { SCA_APPROACHES, type ScaApproach } from '../../sca-sessions/sca-subject.columns.js';
 
-export const BRAND_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
+/** How a brandId is documented wherever the facade shows one: the provider's BrandIdentifier schema. */
+export const BRAND_ID_DOC = (({ pattern, maxLength, minLength }) => ({
+  pattern,
+  maxLength,
+  minLength,
+}))(PSD2.resolve('BrandIdentifier') as { pattern: string; maxLength: number; minLength: number });
 
 /** Fields every consent and payment creation shares: where the bank is, and where the user returns to. */
 export class ScaReturnFields {
-  @ApiProperty({
+  @PSD2.field('BrandIdentifier', {
     description: 'The bank, a brandId from GET /v1/brands',
     example: 'danube-bank',
-    pattern: BRAND_ID_PATTERN,
-    maxLength: 128,
-  })
-  @IsString()
-  @Matches(new RegExp(BRAND_ID_PATTERN), {
-    message: 'brandId must be a brandId from GET /v1/brands',
   })
   brandId: string;
 
@@ -173,7 +172,7 @@ export class ConsentView {
   })
   kind: 'ais' | 'cof';
 
-  @ApiProperty({ pattern: BRAND_ID_PATTERN, maxLength: 128, example: 'danube-bank' })
+  @ApiProperty({ ...BRAND_ID_DOC, example: 'danube-bank' })
   brandId: string;
 
   @ApiProperty({

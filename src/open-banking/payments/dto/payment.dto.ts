@@ -5,7 +5,7 @@ import type { components } from '../../../generated/psd2.js';
 import { PSD2, psd2Contract } from '../../../upstreams/open-banking/psd2-schemas.js';
 
 export type PaymentProduct = components['parameters']['PaymentProduct'];
-import { BRAND_ID_PATTERN, ScaReturnFields } from '../../consents/dto/consent.dto.js';
+import { BRAND_ID_DOC, ScaReturnFields } from '../../consents/dto/consent.dto.js';
 import type { Payment } from '../payment.entity.js';
 import { SCA_APPROACHES, type ScaApproach } from '../../sca-sessions/sca-subject.columns.js';
 
@@ -82,7 +82,7 @@ export class PaymentView {
   @ApiProperty({ format: 'uuid', maxLength: 36 })
   paymentId: string;
 
-  @ApiProperty({ pattern: BRAND_ID_PATTERN, maxLength: 128, example: 'danube-bank' })
+  @ApiProperty({ ...BRAND_ID_DOC, example: 'danube-bank' })
   brandId: string;
 
   @ApiProperty({
