@@ -83,6 +83,19 @@ describe('card facade: notifications (hosted payment links)', () => {
     expect(JSON.stringify(bad.body)).toContain('description');
   });
 
+  it("names the facade's own fields in its reasons, never the provider's", async () => {
+    const { payeePhone: _omitted, ...withoutPhone } = REQUEST;
+    const bad = await call('POST', '/v1/card/notifications', { ...withoutPhone, payeeName: 7 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors).toEqual(
+      expect.arrayContaining([
+        { field: 'payeePhone', reason: "must have required property 'payeePhone'" },
+        { field: 'payeeName', reason: 'must be string' },
+      ]),
+    );
+    expect(JSON.stringify(bad.body)).not.toMatch(/payee_/);
+  });
+
   it('is created once per Idempotency-Key', async () => {
     const headers = { 'idempotency-key': `notif-${Date.now()}` };
     const first = await call('POST', '/v1/card/notifications', REQUEST, app.key, headers);

@@ -48,7 +48,11 @@ export class CamelCaseSchemas extends UpstreamSchemas {
             .split('.')
             .map((part) => camelCase(part))
             .join('.'),
-          message: problem.message,
+          // The contract's messages quote its own (snake_case) names; the app sent the facade's.
+          message: problem.message.replace(
+            /'([a-z][a-z0-9]*(?:_[a-z0-9]+)+)'/g,
+            (_quoted, name: string) => `'${camelCase(name)}'`,
+          ),
         })),
     ];
     return { value, problems };
