@@ -110,8 +110,9 @@ function replayedProblem(response: StoredResponse): ProblemException {
  * Makes a POST safe to retry with `Idempotency-Key` (apply it with @Idempotent()). The first request with a
  * key claims it and runs; its answer (success or a 4xx problem) is stored and replayed to repeats of the same
  * request for 24 hours. Once the request has written its resource (bindIdempotentResource) the key is bound
- * to it: a 5xx is stored and replayed too, and a crash leaves the key pointing at the resource. A 5xx before
- * that forgets the key, so the client may retry it. If the store
+ * to it: it is never run again, and a repeat whose stored answer may be stale (outcome unknown, 202, or none
+ * after a crash) answers the resource as its capability reads it now (BoundResources): settled, its body;
+ * still in doubt, 409 with Retry-After. A 5xx before that forgets the key, so the client may retry it. If the store
  * cannot be reached the handler does not run (503): running it unprotected could do the operation twice.
  */
 @Injectable()
