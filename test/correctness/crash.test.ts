@@ -297,8 +297,9 @@ describe('kill -9 of a gateway process', () => {
     await rig.start();
     // The resolver (every 500 ms, rows older than the 2 s deadline) finds it by its merchant_ref.
     let answer = await pay();
+    // In doubt until then: 409 with Retry-After (1 s while the claim may still be a live request's).
     while (answer.status === 409) {
-      expect(answer.headers.get('retry-after')).toBe('5');
+      expect(answer.headers.get('retry-after')).toMatch(/^[15]$/);
       if (Date.now() - killedAt > 60_000) throw new Error('still in doubt 60 s after the kill');
       await sleep(250);
       answer = await pay();
