@@ -22,6 +22,7 @@ import { CardIrisResultsService } from './iris/card-iris-results.service.js';
 import { CardIrisService } from './iris/card-iris.service.js';
 import { CardNotificationsController } from './notifications/card-notifications.controller.js';
 import { CardNotificationsService } from './notifications/card-notifications.service.js';
+import { CardBoundResources } from './store/card-bound-resources.js';
 import { CardStore } from './store/card-store.service.js';
 import { CardWalletDomainsController } from './wallets/card-wallet-domains.controller.js';
 import { CardWalletDomainsService } from './wallets/card-wallet-domains.service.js';
@@ -59,6 +60,7 @@ import { CardWalletsService } from './wallets/card-wallets.service.js';
   ],
   providers: [
     CardStore,
+    CardBoundResources,
     CardPaymentsService,
     CardRefundsService,
     CardTokensService,

@@ -6594,7 +6594,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6666,7 +6666,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -7396,7 +7396,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7486,7 +7486,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -8279,7 +8279,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -8351,7 +8351,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -8961,7 +8961,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9033,7 +9033,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -9590,7 +9590,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9695,7 +9695,7 @@ export interface operations {
             /**
              * @description A duplicate merchantRef (`upstream.code` 40025), no merchant keys, or a wallet card token not verified by Portico or already charged
              *
-             *     A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer
+             *     A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer
              */
             409: {
                 headers: {
@@ -10103,7 +10103,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -10189,7 +10189,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -10428,7 +10428,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -10515,7 +10515,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -10761,7 +10761,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -10833,7 +10833,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -11284,7 +11284,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -11356,7 +11356,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -11445,7 +11445,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -11517,7 +11517,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -11606,7 +11606,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -11684,7 +11684,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -11930,7 +11930,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -12003,7 +12003,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -12529,7 +12529,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -12602,7 +12602,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -13420,7 +13420,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -13510,7 +13510,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -14062,7 +14062,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -14149,7 +14149,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -14547,7 +14547,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -14619,7 +14619,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -15183,7 +15183,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -15273,7 +15273,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -15932,7 +15932,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -16005,7 +16005,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still in progress; retry after Retry-After seconds to get its answer */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -16696,7 +16696,10 @@ export interface operations {
                 /** @description Seconds to wait for the terminal before answering 202 (0 to POS_SYNC_WAIT_MS) */
                 wait?: number;
             };
-            header?: never;
+            header?: {
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -16787,7 +16790,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The tenant has no POS key (an operator sets it), or the terminal is not connected (`upstream.code` 10006) */
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
             409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -16802,7 +16805,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Refused by the provider (`upstream.code` 10003 terminal unknown or disabled, 10008 busy, 10009-10013 void refusals), or the transactionId was used for another request */
+            /**
+             * @description Refused by the provider (`upstream.code` 10003 terminal unknown or disabled, 10008 busy, 10009-10013 void refusals), or the transactionId was used for another request
+             *
+             *     This Idempotency-Key was already used with another request (another operation, path or body)
+             */
             422: {
                 headers: {
                     /** @description Requests this API key may make per minute */
@@ -16852,7 +16859,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The provider has been failing and the call was not sent (circuit open; see Retry-After) */
+            /** @description The Idempotency-Key store is unavailable; the request was not processed and may be retried with the same key */
             503: {
                 headers: {
                     [name: string]: unknown;

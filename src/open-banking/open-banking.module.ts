@@ -5,6 +5,8 @@ import { ConsentAccessModule } from './consent-access/consent-access.module.js';
 import { ConsentsModule } from './consents/consents.module.js';
 import { FundsConfirmationModule } from './funds-confirmation/funds-confirmation.module.js';
 import { PaymentsModule } from './payments/payments.module.js';
+import { IdempotencyModule } from '../platform/idempotency/idempotency.module.js';
+import { OpenBankingBoundResources } from './bound-resources.js';
 import { InDoubtResolver } from './in-doubt-resolver.service.js';
 import { ScaCallbackModule } from './sca-callback/sca-callback.module.js';
 
@@ -18,8 +20,9 @@ import { ScaCallbackModule } from './sca-callback/sca-callback.module.js';
     FundsConfirmationModule,
     PaymentsModule,
     ScaCallbackModule,
+    IdempotencyModule,
   ],
-  providers: [InDoubtResolver],
+  providers: [InDoubtResolver, OpenBankingBoundResources],
   exports: [InDoubtResolver],
 })
 export class OpenBankingModule {}

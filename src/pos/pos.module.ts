@@ -2,11 +2,13 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditTrailModule } from '../audit/trail/audit-trail.module.js';
 import { CardResource } from '../card/store/card-resource.entity.js';
+import { IdempotencyModule } from '../platform/idempotency/idempotency.module.js';
 import { PosUpstreamModule } from '../upstreams/pos/pos-upstream.module.js';
 import { PosInDoubtResolver } from './pos-in-doubt-resolver.service.js';
 import { PosStore } from './store/pos-store.service.js';
 import { PosTerminalsController } from './terminals/pos-terminals.controller.js';
 import { PosTerminalsService } from './terminals/pos-terminals.service.js';
+import { PosBoundResources } from './transactions/pos-bound-resources.js';
 import { PosTransactionsController } from './transactions/pos-transactions.controller.js';
 import { PosTransactionsService } from './transactions/pos-transactions.service.js';
 
@@ -16,9 +18,20 @@ import { PosTransactionsService } from './transactions/pos-transactions.service.
  * transactions pending for the ERP; rows in the card side's store, calls in the access log.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([CardResource]), AuditTrailModule, PosUpstreamModule],
+  imports: [
+    TypeOrmModule.forFeature([CardResource]),
+    AuditTrailModule,
+    PosUpstreamModule,
+    IdempotencyModule,
+  ],
   controllers: [PosTransactionsController, PosTerminalsController],
-  providers: [PosStore, PosTransactionsService, PosTerminalsService, PosInDoubtResolver],
+  providers: [
+    PosStore,
+    PosTransactionsService,
+    PosTerminalsService,
+    PosInDoubtResolver,
+    PosBoundResources,
+  ],
   exports: [PosInDoubtResolver],
 })
 export class PosModule {}

@@ -404,13 +404,22 @@ describe('marketplace facade: sellers, transfers, reversals, payouts and balance
     expect(lost.status).toBeGreaterThanOrEqual(502);
     const resource = lost.body.resource as string;
     expect(resource).toMatch(/^\/v1\/marketplace\/transfers\/[0-9a-f-]{36}$/);
+    // In doubt: the same key is told to come back (409, Retry-After), and sends nothing.
     const again = await call('POST', url, body, app.key, { 'idempotency-key': key });
-    expect(again.status).toBe(lost.status);
+    expect([again.status, again.headers['retry-after'], again.body.resource]).toEqual([
+      409,
+      '5',
+      resource,
+    ]);
     const pending = await call('GET', resource);
     expect([pending.status, pending.body.resourceStatus]).toEqual([409, 'unknown']);
     await sut.app.get(MarketplaceInDoubtResolver).resolveInDoubt(0);
     const settled = await ok('GET', resource);
     expect(settled).toMatchObject({ amount: 1500, commissionAmount: 150, payment: paid.token });
+    // Settled: the same key answers the transfer.
+    const retried = await call('POST', url, body, app.key, { 'idempotency-key': key });
+    expect([retried.status, retried.headers['idempotent-replayed']]).toEqual([201, 'true']);
+    expect(retried.body).toEqual(settled);
     expect((sut.sandbox.card.callCounts().createPaymentTransfer ?? 0) - before).toBe(1);
     const history = (await sut.dataSource.query(
       `SELECT h.to_status, h.cause FROM status_changes h WHERE h.subject_id = $1 ORDER BY h.id`,

@@ -16,6 +16,13 @@ import { ownDatabase } from '../support/own-database.js';
 import { testEnv } from '../support/test-gateway.js';
 
 const USER_PRESENT = { 'psu-ip-address': '192.0.2.10' };
+const CARD = {
+  cardNumber: '4556390755719395',
+  expirationMonth: '12',
+  expirationYear: '2031',
+  holderName: 'Grace Hopper',
+  cvv: '321',
+};
 
 /**
  * The gateway as a real process on a database of its own (a fresh PostgreSQL database, or an embedded
@@ -52,6 +59,9 @@ class CrashRig {
       PORT: String(this.port),
       PUBLIC_BASE_URL: this.base,
       UPSTREAM_OB_BASE_URL: this.sandbox.openBankingUrl,
+      // The card API of the same sandbox; its control listener gives the demo tenant a merchant.
+      UPSTREAM_CARD_BASE_URL: this.sandbox.cardUrl,
+      SANDBOX_SCA_PUBLIC_URL: this.sandbox.scaUrl,
       UPSTREAM_DEADLINE_MS: '2000',
       UPSTREAM_RETRY_DELAYS_MS: 'none',
       RESOLVER_INTERVAL_MS: '500',
@@ -266,5 +276,51 @@ describe('kill -9 of a gateway process', () => {
     }
     expect(calls().createConsent).toBe(atKill.createConsent);
     expect(calls().initiatePayment).toBe(atKill.initiatePayment);
+  }, 180_000);
+
+  it('during a card payment, then settled by the resolver: the same key answers 201 with the Captured payment', async () => {
+    // The provider makes the payment at once and answers 5 s later: the kill comes in between.
+    rig.sandbox.chaos.add({ operation: 'createPayment', fault: 'delay', delayMs: 5000, times: 1 });
+    const creations = () => rig.sandbox.card.callCounts().createPayment ?? 0;
+    const before = creations();
+    const key = randomUUID();
+    const body = JSON.stringify({ amount: 5100, ...CARD, merchantRef: `crash-${key}` });
+    const pay = () =>
+      rig.call('/v1/card/payments', { method: 'POST', body, headers: { 'idempotency-key': key } });
+    const cut = pay().catch(() => undefined);
+    await until(() => creations() - before === 1, 30_000);
+    await rig.kill();
+    await cut;
+    rig.sandbox.chaos.clear();
+    const killedAt = Date.now();
+
+    await rig.start();
+    // The resolver (every 500 ms, rows older than the 2 s deadline) finds it by its merchant_ref.
+    let answer = await pay();
+    // In doubt until then: 409 with Retry-After (1 s while the claim may still be a live request's).
+    while (answer.status === 409) {
+      expect(answer.headers.get('retry-after')).toMatch(/^[15]$/);
+      if (Date.now() - killedAt > 60_000) throw new Error('still in doubt 60 s after the kill');
+      await sleep(250);
+      answer = await pay();
+    }
+    const settledAfterMs = Date.now() - killedAt;
+    expect(answer.status).toBe(201);
+    expect(answer.headers.get('idempotent-replayed')).toBe('true');
+    expect(await answer.json()).toMatchObject({
+      status: 'Captured',
+      amount: 5100,
+      merchantRef: `crash-${key}`,
+    });
+    expect(creations() - before).toBe(1);
+    const [row] = await rig.query<{ state: string }>(
+      'SELECT state FROM idempotency_records WHERE key = $1',
+      [key],
+    );
+    // The crash left the key in progress: the answer came from the settled payment, not a stored one.
+    expect(row.state).toBe('in_progress');
+    process.stdout.write(
+      `crash during a card payment: the same key answered the Captured payment ${settledAfterMs} ms after the kill\n`,
+    );
   }, 180_000);
 });

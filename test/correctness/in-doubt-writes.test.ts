@@ -36,9 +36,15 @@ describe('writes whose outcome is unknown', () => {
     await new Promise((resolve) => setTimeout(resolve, 1200)); // the bank has now acted
     expect(calls('initiatePayment') - before).toBe(1);
 
+    // Still in doubt: 409 with Retry-After (the key answers the payment once the resolver settled it).
     const again = await api.POST('/v1/payments', { body: domesticPayment(), params: { header } });
-    expect(again.response.status).toBe(504);
+    expect(again.response.status).toBe(409);
+    expect(again.response.headers.get('retry-after')).toBe('5');
     expect(again.response.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.error as InDoubt).toMatchObject({
+      outcome: 'unknown',
+      resource: problem.resource,
+    });
     expect((again.error as InDoubt).paymentId).toBe(problem.paymentId);
     expect(calls('initiatePayment') - before).toBe(1);
 
@@ -58,7 +64,8 @@ describe('writes whose outcome is unknown', () => {
     const problem = first.error as InDoubt;
     expect(problem.outcome).toBe('unknown');
     const again = await api.POST('/v1/consents', { body: consentRequest(), params: { header } });
-    expect(again.response.status).toBe(502);
+    expect(again.response.status).toBe(409);
+    expect((again.error as InDoubt).consentId).toBe(problem.consentId);
     expect(calls('createConsent') - before).toBe(1);
     const [row] = await gateway.dataSource.query(`SELECT status FROM consents WHERE id = $1`, [
       problem.consentId,

@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { Auth } from '../../src/access/auth/auth.decorator.js';
 import { dataSourceOptions } from '../../src/platform/database/data-source-options.js';
 import { ProblemException } from '../../src/platform/errors/problem.js';
+import { BoundResources } from '../../src/platform/idempotency/bound-resources.js';
 import { IdempotencyModule } from '../../src/platform/idempotency/idempotency.module.js';
 import { IdempotencyStore } from '../../src/platform/idempotency/idempotency.store.js';
 import { Idempotent } from '../../src/platform/idempotency/idempotent.decorator.js';
@@ -96,6 +97,7 @@ class BrokenStoreProbeController {
 @Module({
   controllers: [BrokenStoreProbeController],
   providers: [
+    BoundResources,
     {
       provide: IdempotencyStore,
       inject: [LOGGER],

@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import type { JsonObject } from '../../platform/common/json.js';
 import type { ProblemException } from '../../platform/errors/problem.js';
+import { BoundResources } from '../../platform/idempotency/bound-resources.js';
 import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
+import { facade } from '../common/card-api.js';
 import { isUuid } from '../../shared/uuid.js';
 import type { CardAnswer, CardOperation, CardRequest } from '../../upstreams/card/card.client.js';
 import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
@@ -21,6 +23,9 @@ const PATHS: Record<MarketplaceKind, string> = {
   payout: 'payouts',
 };
 
+/** The facade schema of each kind a create makes (payouts are the provider's). */
+const FACADES = { seller: 'Seller', transfer: 'Transfer', reversal: 'Reversal' } as const;
+
 /**
  * The status Portico keeps for a marketplace resource: a seller's and a payout's own; a transfer
  * `reversed`, `paid_out`, `on_hold` or `pending`; a reversal `paid_out` or `pending`.
@@ -39,8 +44,21 @@ export function statusOf(kind: MarketplaceKind, data: Record<string, unknown>): 
  * Portico did not make, like the scheduler's payouts, are adopted), with its status history.
  */
 @Injectable()
-export class MarketplaceResources {
-  constructor(readonly store: CardStore) {}
+export class MarketplaceResources implements OnModuleInit {
+  constructor(
+    readonly store: CardStore,
+    private readonly bound: BoundResources,
+  ) {}
+
+  /** A repeat of a create whose outcome was unknown answers the row once it is settled. */
+  onModuleInit(): void {
+    for (const kind of Object.keys(FACADES) as (keyof typeof FACADES)[])
+      this.bound.register({
+        prefix: `/v1/marketplace/${PATHS[kind]}/`,
+        read: (tenantId, id) =>
+          this.store.boundState(tenantId, kind, id, (row) => facade(FACADES[kind], row.data)),
+      });
+  }
 
   async create<O extends CardOperation>(
     tenantId: string,

@@ -6,6 +6,8 @@ import { AccessLogService } from '../../audit/trail/access-log.service.js';
 import { StatusHistoryService } from '../../audit/trail/status-history.service.js';
 import type { JsonObject } from '../../platform/common/json.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import type { BoundResourceState } from '../../platform/idempotency/bound-resources.js';
+import { isUuid } from '../../shared/uuid.js';
 import { leaseInDoubt } from '../../platform/in-doubt/in-doubt-lease.js';
 import { failureOutcome, type UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
 import {
@@ -143,6 +145,26 @@ export class CardStore {
       // Not `status`: that is the problem's own HTTP status.
       extensions: { id: row.id, resourceStatus: row.status },
     });
+  }
+
+  /**
+   * A row an Idempotency-Key is bound to, as it stands (by Portico's id, or the provider's for a capture):
+   * in doubt until settled; failed as GET answers it; settled as `view` shows it.
+   */
+  async boundState(
+    tenantId: string,
+    kind: CardResourceKind,
+    id: string,
+    view: (row: CardResource) => unknown,
+  ): Promise<BoundResourceState | undefined> {
+    const row = await this.rows.findOneBy(
+      isUuid(id) ? { id, tenantId, kind } : { token: id, tenantId, kind },
+    );
+    if (!row) return undefined;
+    if (row.status === 'creating' || row.status === 'unknown') return { state: 'in-doubt' };
+    if (row.status === 'failed' || !row.data)
+      return { state: 'failed', problem: this.notKnownYet(kind, row) };
+    return { state: 'settled', body: view(row) };
   }
 
   manager() {

@@ -62,12 +62,22 @@ export const storeUnavailableProblem = (): ProblemException =>
     headers: { 'Retry-After': '1' },
   });
 
-/** A repeat of a request that wrote its resource and then ended without an answer (a crash). */
-export const boundProblem = (resource: string): ProblemException =>
+/** How soon a repeat of a request in doubt is worth making again: the resolver settles it meanwhile. */
+export const IN_DOUBT_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * A repeat of a request that wrote its resource and whose outcome at the provider is not known yet (its
+ * answer was lost, or a crash ended it): it is not run again; once settled, the repeat answers the resource.
+ */
+export const boundProblem = (
+  resource: string,
+  extensions: Record<string, unknown> = {},
+): ProblemException =>
   new ProblemException({
     status: 409,
     type: IDEMPOTENCY_PROBLEM_TYPES.outcomeUnknown,
     title: 'Outcome unknown',
-    detail: `The first request with this ${IDEMPOTENCY_KEY_HEADER} created ${resource} and ended before its outcome was known; it is not run again. GET ${resource} for its status, which Portico settles with the provider.`,
-    extensions: { outcome: 'unknown', resource },
+    detail: `The first request with this ${IDEMPOTENCY_KEY_HEADER} created ${resource}, whose outcome at the provider is not known yet; it is not run again. Portico settles it with the provider: retry after Retry-After seconds to get it as settled, or GET ${resource}.`,
+    headers: { 'Retry-After': String(IN_DOUBT_RETRY_AFTER_SECONDS) },
+    extensions: { ...extensions, outcome: 'unknown', resource },
   });

@@ -23,7 +23,8 @@ import {
   readIdempotencyKey,
   storeUnavailableProblem,
 } from './idempotency-problems.js';
-import { IdempotencyStore, type StoredResponse } from './idempotency.store.js';
+import { IdempotencyStore, type ClaimOutcome, type StoredResponse } from './idempotency.store.js';
+import { BoundResources, type BoundResourceState } from './bound-resources.js';
 
 /**
  * Headers that describe this exchange rather than the operation's result, so are not replayed: the
@@ -64,6 +65,26 @@ function storedProblem(problem: ProblemInit): StoredResponse {
   return { status: problem.status, body, headers: replayableHeaders(problem.headers ?? {}) };
 }
 
+/** A stored problem's own members (ids, `outcome`, `resource`), to carry into a fresher answer. */
+function storedExtensions(response: StoredResponse): Record<string, unknown> {
+  const {
+    type: _type,
+    title: _title,
+    status: _status,
+    detail: _detail,
+    errors: _errors,
+    ...extensions
+  } = (response.body ?? {}) as Record<string, unknown>;
+  return extensions;
+}
+
+function asReplayed(problem: ProblemException): ProblemException {
+  return new ProblemException({
+    ...problem.init,
+    headers: { ...problem.init.headers, [IDEMPOTENT_REPLAYED_HEADER]: 'true' },
+  });
+}
+
 /** Rebuilds a stored problem so that the filter renders it as it does every error (with this request's id). */
 function replayedProblem(response: StoredResponse): ProblemException {
   const {
@@ -89,14 +110,16 @@ function replayedProblem(response: StoredResponse): ProblemException {
  * Makes a POST safe to retry with `Idempotency-Key` (apply it with @Idempotent()). The first request with a
  * key claims it and runs; its answer (success or a 4xx problem) is stored and replayed to repeats of the same
  * request for 24 hours. Once the request has written its resource (bindIdempotentResource) the key is bound
- * to it: a 5xx is stored and replayed too, and a crash leaves the key pointing at the resource. A 5xx before
- * that forgets the key, so the client may retry it. If the store
+ * to it: it is never run again, and a repeat whose stored answer may be stale (outcome unknown, 202, or none
+ * after a crash) answers the resource as its capability reads it now (BoundResources): settled, its body;
+ * still in doubt, 409 with Retry-After. A 5xx before that forgets the key, so the client may retry it. If the store
  * cannot be reached the handler does not run (503): running it unprotected could do the operation twice.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
   constructor(
     private readonly store: IdempotencyStore,
+    private readonly resources: BoundResources,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -137,15 +160,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       throw storeUnavailableProblem();
     }
     if (claim.outcome === 'mismatch') throw keyReusedProblem(claim.route, route);
-    if (claim.outcome === 'in-progress') throw inProgressProblem();
-    if (claim.outcome === 'bound') throw boundProblem(claim.resource);
-    if (claim.outcome === 'completed') {
-      if (claim.response.status >= 400) throw replayedProblem(claim.response);
-      reply
-        .status(claim.response.status)
-        .headers({ ...claim.response.headers, [IDEMPOTENT_REPLAYED_HEADER]: 'true' });
-      return claim.response.body;
-    }
+    if (claim.outcome !== 'claimed') return this.repeat(claim, tenantId, reply);
 
     const { lease } = claim;
     let bound = false;
@@ -180,6 +195,52 @@ export class IdempotencyInterceptor implements NestInterceptor {
       headers: replayableHeaders(reply.getHeaders()),
     });
     return result;
+  }
+
+  /**
+   * A repeat of a request that has run or is running. An answer that may be stale (outcome unknown, not
+   * decided yet, or none: a crash) gives way to the bound resource as it stands now: settled, it is the
+   * answer; still in doubt, 409 with Retry-After. Success and client errors replay as stored.
+   */
+  private async repeat(
+    claim: Exclude<ClaimOutcome, { outcome: 'claimed' | 'mismatch' }>,
+    tenantId: string,
+    reply: FastifyReply,
+  ): Promise<unknown> {
+    const stored = claim.outcome === 'completed' ? claim.response : undefined;
+    const stale = !stored || stored.status >= 500 || stored.status === 202;
+    const resource = claim.resource;
+    const now = resource && stale ? await this.current(tenantId, resource) : undefined;
+    if (now?.state === 'settled') {
+      reply
+        .status(now.status ?? reply.statusCode)
+        .headers({ ...now.headers, [IDEMPOTENT_REPLAYED_HEADER]: 'true' });
+      return now.body;
+    }
+    if (now?.state === 'failed') throw asReplayed(now.problem);
+    if (claim.outcome === 'in-progress') throw inProgressProblem();
+    if (claim.outcome === 'bound') throw boundProblem(claim.resource);
+    const response = claim.response;
+    if (now?.state === 'in-doubt' && response.status >= 500)
+      throw asReplayed(boundProblem(resource as string, storedExtensions(response)));
+    if (response.status >= 400) throw replayedProblem(response);
+    reply
+      .status(response.status)
+      .headers({ ...response.headers, [IDEMPOTENT_REPLAYED_HEADER]: 'true' });
+    return response.body;
+  }
+
+  /** The bound resource as its capability reads it; undefined (the stored answer stands) when unread. */
+  private async current(
+    tenantId: string,
+    resource: string,
+  ): Promise<BoundResourceState | undefined> {
+    try {
+      return await this.resources.read(tenantId, resource);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'reading the resource bound to an idempotency key failed');
+      return undefined;
+    }
   }
 
   /**

@@ -1,13 +1,15 @@
 import { Module } from '@nestjs/common';
+import { BoundResources } from './bound-resources.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 import { IdempotencyStore } from './idempotency.store.js';
 
 /**
  * Idempotency-Key support for POST operations. A capability module imports it and marks routes with
  * @Idempotent(); the interceptor is instantiated in that module and finds the store through this import.
+ * A module whose writes bind keys to resources registers their reader with BoundResources.
  */
 @Module({
-  providers: [IdempotencyStore, IdempotencyInterceptor],
-  exports: [IdempotencyStore, IdempotencyInterceptor],
+  providers: [IdempotencyStore, IdempotencyInterceptor, BoundResources],
+  exports: [IdempotencyStore, IdempotencyInterceptor, BoundResources],
 })
 export class IdempotencyModule {}

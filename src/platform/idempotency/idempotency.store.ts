@@ -27,9 +27,10 @@ export interface StoredResponse {
  */
 export type ClaimOutcome =
   | { outcome: 'claimed'; lease: string }
-  | { outcome: 'in-progress' }
+  /** `resource`: the one it wrote, when it has (see bindIdempotentResource). */
+  | { outcome: 'in-progress'; resource?: string }
   | { outcome: 'mismatch'; route: string }
-  | { outcome: 'completed'; response: StoredResponse }
+  | { outcome: 'completed'; response: StoredResponse; resource?: string }
   /** Abandoned (a crash) after it wrote its resource: not run again. */
   | { outcome: 'bound'; resource: string };
 
@@ -102,9 +103,11 @@ export class IdempotencyStore {
         );
         if (abandoned[0]?.abandoned) return { outcome: 'bound', resource: row.resource };
       }
-      if (row.state === 'in_progress') return { outcome: 'in-progress' };
+      const resource = row.resource ?? undefined;
+      if (row.state === 'in_progress') return { outcome: 'in-progress', resource };
       return {
         outcome: 'completed',
+        resource,
         response: {
           status: row.response_status ?? 200,
           body: row.response_body ?? undefined,
@@ -132,7 +135,6 @@ export class IdempotencyStore {
     return affected > 0;
   }
 
-  /** Forgets the attempt holding `lease`, so that the client may retry with the same key. */
   /** Frees the key for a retry (the operation certainly did not happen). */
   async release(tenantId: string, key: string, lease: string): Promise<void> {
     await this.dataSource.query(

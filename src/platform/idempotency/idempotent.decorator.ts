@@ -23,7 +23,9 @@ export function Idempotent(): MethodDecorator {
       description:
         `Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and ` +
         `the same request gets the first answer again, with \`${IDEMPOTENT_REPLAYED_HEADER}: true\`, without doing the operation twice ` +
-        `(client errors are replayed too; after a 5xx the key may be retried). Keys belong to your tenant. Without it, every request runs.`,
+        `(client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown ` +
+        `(\`outcome: unknown\`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the ` +
+        `resource as settled. Keys belong to your tenant. Without it, every request runs.`,
       schema: {
         type: 'string',
         minLength: 1,
@@ -32,7 +34,7 @@ export function Idempotent(): MethodDecorator {
       },
     }),
     ApiProblems({
-      409: `A request with this ${IDEMPOTENCY_KEY_HEADER} is still in progress; retry after Retry-After seconds to get its answer`,
+      409: `A request with this ${IDEMPOTENCY_KEY_HEADER} is still in progress, or its outcome at the provider is not settled yet (\`outcome: unknown\`); retry after Retry-After seconds to get its answer`,
       422: `This ${IDEMPOTENCY_KEY_HEADER} was already used with another request (another operation, path or body)`,
       503: `The ${IDEMPOTENCY_KEY_HEADER} store is unavailable; the request was not processed and may be retried with the same key`,
     }),

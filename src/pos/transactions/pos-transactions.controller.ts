@@ -7,6 +7,7 @@ import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
 import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
 import { Inject } from '@nestjs/common';
+import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
 import type { JsonObject } from '../../platform/common/json.js';
 import {
   ApiPosAnswer,
@@ -40,6 +41,7 @@ export class PosTransactionsController {
   ) {}
 
   @Post()
+  @Idempotent()
   @ApiOperation({
     summary: 'Start a payment or a void on a terminal',
     description:

@@ -5,8 +5,10 @@ import type { JsonObject } from '../../platform/common/json.js';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
 import { outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
 import { PosStore, type PosRowData } from '../store/pos-store.service.js';
+import { POS_TRANSACTIONS } from './pos-bound-resources.js';
 import { refusalOf, refusalProblem } from './pos-refusal.js';
 
 /** What became of a transaction so far: its final result, a refusal, or still in flight (with the latest view). */
@@ -45,6 +47,7 @@ export class PosTransactionsService {
     const kind = request.type === 'void' ? 'pos_void' : 'pos_payment';
     const row = await this.store.begin(tenantId, kind, transactionId, request);
     if (!row) return this.repeat(tenantId, request, waitMs);
+    await bindIdempotentResource(`${POS_TRANSACTIONS}${transactionId}`);
     const outcome = this.send(row);
     this.inFlight.set(row.id, outcome);
     void outcome.finally(() => this.inFlight.delete(row.id));
@@ -83,6 +86,8 @@ export class PosTransactionsService {
         title: 'Unprocessable Content',
         detail: `transactionId ${String(request.transaction_id)} was used for another request; a new payment or void needs a new transactionId`,
       });
+    // An Idempotency-Key first seen here follows the transaction as well, not this answer.
+    await bindIdempotentResource(`${POS_TRANSACTIONS}${row.token as string}`);
     const local = this.inFlight.get(row.id);
     if (local) return this.reply(row, await this.within(local, waitMs));
     return this.reply(row, await this.current(row));
@@ -188,7 +193,7 @@ export class PosTransactionsService {
   }
 
   private reply(row: CardResource, outcome: Outcome | undefined): PosReply {
-    const location = `/v1/pos/transactions/${row.token as string}`;
+    const location = `${POS_TRANSACTIONS}${row.token as string}`;
     if (outcome && 'problem' in outcome) throw outcome.problem;
     if (outcome && 'result' in outcome) return { status: 200, body: outcome.result, location };
     const request = (row.data as PosRowData).request;
