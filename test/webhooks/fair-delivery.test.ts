@@ -4,6 +4,7 @@ import { freePort, runProcess } from '../support/processes.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
 import { Receiver, verifyStandardWebhook } from './receiver.js';
+import { shareRoom } from '../../src/webhooks/webhook-claim.js';
 
 const DEAD_ENDPOINTS = 40;
 const EVENTS_PER_DEAD_ENDPOINT = 500;
@@ -142,11 +143,11 @@ describe('fair webhook delivery', () => {
           ).length,
       ),
     );
-    console.log(
+    process.stdout.write(
       `healthy endpoint latency over ${window} ms with ${waiting} deliveries due elsewhere: ` +
         `${latencies.join(', ')} ms (max ${Math.max(...latencies)}); dead endpoints: ${attempts.length} attempts, ` +
         `at most ${Math.max(...perEndpoint.map((s) => s.length))} per endpoint, shortest pause between two ` +
-        `${gaps.length ? Math.min(...gaps) : '-'} ms, at most ${busiest} in flight at once`,
+        `${gaps.length ? Math.min(...gaps) : '-'} ms, at most ${busiest} in flight at once\n`,
     );
 
     expect(Math.max(...latencies)).toBeLessThan(5000);
@@ -198,9 +199,9 @@ describe('fair webhook delivery', () => {
     // Attempts claimed together start at one instant: an endpoint not yet failing may get several.
     const rounds = starts.map((list) => [...new Set(list)]);
     const gaps = rounds.flatMap((list) => list.slice(1).map((at, i) => at - list[i]));
-    console.log(
+    process.stdout.write(
       `over ${Date.now() - started} ms, 600 deliveries due to 2 refusing endpoints: ${starts.map((s) => s.length).join(' and ')} attempts in ${rounds.map((r) => r.length).join(' and ')} rounds ` +
-        `(pauses ${gaps.join(', ')} ms); the same tenant's healthy endpoint: ${latencies.join(', ')} ms`,
+        `(pauses ${gaps.join(', ')} ms); the same tenant's healthy endpoint: ${latencies.join(', ')} ms\n`,
     );
     expect(healthy.received.filter((r) => r.path === '/hooks?live')).toHaveLength(6);
     expect(Math.max(...latencies)).toBeLessThan(5000);
@@ -226,6 +227,36 @@ describe('fair webhook delivery', () => {
       status: 'active',
     });
   }, 120_000);
+
+  it("shares a replica's room round the endpoints due, within each endpoint's and each tenant's bound", () => {
+    const candidate = (endpointId: string, tenantId: string, failing = false, busy = 0) => ({
+      endpointId,
+      tenantId,
+      failing,
+      busy,
+    });
+    const due = [
+      candidate('a1', 'A'),
+      candidate('b1', 'B'),
+      candidate('a2', 'A', true),
+      candidate('a3', 'A', false, 3),
+      candidate('c1', 'C', false, 1),
+    ];
+    // One each first; then the healthy ones again up to their bound (4 in flight), the tenant's share (3).
+    expect(Object.fromEntries(shareRoom(due, 8, () => 3, 4))).toEqual({
+      a1: 1,
+      b1: 3,
+      a2: 1,
+      a3: 1,
+      c1: 2,
+    });
+    expect(Object.fromEntries(shareRoom(due, 3, () => 3, 4))).toEqual({ a1: 1, b1: 1, a2: 1 });
+    // A tenant whose share this replica already holds gets nothing.
+    expect(Object.fromEntries(shareRoom(due, 8, (tenant) => (tenant === 'A' ? 0 : 4), 4))).toEqual({
+      b1: 4,
+      c1: 3,
+    });
+  });
 
   it('pauses an endpoint failing for 5 days with a webhook_endpoint.paused event, keeps its deliveries, and resumes it through the API and the CLI', async () => {
     const { key, slug } = await gateway.newTenantWithKey('app');
