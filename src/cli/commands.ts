@@ -7,6 +7,7 @@ import { AuditVerifierService } from '../audit/trail/audit-verifier.service.js';
 import { CreateWebhookEndpointRequest } from '../webhooks/dto/webhook.dto.js';
 import { WEBHOOK_EVENT_TYPE_NAMES } from '../webhooks/webhook-event-types.js';
 import { WebhooksService } from '../webhooks/webhooks.service.js';
+import { endpointStatus } from '../webhooks/webhook.entities.js';
 import { validateSync } from 'class-validator';
 import { SetCardCredentialsRequest } from '../card/credentials/card-credentials.dto.js';
 import { CardCredentialsService } from '../card/credentials/card-credentials.service.js';
@@ -282,6 +283,7 @@ COMMANDS['webhook:list'] = {
         url: e.url,
         events: e.eventTypes.join(','),
         created: e.createdAt.toISOString(),
+        status: endpointStatus(e),
         'previous secret until':
           e.previousSecretExpiresAt && e.previousSecretExpiresAt > new Date()
             ? e.previousSecretExpiresAt.toISOString()
@@ -301,6 +303,23 @@ COMMANDS['webhook:remove'] = {
     const endpointId = required(context.args, 1, '<endpoint id>');
     await webhooksOf(context).removeEndpoint(await tenantIdOf(context), endpointId);
     context.out(`removed webhook endpoint ${endpointId}`);
+    return 0;
+  },
+};
+
+COMMANDS['webhook:resume'] = {
+  summary:
+    'Resume a webhook endpoint paused after failing for WEBHOOK_PAUSE_AFTER_MS; what waits for it is sent',
+  synopsis: 'webhook:resume <tenant slug or id> <endpoint id>',
+  positionals: 2,
+  needsDatabase: true,
+  async run(context) {
+    const endpointId = required(context.args, 1, '<endpoint id>');
+    const endpoint = await webhooksOf(context).resumeEndpoint(
+      await tenantIdOf(context),
+      endpointId,
+    );
+    context.out(`resumed webhook endpoint ${endpoint.id} -> ${endpoint.url}`);
     return 0;
   },
 };

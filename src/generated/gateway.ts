@@ -1649,6 +1649,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/endpoints/{endpointId}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a webhook endpoint
+         * @description For an endpoint paused after failing for WEBHOOK_PAUSE_AFTER_MS (or one backing off): it is attempted again at once, and the events kept for it while paused are sent.
+         */
+        post: operations["resumeWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/endpoints/{endpointId}/rotate-secret": {
         parameters: {
             query?: never;
@@ -3320,14 +3340,14 @@ export interface components {
             /** @description What the endpoint is for */
             description?: string;
             /**
-             * @description The event types sent to this endpoint. `consent.status_changed`: A consent moved to another status; `consent.renewal_due`: An account-information consent needs a fresh SCA or ends soon; `payment.status_changed`: An open-banking payment moved to another status; `card_payment.status_changed`: A card payment moved to another status; `card_refund.status_changed`: A card refund moved to another status; `notification.status_changed`: A provider notification's outcome; `iris_session.status_changed`: An IRIS session moved to another status; `pos_transaction.status_changed`: A POS transaction moved to another status.
+             * @description The event types sent to this endpoint. `consent.status_changed`: A consent moved to another status; `consent.renewal_due`: An account-information consent needs a fresh SCA or ends soon; `payment.status_changed`: An open-banking payment moved to another status; `card_payment.status_changed`: A card payment moved to another status; `card_refund.status_changed`: A card refund moved to another status; `notification.status_changed`: A provider notification's outcome; `iris_session.status_changed`: An IRIS session moved to another status; `pos_transaction.status_changed`: A POS transaction moved to another status; `webhook_endpoint.paused`: A webhook endpoint failed for WEBHOOK_PAUSE_AFTER_MS and is paused until resumed.
              * @example [
              *       "consent.status_changed",
              *       "consent.renewal_due",
              *       "payment.status_changed"
              *     ]
              */
-            eventTypes: ("consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed")[];
+            eventTypes: ("consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused")[];
             /**
              * @description Where events are POSTed. https (http too in sandbox mode); in production never a loopback, link-local, private or metadata address.
              * @example https://app.example.com/portico/webhooks
@@ -4056,23 +4076,42 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             description: string | null;
-            eventTypes: ("consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed")[];
+            eventTypes: ("consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused")[];
+            /**
+             * Format: date-time
+             * @description Since when every attempt to it has failed
+             */
+            failingSince: string | null;
             /** Format: uuid */
             id: string;
+            /** Format: date-time */
+            pausedAt: string | null;
             /**
              * Format: date-time
              * @description Until when the secret before the last rotation still signs (a second signature)
              */
             previousSecretExpiresAt: string | null;
+            /**
+             * @description active; failing (its last attempt failed: it backs off on its own, one attempt at a time); paused (failed for WEBHOOK_PAUSE_AFTER_MS, 5 days: nothing is sent, its events are kept until it is resumed)
+             * @enum {string}
+             */
+            status: "active" | "failing" | "paused";
             url: string;
         };
         WebhookEndpointWithSecret: {
             /** Format: date-time */
             createdAt: string;
             description: string | null;
-            eventTypes: ("consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed")[];
+            eventTypes: ("consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused")[];
+            /**
+             * Format: date-time
+             * @description Since when every attempt to it has failed
+             */
+            failingSince: string | null;
             /** Format: uuid */
             id: string;
+            /** Format: date-time */
+            pausedAt: string | null;
             /**
              * Format: date-time
              * @description Until when the secret before the last rotation still signs (a second signature)
@@ -4080,6 +4119,11 @@ export interface components {
             previousSecretExpiresAt: string | null;
             /** @description The signing secret (Standard Webhooks: `whsec_` + base64). Shown only here, at creation and rotation: store it now. */
             secret: string;
+            /**
+             * @description active; failing (its last attempt failed: it backs off on its own, one attempt at a time); paused (failed for WEBHOOK_PAUSE_AFTER_MS, 5 days: nothing is sent, its events are kept until it is resumed)
+             * @enum {string}
+             */
+            status: "active" | "failing" | "paused";
             url: string;
         };
         WebhookEventData: {
@@ -4092,6 +4136,21 @@ export interface components {
              * @description consent.renewal_due: when the consent stops working unless renewed
              */
             dueAt?: string;
+            /**
+             * Format: uuid
+             * @description webhook_endpoint.paused
+             */
+            endpointId?: string;
+            /**
+             * Format: date-time
+             * @description webhook_endpoint.paused: since when every attempt failed
+             */
+            failingSince?: string;
+            /**
+             * Format: date-time
+             * @description webhook_endpoint.paused
+             */
+            pausedAt?: string;
             /** Format: uuid */
             paymentId?: string;
             /** @description The status before the change */
@@ -4124,7 +4183,7 @@ export interface components {
             /** Format: uuid */
             resourceId: string | null;
             /** @enum {string} */
-            type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed";
+            type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused";
         };
         WebhookEventPage: {
             items: components["schemas"]["WebhookEventView"][];
@@ -4150,7 +4209,7 @@ export interface components {
             /** Format: uuid */
             resourceId: string | null;
             /** @enum {string} */
-            type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed";
+            type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused";
         };
         WebhookPayload: {
             data: components["schemas"]["WebhookEventData"];
@@ -4160,7 +4219,7 @@ export interface components {
              */
             timestamp: string;
             /** @enum {string} */
-            type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed";
+            type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused";
         };
         WebhookReplay: {
             /** @description The new deliveries, one per endpoint now subscribed to the type */
@@ -18309,6 +18368,120 @@ export interface operations {
             };
         };
     };
+    resumeWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Portico's webhook endpoint id */
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointView"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app or admin */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such endpoint for this tenant */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     rotateWebhookSecret: {
         parameters: {
             query?: never;
@@ -18437,7 +18610,7 @@ export interface operations {
                 /** @description Only events about this consent or payment */
                 resourceId?: string;
                 /** @description Only this event type */
-                type?: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed";
+                type?: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused";
             };
             header?: never;
             path?: never;

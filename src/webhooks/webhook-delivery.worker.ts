@@ -14,45 +14,18 @@ import { APP_CONFIG } from '../platform/config/config.module.js';
 import { LOGGER } from '../platform/logging/logging.module.js';
 import { Metrics } from '../platform/metrics/metrics.service.js';
 import { SecretsService } from '../platform/secrets/secrets.service.js';
+import { claimFairly, type ClaimedDelivery } from './webhook-claim.js';
+import { WebhookEndpointHealth } from './webhook-endpoint-health.js';
+import { nextAttemptDelayMs } from './webhook-retry.js';
 import { openWebhookSecret } from './webhook-secrets.js';
 import { sendWebhook, type SendResult } from './webhook-sender.js';
 import { webhookHeaders } from './webhook-signature.js';
 import type { AttemptOutcome } from './webhook.entities.js';
 
-interface ClaimedAttempt {
-  deliveryId: string;
-  eventId: string;
-  endpointId: string;
-  attempt: number;
+export { nextAttemptDelayMs, retryDelayMs } from './webhook-retry.js';
+
+interface ClaimedAttempt extends ClaimedDelivery {
   leaseToken: string;
-}
-
-/** The pause before the attempt after `attempt` failed: the schedule's entry (the last repeats) ± jitter. */
-export function retryDelayMs(
-  attempt: number,
-  schedule: readonly number[],
-  jitterPercent: number,
-  random = Math.random,
-): number {
-  const base = schedule[Math.min(attempt - 1, schedule.length - 1)] ?? 0;
-  const jitter = (base * jitterPercent * (2 * random() - 1)) / 100;
-  return Math.max(0, Math.round(base + jitter));
-}
-
-/**
- * The pause before the next attempt: the schedule's, or longer when the receiver asked for it with
- * Retry-After (429, 503), though never longer than the schedule's longest pause.
- */
-export function nextAttemptDelayMs(
-  attempt: number,
-  result: Pick<SendResult, 'retryAfterMs'>,
-  schedule: readonly number[],
-  jitterPercent: number,
-  random = Math.random,
-): number {
-  const scheduled = retryDelayMs(attempt, schedule, jitterPercent, random);
-  if (result.retryAfterMs === undefined) return scheduled;
-  return Math.max(scheduled, Math.min(result.retryAfterMs, Math.max(0, ...schedule)));
 }
 
 const truncate = (text: string | undefined) =>
@@ -65,13 +38,16 @@ const truncate = (text: string | undefined) =>
  * of N replicas exactly one runs each attempt; it signs and POSTs, records the outcome, and schedules
  * the next attempt (back-off with jitter) or dead-letters the delivery after WEBHOOK_MAX_ATTEMPTS. A
  * replica killed mid-attempt leaves a lease that expires: the attempt is recorded as lease-expired and
- * the delivery is attempted again, by any replica.
+ * the delivery is attempted again, by any replica. Attempts are shared fairly (webhook-claim.ts): per
+ * endpoint and per tenant, so that one endpoint's or tenant's backlog never holds the others'.
  */
 @Injectable()
 export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;
   private claiming?: Promise<unknown>;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Attempts in flight on this replica, by tenant (each tenant's share is bounded). */
+  private readonly tenantInFlight = new Map<string, number>();
   private stopping = false;
   /** This replica, as attempt rows name it. */
   readonly workerName = `${hostname()}/${process.pid}`.slice(0, 100);
@@ -82,6 +58,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly metrics: Metrics,
     private readonly secrets: SecretsService,
+    private readonly health: WebhookEndpointHealth,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -112,6 +89,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
       return 0;
     }
     for (const attempt of claimed) {
+      this.tenantInFlight.set(
+        attempt.tenantId,
+        (this.tenantInFlight.get(attempt.tenantId) ?? 0) + 1,
+      );
       const running = this.attempt(attempt)
         .catch((error: unknown) =>
           this.logger.error(
@@ -119,7 +100,12 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
             'webhook attempt failed to complete; its lease will expire and it is retried',
           ),
         )
-        .finally(() => this.inFlight.delete(running));
+        .finally(() => {
+          this.inFlight.delete(running);
+          const left = (this.tenantInFlight.get(attempt.tenantId) ?? 1) - 1;
+          if (left > 0) this.tenantInFlight.set(attempt.tenantId, left);
+          else this.tenantInFlight.delete(attempt.tenantId);
+        });
       this.inFlight.add(running);
     }
     return claimed.length;
@@ -136,33 +122,31 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
     }
   }
 
-  private async claim(limit: number): Promise<ClaimedAttempt[]> {
-    const { maxAttempts, leaseMs } = this.config.webhooks;
+  private async claim(room: number): Promise<ClaimedAttempt[]> {
+    const { maxAttempts, leaseMs, endpointConcurrency, concurrency, tenantSharePercent } =
+      this.config.webhooks;
+    const tenantShare = Math.max(1, Math.floor((concurrency * tenantSharePercent) / 100));
     const leaseToken = randomUUID();
     return this.dataSource.transaction(async (manager) => {
       // A delivery whose last attempt's worker died after the last allowed attempt: dead-lettered.
       const [dead] = (await manager.query(
         `UPDATE webhook_deliveries SET status = 'dead', lease_until = NULL, lease_token = NULL
           WHERE id IN (SELECT id FROM webhook_deliveries
-                        WHERE status = 'pending' AND attempts >= $1 AND lease_until < now()
+                        WHERE lease_token IS NOT NULL AND status = 'pending' AND attempts >= $1
+                          AND lease_until < now()
                         FOR UPDATE SKIP LOCKED)
           RETURNING id`,
         [maxAttempts],
       )) as [{ id: string }[], number];
-      const [rows] = (await manager.query(
-        `UPDATE webhook_deliveries d
-            SET attempts = d.attempts + 1,
-                lease_until = now() + make_interval(secs => $3::double precision / 1000),
-                lease_token = $4
-          WHERE d.id IN (SELECT id FROM webhook_deliveries
-                          WHERE status = 'pending' AND next_attempt_at <= now() AND attempts < $1
-                            AND (lease_until IS NULL OR lease_until < now())
-                          ORDER BY next_attempt_at LIMIT $2
-                          FOR UPDATE SKIP LOCKED)
-          RETURNING d.id, d.event_id, d.endpoint_id, d.attempts`,
-        [maxAttempts, limit, leaseMs, leaseToken],
-      )) as [{ id: string; event_id: string; endpoint_id: string; attempts: number }[], number];
-      const touched = [...dead.map((row) => row.id), ...rows.map((row) => row.id)];
+      const rows = await claimFairly(manager, {
+        room,
+        tenantRoom: (tenantId) => tenantShare - (this.tenantInFlight.get(tenantId) ?? 0),
+        endpointConcurrency,
+        maxAttempts,
+        leaseMs,
+        leaseToken,
+      });
+      const touched = [...dead.map((row) => row.id), ...rows.map((row) => row.deliveryId)];
       if (touched.length > 0) {
         // The attempt a dead worker left in flight.
         const [, expired] = (await manager.query(
@@ -178,15 +162,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
         await manager.query(
           `INSERT INTO webhook_attempts (delivery_id, event_id, endpoint_id, attempt, worker, started_at)
            VALUES ($1, $2, $3, $4, $5, now())`,
-          [row.id, row.event_id, row.endpoint_id, row.attempts, this.workerName],
+          [row.deliveryId, row.eventId, row.endpointId, row.attempt, this.workerName],
         );
-      return rows.map((row) => ({
-        deliveryId: row.id,
-        eventId: row.event_id,
-        endpointId: row.endpoint_id,
-        attempt: row.attempts,
-        leaseToken,
-      }));
+      return rows.map((row) => ({ ...row, leaseToken }));
     });
   }
 
@@ -257,7 +235,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
           WHERE id = $1 AND lease_token = $2`,
         [claimed.deliveryId, claimed.leaseToken, next, delayMs],
       )) as [unknown, number];
-      return affected === 1;
+      if (affected !== 1) return false;
+      if (delivered) await this.health.delivered(manager, claimed.endpointId);
+      else await this.health.failed(manager, claimed.endpointId, result);
+      return true;
     });
     const fields = {
       eventId: claimed.eventId,

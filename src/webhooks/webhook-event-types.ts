@@ -22,6 +22,10 @@ export const WEBHOOK_EVENT_TYPES = {
     sent: true,
     about: 'A POS transaction moved to another status',
   },
+  'webhook_endpoint.paused': {
+    sent: true,
+    about: 'A webhook endpoint failed for WEBHOOK_PAUSE_AFTER_MS and is paused until resumed',
+  },
 } as const satisfies Record<string, { sent: boolean; about: string }>;
 
 export type WebhookEventType = keyof typeof WEBHOOK_EVENT_TYPES;

@@ -47,7 +47,31 @@ export class WebhookEndpoint {
   /** Removed endpoints are kept (their attempts name them) but receive nothing more. */
   @Column({ name: 'removed_at', type: 'timestamptz', nullable: true })
   removedAt: Date | null;
+
+  /** Since when every attempt has failed (null: the last one was delivered, or none failed yet). */
+  @Column({ name: 'failing_since', type: 'timestamptz', nullable: true })
+  failingSince: Date | null;
+
+  @Column({ name: 'consecutive_failures', type: 'integer', default: 0 })
+  consecutiveFailures: number;
+
+  /** The endpoint's own back-off: none of its deliveries is attempted before this. */
+  @Column({ name: 'retry_at', type: 'timestamptz', nullable: true })
+  retryAt: Date | null;
+
+  /** Paused after failing for WEBHOOK_PAUSE_AFTER_MS: its deliveries wait until it is resumed. */
+  @Column({ name: 'paused_at', type: 'timestamptz', nullable: true })
+  pausedAt: Date | null;
+
+  /** When a worker last took deliveries of it: the least recently served endpoint goes first. */
+  @Column({ name: 'last_claimed_at', type: 'timestamptz', nullable: true })
+  lastClaimedAt: Date | null;
 }
+
+export type WebhookEndpointStatus = 'active' | 'failing' | 'paused';
+
+export const endpointStatus = (endpoint: WebhookEndpoint): WebhookEndpointStatus =>
+  endpoint.pausedAt ? 'paused' : endpoint.failingSince ? 'failing' : 'active';
 
 /** One event, written in the transaction of the change it reports (the outbox). */
 @Entity({ name: 'webhook_events' })
@@ -86,7 +110,11 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** One event to one endpoint (a replay is a new delivery): attempted until a 2xx or dead-lettered. */
 @Entity({ name: 'webhook_deliveries' })
-@Index(['status', 'nextAttemptAt'])
+// What the worker's selection reads: an endpoint's due deliveries, and its attempts in flight.
+@Index('IDX_webhook_deliveries_pending', ['endpointId', 'nextAttemptAt'], {
+  where: "status = 'pending'",
+})
+@Index('IDX_webhook_deliveries_leased', ['endpointId'], { where: 'lease_token IS NOT NULL' })
 @Index(['eventId'])
 export class WebhookDelivery {
   @PrimaryGeneratedColumn('uuid')

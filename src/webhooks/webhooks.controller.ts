@@ -93,6 +93,24 @@ export class WebhooksController {
     await this.webhooks.removeEndpoint(principal.tenantId, params.endpointId);
   }
 
+  @Post('endpoints/:endpointId/resume')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Resume a webhook endpoint',
+    description:
+      'For an endpoint paused after failing for WEBHOOK_PAUSE_AFTER_MS (or one backing off): it is attempted again at once, and the events kept for it while paused are sent.',
+  })
+  @ApiOkResponse({ type: WebhookEndpointView })
+  @ApiProblems({ 404: 'No such endpoint for this tenant' })
+  async resumeWebhookEndpoint(
+    @CurrentPrincipal() principal: Principal,
+    @Param() params: EndpointParams,
+  ): Promise<WebhookEndpointView> {
+    return WebhookEndpointView.of(
+      await this.webhooks.resumeEndpoint(principal.tenantId, params.endpointId),
+    );
+  }
+
   @Post('endpoints/:endpointId/rotate-secret')
   @HttpCode(200)
   @ApiOperation({

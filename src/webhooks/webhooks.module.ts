@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { SecretsModule } from '../platform/secrets/secrets.module.js';
 import { ConsentRenewalDueJob } from './consent-renewal-due.job.js';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker.js';
+import { WebhookEndpointHealth } from './webhook-endpoint-health.js';
 import { WebhookOutboxModule } from './webhook-outbox.module.js';
 import { WEBHOOK_ENTITIES } from './webhook.entities.js';
 import { WebhooksController } from './webhooks.controller.js';
@@ -20,7 +21,7 @@ export class WebhooksCoreModule {}
 @Module({
   imports: [WebhooksCoreModule, WebhookOutboxModule, SecretsModule],
   controllers: [WebhooksController],
-  providers: [WebhookDeliveryWorker, ConsentRenewalDueJob],
+  providers: [WebhookDeliveryWorker, WebhookEndpointHealth, ConsentRenewalDueJob],
   exports: [WebhookDeliveryWorker, ConsentRenewalDueJob],
 })
 export class WebhooksModule {}

@@ -108,6 +108,27 @@ export class WebhooksService {
     });
   }
 
+  /**
+   * Sends to the endpoint again now: its pause and back-off end, and what waits for it is due at once
+   * (each delivery keeps its attempts; those dead-lettered are replayed one by one).
+   */
+  async resumeEndpoint(tenantId: string, endpointId: string): Promise<WebhookEndpoint> {
+    const endpoint = await this.findEndpoint(tenantId, endpointId);
+    await this.dataSource.transaction(async (manager) => {
+      await manager.update(
+        WebhookEndpoint,
+        { id: endpoint.id },
+        { pausedAt: null, failingSince: null, consecutiveFailures: 0, retryAt: null },
+      );
+      await manager.query(
+        `UPDATE webhook_deliveries SET next_attempt_at = now()
+          WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at > now()`,
+        [endpoint.id],
+      );
+    });
+    return this.findEndpoint(tenantId, endpointId);
+  }
+
   /** A new secret; the old one keeps signing (a second signature) for WEBHOOK_SECRET_GRACE_MS. */
   async rotateSecret(tenantId: string, endpointId: string): Promise<WebhookEndpointWithSecret> {
     const endpoint = await this.findEndpoint(tenantId, endpointId);

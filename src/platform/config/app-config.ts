@@ -112,6 +112,12 @@ export interface AppConfig {
     workerIntervalMs: number;
     /** Attempts a worker runs at once. */
     concurrency: number;
+    /** Attempts to one endpoint in flight at once, over all replicas (a failing endpoint: one). */
+    endpointConcurrency: number;
+    /** The share of a replica's attempts at once that one tenant may hold (at least one attempt). */
+    tenantSharePercent: number;
+    /** An endpoint whose attempts have all failed for this long is paused (webhook_endpoint.paused). */
+    pauseAfterMs: number;
     /** The pause before retry n (the last one repeats), each varied by ± jitterPercent. */
     retryScheduleMs: number[];
     jitterPercent: number;
@@ -360,6 +366,18 @@ export const VARIABLES = {
     default: '1000',
   },
   WEBHOOK_CONCURRENCY: { doc: 'Webhook attempts one replica runs at once', default: '8' },
+  WEBHOOK_ENDPOINT_CONCURRENCY: {
+    doc: 'Webhook attempts to one endpoint in flight at once, over all replicas (an endpoint that is failing gets one)',
+    default: '4',
+  },
+  WEBHOOK_TENANT_SHARE_PERCENT: {
+    doc: "The share of a replica's WEBHOOK_CONCURRENCY one tenant's deliveries may hold at once (at least one attempt), so that no tenant's backlog holds the others'",
+    default: '50',
+  },
+  WEBHOOK_PAUSE_AFTER_MS: {
+    doc: 'A webhook endpoint whose every attempt has failed for this long is paused (a webhook_endpoint.paused event) until resumed through the API or the CLI',
+    default: '432000000',
+  },
   WEBHOOK_RETRY_SCHEDULE_MS: {
     doc: 'Comma-separated pauses before each webhook retry (the last repeats), in milliseconds',
     default: '5000,30000,120000,600000,3600000,14400000,43200000',
@@ -599,6 +617,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     webhooks: {
       workerIntervalMs: integer('WEBHOOK_WORKER_INTERVAL_MS', 0, 3_600_000),
       concurrency: integer('WEBHOOK_CONCURRENCY', 1, 256),
+      endpointConcurrency: integer('WEBHOOK_ENDPOINT_CONCURRENCY', 1, 256),
+      tenantSharePercent: integer('WEBHOOK_TENANT_SHARE_PERCENT', 1, 100),
+      pauseAfterMs: integer('WEBHOOK_PAUSE_AFTER_MS', 1, 365 * 86_400_000),
       retryScheduleMs: integers('WEBHOOK_RETRY_SCHEDULE_MS', 0, 7 * 86_400_000),
       jitterPercent: integer('WEBHOOK_RETRY_JITTER_PERCENT', 0, 100),
       maxAttempts: integer('WEBHOOK_MAX_ATTEMPTS', 1, 100),

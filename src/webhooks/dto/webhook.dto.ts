@@ -26,9 +26,11 @@ import {
 import {
   ATTEMPT_OUTCOMES,
   DELIVERY_STATUSES,
+  endpointStatus,
   type AttemptOutcome,
   type DeliveryStatus,
   type WebhookEndpoint,
+  type WebhookEndpointStatus,
 } from '../webhook.entities.js';
 
 const URL_PATTERN = '^https?://[^\\s]+$';
@@ -124,6 +126,25 @@ export class WebhookEndpointView {
   })
   previousSecretExpiresAt: string | null;
 
+  @ApiProperty({
+    description:
+      'active; failing (its last attempt failed: it backs off on its own, one attempt at a time); paused (failed for WEBHOOK_PAUSE_AFTER_MS, 5 days: nothing is sent, its events are kept until it is resumed)',
+    enum: ['active', 'failing', 'paused'],
+  })
+  status: WebhookEndpointStatus;
+
+  @ApiProperty({
+    description: 'Since when every attempt to it has failed',
+    format: 'date-time',
+    maxLength: 40,
+    nullable: true,
+    type: String,
+  })
+  failingSince: string | null;
+
+  @ApiProperty({ format: 'date-time', maxLength: 40, nullable: true, type: String })
+  pausedAt: string | null;
+
   static of(endpoint: WebhookEndpoint): WebhookEndpointView {
     const live =
       endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > new Date()
@@ -136,6 +157,9 @@ export class WebhookEndpointView {
       description: endpoint.description,
       createdAt: endpoint.createdAt.toISOString(),
       previousSecretExpiresAt: live,
+      status: endpointStatus(endpoint),
+      failingSince: endpoint.failingSince?.toISOString() ?? null,
+      pausedAt: endpoint.pausedAt?.toISOString() ?? null,
     };
   }
 }
@@ -220,6 +244,23 @@ export class WebhookEventData {
 
   @ApiPropertyOptional({ format: 'uuid', maxLength: 36 })
   paymentId?: string;
+
+  @ApiPropertyOptional({ description: 'webhook_endpoint.paused', format: 'uuid', maxLength: 36 })
+  endpointId?: string;
+
+  @ApiPropertyOptional({
+    description: 'webhook_endpoint.paused: since when every attempt failed',
+    format: 'date-time',
+    maxLength: 40,
+  })
+  failingSince?: string;
+
+  @ApiPropertyOptional({
+    description: 'webhook_endpoint.paused',
+    format: 'date-time',
+    maxLength: 40,
+  })
+  pausedAt?: string;
 
   @ApiPropertyOptional({ description: 'The status before the change', ...STATUS_TEXT })
   previousStatus?: string;

@@ -12,8 +12,9 @@ import { AuditRetention1795436538899 } from './1795436538899-AuditRetention.js';
 import { ConsentRenewal1795437310415 } from './1795437310415-ConsentRenewal.js';
 import { CardApi1795441852748 } from './1795441852748-CardApi.js';
 import { Webhooks1795442559223 } from './1795442559223-Webhooks.js';
-
 import { SealedWebhookSecrets1795450000000 } from './1795450000000-SealedWebhookSecrets.js';
+import { FairWebhookDelivery1795697863078 } from './1795697863078-FairWebhookDelivery.js';
+
 export const MIGRATIONS = [
   Initial1795216535010,
   Idempotency1795218343178,
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   CardApi1795441852748,
   Webhooks1795442559223,
   SealedWebhookSecrets1795450000000,
+  FairWebhookDelivery1795697863078,
 ];
