@@ -23,7 +23,7 @@ export class PosInDoubtResolver implements OnModuleInit {
     this.settlers.register({ name: 'pos', settle: () => this.resolveOnce() });
   }
 
-  resolveOnce(olderThanMs = this.config.upstreams.pos.http.deadlineMs): Promise<number> {
+  resolveOnce(olderThanMs = this.config.upstreams.pos.paymentDeadlineMs): Promise<number> {
     return this.store.settleInDoubt(olderThanMs, (row) => this.transactions.resolve(row));
   }
 }

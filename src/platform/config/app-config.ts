@@ -78,8 +78,10 @@ export interface AppConfig {
       baseUrl?: string;
       /** CAs of its server certificate: the card API's (UPSTREAM_CARD_CA_FILE; same provider). */
       caFile?: string;
-      /** Its own deadline and pool: a payment call lasts as long as the payer at the terminal. */
+      /** Its own pool; its reads get the read deadline (UPSTREAM_DEADLINE_MS) like every upstream. */
       http: UpstreamHttpConfig;
+      /** The deadline of the payment call alone: it lasts as long as the payer at the terminal. */
+      paymentDeadlineMs: number;
       /** The longest a facade request waits for a terminal before answering 202. */
       syncWaitMs: number;
     };
@@ -306,7 +308,7 @@ export const VARIABLES = {
     doc: "The provider's POS terminal interface base address ({base_url}; paths carry /pos/v1); unset in sandbox mode: the sandbox's POS listener",
   },
   UPSTREAM_POS_DEADLINE_MS: {
-    doc: 'How long one POS call may last: the provider holds a payment until the terminal decides, and its clients must wait at least 180 s (at least 180000 in production)',
+    doc: 'How long a POS payment call may last: the provider holds it until the terminal decides, and its clients must wait at least 180 s (at least 180000 in production); every other POS call has UPSTREAM_DEADLINE_MS',
     default: '200000',
   },
   UPSTREAM_POS_POOL_CONNECTIONS: {
@@ -527,14 +529,15 @@ export function loadConfig(env: Env = process.env): AppConfig {
       openMs: integer('UPSTREAM_BREAKER_OPEN_MS', 1, 600_000),
     },
   });
-  // A POS payment waits for the payer: the whole call (answer headers included) gets the POS deadline.
+  const posPaymentDeadlineMs = integer('UPSTREAM_POS_DEADLINE_MS', 1, 600_000);
+  // A POS payment waits for the payer: its answer headers may take the whole payment deadline (the
+  // seam's deadline, per operation, ends every other call sooner).
   const posHttp = (): UpstreamHttpConfig => {
-    const deadlineMs = integer('UPSTREAM_POS_DEADLINE_MS', 1, 600_000);
+    const ordinary = upstreamHttp();
     return {
-      ...upstreamHttp(),
-      headersTimeoutMs: deadlineMs,
+      ...ordinary,
+      headersTimeoutMs: Math.max(ordinary.headersTimeoutMs, posPaymentDeadlineMs),
       poolConnections: integer('UPSTREAM_POS_POOL_CONNECTIONS', 1, 4096),
-      deadlineMs,
       // Its reads are cheap and its writes never retried; one retry of a read is enough.
       retryDelaysMs: [200],
     };
@@ -596,6 +599,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
         baseUrl: url('UPSTREAM_POS_BASE_URL', ['https:']),
         caFile: raw('UPSTREAM_CARD_CA_FILE'),
         http: posHttp(),
+        paymentDeadlineMs: posPaymentDeadlineMs,
         syncWaitMs: integer('POS_SYNC_WAIT_MS', 0, 600_000),
       },
     },
@@ -651,7 +655,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     problems.push(
       `METRICS_PORT: must differ from PORT (${port}); metrics are not served on the API port`,
     );
-  if (mode === 'production' && config.upstreams.pos.http.deadlineMs < 180_000)
+  if (mode === 'production' && config.upstreams.pos.paymentDeadlineMs < 180_000)
     problems.push(
       'UPSTREAM_POS_DEADLINE_MS: must be at least 180000 (the provider asks POS clients to wait 180 s)',
     );

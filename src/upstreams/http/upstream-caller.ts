@@ -24,8 +24,13 @@ export interface UpstreamProfile {
 }
 
 export interface UpstreamPolicy {
-  /** The whole time one facade request may spend on this upstream, retries included. */
+  /** The whole time one facade request may spend on this upstream, retries included (the read deadline). */
   deadlineMs: number;
+  /**
+   * Operations the provider holds open longer (a POS payment, while the payer decides), with their own
+   * deadline from the call's start; they neither take nor spend the request's deadline.
+   */
+  operationDeadlinesMs?: Readonly<Record<string, number>>;
   /** Pauses before each retry of a safe read; its length is the number of retries. */
   retryDelaysMs: number[];
   breaker: BreakerPolicy;
@@ -161,7 +166,7 @@ export class UpstreamCaller {
 
   async call<T>(call: UpstreamCall, send: SendCall<T>): Promise<UpstreamAnswer<T>> {
     const started = performance.now();
-    const deadline = this.deadline();
+    const deadline = this.deadline(call.operation);
     const key = call.breakerKey ?? '*';
     const attempts = call.safe ? this.policy.retryDelaysMs.length + 1 : 1;
     for (let attempt = 1; ; attempt++) {
@@ -228,8 +233,18 @@ export class UpstreamCaller {
     });
   }
 
-  /** The end of this facade request's time with the upstream: set by its first call. */
-  private deadline(): number {
+  /** How long a call of this operation may take: its own deadline, or the read deadline. */
+  deadlineMsOf(operation: string): number {
+    return this.policy.operationDeadlinesMs?.[operation] ?? this.policy.deadlineMs;
+  }
+
+  /**
+   * The end of this call's time with the upstream: an operation with a deadline of its own counts from
+   * its start; any other shares the facade request's deadline, set by the first of them.
+   */
+  private deadline(operation: string): number {
+    const own = this.policy.operationDeadlinesMs?.[operation];
+    if (own !== undefined) return Date.now() + own;
     const context = requestContext.getStore();
     const fresh = Date.now() + this.policy.deadlineMs;
     if (!context) return fresh;

@@ -51,10 +51,16 @@ export const POS_TRANSPORT = Symbol('POS_TRANSPORT');
         metrics: Metrics,
         credentials: CardCredentialsService,
       ) => {
-        const { http } = config.upstreams.pos;
+        const { http, paymentDeadlineMs } = config.upstreams.pos;
         const caller = new UpstreamCaller(
           { name: 'pos', displayName: 'the POS provider', parseErrorBody: parsePosError },
-          { deadlineMs: http.deadlineMs, retryDelaysMs: http.retryDelaysMs, breaker: http.breaker },
+          {
+            deadlineMs: http.deadlineMs,
+            // Only the call that starts a payment (or void) waits for the terminal.
+            operationDeadlinesMs: { createPosTransaction: paymentDeadlineMs },
+            retryDelaysMs: http.retryDelaysMs,
+            breaker: http.breaker,
+          },
           logger,
           metrics,
         );
