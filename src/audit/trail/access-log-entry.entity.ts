@@ -57,6 +57,13 @@ export class AccessLogEntry {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
+  /**
+   * When the call written ahead gives up at the latest, if it has a deadline of its own (a POS
+   * payment); null: the upstreams' read deadline after `created_at`. The sealer waits for it.
+   */
+  @Column({ name: 'deadline_at', type: 'timestamptz', nullable: true })
+  deadlineAt: Date | null;
+
   /** When the outcome was recorded; null while `sent`. */
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt: Date | null;

@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import type { Repository, SelectQueryBuilder } from 'typeorm';
 import { LOGGER } from '../../platform/logging/logging.module.js';
+import { Metrics } from '../../platform/metrics/metrics.service.js';
 import { PlainSql } from '../../platform/database/plain-sql.js';
 import { StatementGroup } from '../../platform/database/statement-group.js';
 import { currentRequestId } from '../../platform/logging/request-context.js';
@@ -16,7 +17,10 @@ import {
 
 /** Who made a call, under what, and on which account: the part of a row known before the call. */
 export type AccessSubject = Pick<AccessLogEntry, 'tenantId' | 'operation' | 'psuPresent'> &
-  Partial<Pick<AccessLogEntry, 'consentId' | 'paymentId' | 'accountId' | 'cardResourceId'>>;
+  Partial<Pick<AccessLogEntry, 'consentId' | 'paymentId' | 'accountId' | 'cardResourceId'>> & {
+    /** The call's own deadline when it has one (a POS payment); unset: the read deadline. */
+    deadlineMs?: number;
+  };
 
 /** How a call ended. */
 export interface AccessOutcome {
@@ -41,10 +45,15 @@ export interface AccessGate {
 
 const INSERT_SENT = `INSERT INTO access_log
          (tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id, outcome,
-          card_resource_id)`;
+          card_resource_id, deadline_at)`;
 
-/** How many parameters a written-ahead row takes ($1…$9); a gate's own parameters follow them. */
-export const SENT_PARAMETERS = 9;
+/** The row's deadline_at from its deadline in milliseconds (null: none of its own), by the database's clock. */
+const deadlineAt = (ms: string) => `now() + make_interval(secs => ${ms} / 1000.0)`;
+
+/** How many parameters a written-ahead row takes ($1…$10); a gate's own parameters follow them. */
+export const SENT_PARAMETERS = 10;
+/** The columns of a row recorded whole ($1…$9, as sentValues gives them). */
+const RECORDED_PARAMETERS = 9;
 /** Where the outcome is among them. */
 const OUTCOME_PARAMETER = 7;
 
@@ -75,7 +84,8 @@ export class AccessLogService implements BeforeApplicationShutdown {
 
   constructor(
     @InjectRepository(AccessLogEntry) private readonly entries: Repository<AccessLogEntry>,
-    @Inject(LOGGER) logger: Logger,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: Metrics,
   ) {
     this.sql = new PlainSql(entries.manager.connection);
     this.soon = new CompletionQueue(
@@ -113,7 +123,7 @@ export class AccessLogService implements BeforeApplicationShutdown {
    * while one statement is in flight are written together by the next one (a group write).
    */
   begin(subject: AccessSubject): Promise<string> {
-    return this.begun.run(sentValues(subject));
+    return this.begun.run([...sentValues(subject), subject.deadlineMs ?? null]);
   }
 
   private readonly begun = new StatementGroup<unknown[], string>(async (rows) => {
@@ -123,11 +133,11 @@ export class AccessLogService implements BeforeApplicationShutdown {
       'access-log:begin-group',
       `${INSERT_SENT}
        SELECT tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id, outcome,
-              card_resource_id
+              card_resource_id, ${deadlineAt('deadline_ms')}
          FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::varchar[], $5::varchar[], $6::boolean[],
-                     $7::uuid[], $8::varchar[], $9::uuid[])
+                     $7::uuid[], $8::varchar[], $9::uuid[], $10::int[])
               WITH ORDINALITY AS r(tenant_id, consent_id, payment_id, operation, account_id, psu_present,
-                                   request_id, outcome, card_resource_id, ord)
+                                   request_id, outcome, card_resource_id, deadline_ms, ord)
         ORDER BY ord
        RETURNING id`,
       Array.from({ length: SENT_PARAMETERS }, (_, index) => column(index)),
@@ -147,10 +157,11 @@ export class AccessLogService implements BeforeApplicationShutdown {
       `access-log:begin:${gate.name}`,
       `WITH ${gate.cte},
        logged AS (
-         ${INSERT_SENT} SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 FROM gate RETURNING id
+         ${INSERT_SENT} SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, ${deadlineAt('$10::int')} FROM gate
+         RETURNING id
        )
        SELECT gate.*, logged.id AS access_log_id FROM gate, logged`,
-      [...sentValues(subject), ...gate.params],
+      [...sentValues(subject), subject.deadlineMs ?? null, ...gate.params],
     );
     if (!row) return undefined;
     return { id: String(row.access_log_id), gate: row };
@@ -160,15 +171,40 @@ export class AccessLogService implements BeforeApplicationShutdown {
    * Records the outcome of a call written ahead; a row is completed once (the trigger refuses more).
    * Completions that arrive while one statement is in flight are written together by the next one
    * (a group write: one round-trip for many concurrent calls); each caller still waits for its row.
+   * Never rejects: the provider's answer stands whatever becomes of its log row. A row that cannot be
+   * completed (sealed, or the database away) keeps `sent`, is logged and counted; false then.
    */
-  complete(id: string, result: AccessOutcome): Promise<void> {
+  complete(id: string, result: AccessOutcome): Promise<boolean> {
     return this.completed.run(completionOf(id, result));
   }
 
-  private readonly completed = new StatementGroup<Completion, void>(async (batch) => {
-    await this.sql.query('access-log:complete', completeSql(1), paramsOf(batch));
-    return batch.map(() => undefined);
+  private readonly completed = new StatementGroup<Completion, boolean>(async (batch) => {
+    try {
+      await this.sql.query('access-log:complete', completeSql(1), paramsOf(batch));
+      return batch.map(() => true);
+    } catch (error) {
+      if (batch.length === 1) return [this.notCompleted(batch[0], error)];
+    }
+    // One row the trigger refuses fails the whole statement: each is written alone, only it is lost.
+    const written: boolean[] = [];
+    for (const completion of batch)
+      written.push(
+        await this.sql.query('access-log:complete', completeSql(1), paramsOf([completion])).then(
+          () => true,
+          (error: unknown) => this.notCompleted(completion, error),
+        ),
+      );
+    return written;
   });
+
+  private notCompleted(completion: Completion, error: unknown): false {
+    this.metrics.recordAccessLogNotCompleted();
+    this.logger.error(
+      { err: error, accessLogId: completion.id, outcome: completion.outcome },
+      'access log row not completed; it keeps `sent`',
+    );
+    return false;
+  }
 
   /**
    * Records the outcome of a call already answered, after the answer: it rides along with the next
@@ -222,7 +258,7 @@ export class AccessLogService implements BeforeApplicationShutdown {
               WITH ORDINALITY AS r(tenant_id, consent_id, payment_id, operation, account_id, psu_present,
                                    request_id, outcome, card_resource_id, upstream_status, latency_ms, ord)
         ORDER BY ord`,
-      Array.from({ length: SENT_PARAMETERS + 2 }, (_, index) => column(index)),
+      Array.from({ length: RECORDED_PARAMETERS + 2 }, (_, index) => column(index)),
     );
     return rows.map(() => undefined);
   });

@@ -26,6 +26,8 @@ import { SENT } from './access-log.service.js';
 export const SEAL_LOCK_KEY = 74_111_002;
 /** How far behind the newest rows the sealer's floor stays (see advanceFloor). */
 const FLOOR_LAG_MS = 10_000;
+/** How long after its call's deadline a row still `sent` waits for the call's outcome to be written. */
+export const OUTCOME_SLACK_MS = 5_000;
 /** Rows sealed per pass and kind; the next pass takes the rest. */
 const BATCH = 2000;
 
@@ -41,7 +43,7 @@ interface Candidate {
  * Seals the audit trail into one hash chain: every AUDIT_SEAL_INTERVAL_MS, under a transaction-scoped
  * advisory lock (one sealer across all replicas, so links are numbered without gaps or forks), it takes
  * the status changes and access-log rows not sealed yet, once they are AUDIT_SEAL_GRACE_MS old (an
- * access-log row still `sent` also waits out the upstream deadline, so it is sealed with its outcome),
+ * access-log row still `sent` also waits out its call's deadline, so it is sealed with its outcome),
  * hashes each row in the database and appends a link per row. The writers of the trail never wait on
  * it. Every AUDIT_CHECKPOINT_INTERVAL_MS the head is signed into a checkpoint.
  */
@@ -80,10 +82,24 @@ export class AuditChainService implements OnApplicationBootstrap, OnApplicationS
     await this.running;
   }
 
-  /** How long a legitimate row may wait to be sealed: the grace, the upstream deadline, two passes. */
+  /**
+   * How long a legitimate row may wait to be sealed: the grace, the read deadline and the outcome's
+   * slack, two passes (from its creation, or from its call's own deadline: deadline_at).
+   */
   windowMs(): number {
     const { sealGraceMs, sealIntervalMs } = this.config.audit;
-    return sealGraceMs + this.config.upstreams.openBanking.http.deadlineMs + 2 * sealIntervalMs;
+    return sealGraceMs + this.readDeadlineMs() + OUTCOME_SLACK_MS + 2 * sealIntervalMs;
+  }
+
+  /** The longest deadline a call written ahead may have (a POS payment's). */
+  longestDeadlineMs(): number {
+    return Math.max(this.readDeadlineMs(), this.config.upstreams.pos.paymentDeadlineMs);
+  }
+
+  /** The deadline of a call with none of its own (deadline_at null): the longest of the upstreams'. */
+  private readDeadlineMs(): number {
+    const { openBanking, card, pos } = this.config.upstreams;
+    return Math.max(openBanking.http.deadlineMs, card.http.deadlineMs, pos.http.deadlineMs);
   }
 
   /** The key checkpoints are signed with, if any. */
@@ -138,14 +154,17 @@ export class AuditChainService implements OnApplicationBootstrap, OnApplicationS
     }
     await manager.query(`SET LOCAL TimeZone = 'UTC'`);
     const grace = this.config.audit.sealGraceMs;
-    const sentGrace = grace + this.config.upstreams.openBanking.http.deadlineMs;
     const candidates: Candidate[] = [];
     for (const kind of CHAINED_KINDS) {
       const { table, at } = CHAINED_TABLES[kind];
       const floor = await this.floorOf(manager, kind);
+      // A row still `sent` waits for its call's deadline (its own, or the read deadline), the time to
+      // write the outcome and the grace: sealed earlier, the call's outcome could not be written to it.
       const waitForOutcome =
         kind === 'access_log'
-          ? `AND (t.outcome <> '${SENT}' OR t.created_at < now() - make_interval(secs => $3 / 1000.0))`
+          ? `AND (t.outcome <> '${SENT}'
+                  OR coalesce(t.deadline_at, t.created_at + make_interval(secs => $3 / 1000.0))
+                     < now() - make_interval(secs => ($2 + ${OUTCOME_SLACK_MS}) / 1000.0))`
           : '';
       const rows = (await manager.query(
         `SELECT t.id, t.tenant_id, ${rowHashSql('t')} AS row_hash, t.${at} AS at
@@ -153,7 +172,7 @@ export class AuditChainService implements OnApplicationBootstrap, OnApplicationS
          WHERE t.id > $1 AND t.${at} < now() - make_interval(secs => $2 / 1000.0) ${waitForOutcome}
            AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id)
          ORDER BY t.id LIMIT ${BATCH}`,
-        kind === 'access_log' ? [floor, grace, sentGrace] : [floor, grace],
+        kind === 'access_log' ? [floor, grace, this.readDeadlineMs()] : [floor, grace],
       )) as Omit<Candidate, 'kind'>[];
       candidates.push(...rows.map((row) => ({ ...row, kind, id: String(row.id) })));
     }

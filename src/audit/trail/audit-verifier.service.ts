@@ -57,6 +57,15 @@ const BATCH = 5000;
  * its number), then that no row older than the sealing window is outside the chain and that no row
  * was sealed long after its own timestamp (a back-dated insert). Reports the first break.
  */
+/**
+ * When an access-log row (aliased `alias`) may legitimately be sealed from: its creation, or its call's
+ * own deadline (a POS payment), never later than the longest deadline any call has (`longestMs`, a
+ * parameter) after its creation, so that a row inserted after the fact cannot claim a far one.
+ */
+function dueAt(alias: string, longestMs: string): string {
+  return `least(coalesce(${alias}.deadline_at, ${alias}.created_at), ${alias}.created_at + make_interval(secs => ${longestMs} / 1000.0))`;
+}
+
 @Injectable()
 export class AuditVerifierService {
   constructor(
@@ -156,18 +165,18 @@ export class AuditVerifierService {
         previous = cut.chain_hash;
       }
       // A row dated well before rows sealed ahead of it was written around the sealer: back-dated.
-      const lateSealMs = options.lateSealMs ?? this.chainWindowMs() + 60_000;
+      const lateSealMs = options.lateSealMs ?? this.chain.windowMs() + 60_000;
       let newestSealed = 0;
       for (;;) {
         const rows = (await runner.query(
           `SELECT c.seq, c.entry_kind, c.entry_id, c.row_hash, c.chain_hash, c.sealed_at,
                   CASE c.entry_kind WHEN 'status_change' THEN ${rowHashSql('s')} ELSE ${rowHashSql('a')} END AS current_hash,
-                  coalesce(s.changed_at, a.created_at) AS at
+                  coalesce(s.changed_at, ${dueAt('a', '$2')}) AS at
            FROM audit_chain c
            LEFT JOIN status_changes s ON c.entry_kind = 'status_change' AND s.id = c.entry_id
            LEFT JOIN access_log a ON c.entry_kind = 'access_log' AND a.id = c.entry_id
            WHERE c.seq >= $1 ORDER BY c.seq LIMIT ${BATCH}`,
-          [expected.toString()],
+          [expected.toString(), this.chain.longestDeadlineMs()],
         )) as {
           seq: string;
           entry_kind: ChainedKind;
@@ -293,23 +302,19 @@ export class AuditVerifierService {
     }
   }
 
-  /** How long a legitimate row may wait to be sealed: the grace, the upstream deadline, a pass. */
-  private chainWindowMs(): number {
-    return this.chain.windowMs();
-  }
-
   private async firstUnsealed(manager: DataSource['manager']): Promise<ChainBreak | null> {
-    const window = this.chainWindowMs() + 60_000;
+    const window = this.chain.windowMs() + 60_000;
     for (const [kind, { table, at }] of Object.entries(CHAINED_TABLES) as [
       ChainedKind,
       { table: string; at: string },
     ][]) {
+      const due = kind === 'access_log' ? dueAt('t', '$2') : `t.${at}`;
       const [row] = (await manager.query(
         `SELECT t.id, t.${at} AS at FROM ${table} t
-         WHERE t.${at} < now() - make_interval(secs => $1 / 1000.0)
+         WHERE ${due} < now() - make_interval(secs => $1 / 1000.0)
            AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id)
          ORDER BY t.id LIMIT 1`,
-        [window],
+        kind === 'access_log' ? [window, this.chain.longestDeadlineMs()] : [window],
       )) as { id: string; at: Date }[];
       if (row)
         return {

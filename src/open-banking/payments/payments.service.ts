@@ -237,7 +237,7 @@ export class PaymentsService {
     upstreamStatus: number | null,
     outcome: string,
     started: number,
-  ): Promise<void> {
+  ): Promise<boolean> {
     return this.accessLog.complete(logId, {
       outcome,
       upstreamStatus,

@@ -82,6 +82,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly accessLogNotCompleted = new Counter({
+    name: 'portico_access_log_not_completed_total',
+    help: 'Access-log rows whose outcome could not be written (sealed, or the database away): they keep `sent`',
+    registers: [this.registry],
+  });
+
   private poolSource?: () => PoolCounts | undefined;
 
   constructor() {
@@ -133,6 +139,10 @@ export class Metrics {
 
   recordWebhookAttempt(outcome: string): void {
     this.webhookAttempts.inc({ outcome });
+  }
+
+  recordAccessLogNotCompleted(): void {
+    this.accessLogNotCompleted.inc();
   }
 
   /** Where the pool gauge reads its counts at each scrape; undefined counts leave it empty. */

@@ -130,8 +130,9 @@ export class PosStore {
   }
 
   /**
-   * Calls the provider for a tenant, written ahead in the access log (about `row` when given) and
-   * completed after; answers refusals (4xx) for the caller to read, rethrows failures of the seam.
+   * Calls the provider for a tenant, written ahead in the access log (about `row` when given, with the
+   * operation's deadline) and completed after; answers refusals (4xx) for the caller to read, rethrows
+   * failures of the seam. The log row's own fate never changes what the provider answered.
    */
   async call<O extends PosOperation>(
     tenantId: string,
@@ -145,6 +146,7 @@ export class PosStore {
       operation,
       psuPresent: false,
       cardResourceId: row?.id,
+      deadlineMs: this.client.caller.deadlineMsOf(operation),
     });
     const latencyMs = () => Math.round(performance.now() - started);
     let answer: UpstreamAnswer<PosAnswer<O>>;

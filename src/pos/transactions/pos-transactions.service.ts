@@ -1,12 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
 import type { CardResource } from '../../card/store/card-resource.entity.js';
 import type { JsonObject } from '../../platform/common/json.js';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
 import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
-import { outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
+import { LOGGER } from '../../platform/logging/logging.module.js';
+import { outcomeUnknown, type UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
 import { PosStore, type PosRowData } from '../store/pos-store.service.js';
 import { POS_TRANSACTIONS } from './pos-bound-resources.js';
 import { refusalOf, refusalProblem } from './pos-refusal.js';
@@ -39,6 +41,7 @@ export class PosTransactionsService {
   constructor(
     private readonly store: PosStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   /** Starts a payment or void (upstream body) and waits at most `waitMs` for the terminal. */
@@ -96,35 +99,51 @@ export class PosTransactionsService {
   /** Sends the transaction and settles its row; never rejects (its outcome is an Outcome). */
   private async send(row: CardResource): Promise<Outcome> {
     const request = (row.data as PosRowData).request;
+    let answer: UpstreamAnswer<unknown>;
     try {
-      const answer = await this.store.call(
-        row.tenantId,
-        'createPosTransaction',
-        { json: request },
-        row,
-      );
-      if (answer.status === 200) {
-        const result = answer.data as unknown as JsonObject;
-        await this.store.settle(row, result, 'upstream-answered');
-        return { result };
-      }
-      if (answer.messages[0]?.code === '10004') {
-        // The terminal did not report within the provider's hold: it may still do so.
-        await this.store.transition(row, 'unknown', 'terminal-did-not-report');
-        return { pending: { status: 'PENDING' } };
-      }
-      const refusal = refusalOf(answer);
-      await this.store.refuse(row, refusal);
-      return { problem: refusalProblem(refusal) };
+      answer = await this.store.call(row.tenantId, 'createPosTransaction', { json: request }, row);
     } catch (error) {
-      if (!outcomeUnknown(error)) {
-        await this.store.transition(row, 'failed', 'upstream-not-sent').catch(() => undefined);
-        return { problem: error as ProblemException };
-      }
-      await this.store.transition(row, 'unknown', 'upstream-outcome-unknown').catch(() => false);
-      // The provider's own handle settles it: the transaction exists under this id, or it does not.
-      return this.lookup(row, 'found-by-transaction-id').catch(() => ({ pending: {} }));
+      return this.unanswered(row, error);
     }
+    try {
+      return await this.answered(row, answer);
+    } catch (error) {
+      // The provider answered but its answer could not be stored: the row stays in flight, and a read
+      // of the transaction (or the resolver) takes the provider's record; never "not sent".
+      this.logger.error(
+        { err: error, cardResourceId: row.id, upstreamStatus: answer.status },
+        'POS answer not stored; the row is settled from the provider later',
+      );
+      return { pending: {} };
+    }
+  }
+
+  /** What the provider answered, stored. */
+  private async answered(row: CardResource, answer: UpstreamAnswer<unknown>): Promise<Outcome> {
+    if (answer.status === 200) {
+      const result = answer.data as JsonObject;
+      await this.store.settle(row, result, 'upstream-answered');
+      return { result };
+    }
+    if (answer.messages[0]?.code === '10004') {
+      // The terminal did not report within the provider's hold: it may still do so.
+      await this.store.transition(row, 'unknown', 'terminal-did-not-report');
+      return { pending: { status: 'PENDING' } };
+    }
+    const refusal = refusalOf(answer);
+    await this.store.refuse(row, refusal);
+    return { problem: refusalProblem(refusal) };
+  }
+
+  /** The call failed in the seam: certainly not sent (failed), or in doubt and looked up by its id. */
+  private async unanswered(row: CardResource, error: unknown): Promise<Outcome> {
+    if (!outcomeUnknown(error)) {
+      await this.store.transition(row, 'failed', 'upstream-not-sent').catch(() => undefined);
+      return { problem: error as ProblemException };
+    }
+    await this.store.transition(row, 'unknown', 'upstream-outcome-unknown').catch(() => false);
+    // The provider's own handle settles it: the transaction exists under this id, or it does not.
+    return this.lookup(row, 'found-by-transaction-id').catch(() => ({ pending: {} }));
   }
 
   /** The row's outcome as stored, or read from the provider while it is in flight. */
@@ -167,7 +186,7 @@ export class PosTransactionsService {
       return { pending: result };
     }
     const callOver =
-      fresh.status === 'unknown' || ageMs(fresh) > this.config.upstreams.pos.http.deadlineMs;
+      fresh.status === 'unknown' || ageMs(fresh) > this.config.upstreams.pos.paymentDeadlineMs;
     if (answer.messages[0]?.code === '10005' && callOver) {
       await this.store.transition(fresh, 'failed', `${cause}:not-at-provider`);
       return {

@@ -14,6 +14,7 @@ import { CardApi1795441852748 } from './1795441852748-CardApi.js';
 import { Webhooks1795442559223 } from './1795442559223-Webhooks.js';
 import { SealedWebhookSecrets1795450000000 } from './1795450000000-SealedWebhookSecrets.js';
 import { FairWebhookDelivery1795697863078 } from './1795697863078-FairWebhookDelivery.js';
+import { AccessLogDeadline1795697933516 } from './1795697933516-AccessLogDeadline.js';
 
 export const MIGRATIONS = [
   Initial1795216535010,
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   Webhooks1795442559223,
   SealedWebhookSecrets1795450000000,
   FairWebhookDelivery1795697863078,
+  AccessLogDeadline1795697933516,
 ];
