@@ -1,4 +1,4 @@
-import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import type { Repository, SelectQueryBuilder } from 'typeorm';
@@ -60,15 +60,21 @@ const OUTCOME_PARAMETER = 7;
 /** How long a completion written after the answer waits for a statement to carry it (completeSoon). */
 export const COMPLETION_DELAY_MS = 5;
 
-/** The statement completing rows written ahead, from four arrays numbered from `$first` (CompletionParams). */
-function completeSql(first: number): string {
+/**
+ * The statement completing rows written ahead, from four arrays numbered from `$first`
+ * (CompletionParams). A row already sealed is left as it is (`sent`) rather than failing the statement:
+ * the trigger would refuse it, and with it every other completion and the statement carrying them.
+ */
+function completeSql(first: number, returning = ''): string {
   const [ids, outcomes, statuses, latencies] = [0, 1, 2, 3].map((offset) => `$${first + offset}`);
   return `UPDATE access_log a
             SET outcome = u.outcome, upstream_status = u.upstream_status, latency_ms = u.latency_ms,
                 completed_at = now()
            FROM unnest(${ids}::bigint[], ${outcomes}::text[], ${statuses}::int[], ${latencies}::int[])
                 AS u(id, outcome, upstream_status, latency_ms)
-          WHERE a.id = u.id AND a.outcome = '${SENT}'`;
+          WHERE a.id = u.id AND a.outcome = '${SENT}'
+            AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = 'access_log' AND c.entry_id = a.id)
+          ${returning}`;
 }
 
 /**
@@ -85,7 +91,8 @@ export class AccessLogService implements BeforeApplicationShutdown {
   constructor(
     @InjectRepository(AccessLogEntry) private readonly entries: Repository<AccessLogEntry>,
     @Inject(LOGGER) private readonly logger: Logger,
-    private readonly metrics: Metrics,
+    // Absent in the CLI, which serves no metrics.
+    @Optional() private readonly metrics?: Metrics,
   ) {
     this.sql = new PlainSql(entries.manager.connection);
     this.soon = new CompletionQueue(
@@ -180,30 +187,32 @@ export class AccessLogService implements BeforeApplicationShutdown {
 
   private readonly completed = new StatementGroup<Completion, boolean>(async (batch) => {
     try {
-      await this.sql.query('access-log:complete', completeSql(1), paramsOf(batch));
-      return batch.map(() => true);
-    } catch (error) {
-      if (batch.length === 1) return [this.notCompleted(batch[0], error)];
-    }
-    // One row the trigger refuses fails the whole statement: each is written alone, only it is lost.
-    const written: boolean[] = [];
-    for (const completion of batch)
-      written.push(
-        await this.sql.query('access-log:complete', completeSql(1), paramsOf([completion])).then(
-          () => true,
-          (error: unknown) => this.notCompleted(completion, error),
-        ),
+      const rows = await this.sql.query<{ id: string }>(
+        'access-log:complete-returning',
+        completeSql(1, 'RETURNING a.id'),
+        paramsOf(batch),
       );
-    return written;
+      const written = new Set(rows.map((row) => String(row.id)));
+      const missed = batch.filter((completion) => !written.has(completion.id));
+      if (missed.length > 0)
+        this.notCompleted(missed, new Error('the row is sealed or was completed already'));
+      return batch.map((completion) => written.has(completion.id));
+    } catch (error) {
+      this.notCompleted(batch, error);
+      return batch.map(() => false);
+    }
   });
 
-  private notCompleted(completion: Completion, error: unknown): false {
-    this.metrics.recordAccessLogNotCompleted();
+  private notCompleted(completions: Completion[], error: unknown): void {
+    this.metrics?.recordAccessLogNotCompleted(completions.length);
     this.logger.error(
-      { err: error, accessLogId: completion.id, outcome: completion.outcome },
+      {
+        err: error,
+        accessLogIds: completions.slice(0, 20).map((completion) => completion.id),
+        rows: completions.length,
+      },
       'access log row not completed; it keeps `sent`',
     );
-    return false;
   }
 
   /**

@@ -141,8 +141,8 @@ export class Metrics {
     this.webhookAttempts.inc({ outcome });
   }
 
-  recordAccessLogNotCompleted(): void {
-    this.accessLogNotCompleted.inc();
+  recordAccessLogNotCompleted(rows: number): void {
+    this.accessLogNotCompleted.inc(rows);
   }
 
   /** Where the pool gauge reads its counts at each scrape; undefined counts leave it empty. */
