@@ -15,6 +15,7 @@ import { CardModule } from './card/card.module.js';
 import { MarketplaceModule } from './card/marketplace/marketplace.module.js';
 import { PosModule } from './pos/pos.module.js';
 import { InDoubtModule } from './platform/in-doubt/in-doubt-settlers.js';
+import { SchedulerModule } from './platform/scheduler/scheduler.js';
 
 /** The gateway: one module per capability, configured by one typed config object. */
 @Module({})
@@ -26,6 +27,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),
         MetricsModule,
+        SchedulerModule,
         DatabaseModule,
         InDoubtModule,
         CertificatesModule,

@@ -7,10 +7,10 @@ import { FundsConfirmationModule } from './funds-confirmation/funds-confirmation
 import { PaymentsModule } from './payments/payments.module.js';
 import { IdempotencyModule } from '../platform/idempotency/idempotency.module.js';
 import { OpenBankingBoundResources } from './bound-resources.js';
-import { InDoubtResolver } from './in-doubt-resolver.service.js';
+import { OpenBankingInDoubtSettler } from './in-doubt-settler.service.js';
 import { ScaCallbackModule } from './sca-callback/sca-callback.module.js';
 
-/** The open-banking facade: one module per capability, and the resolver of writes in doubt. */
+/** The open-banking facade: one module per capability, and its part of the resolver of writes in doubt. */
 @Module({
   imports: [
     BrandsModule,
@@ -22,7 +22,6 @@ import { ScaCallbackModule } from './sca-callback/sca-callback.module.js';
     ScaCallbackModule,
     IdempotencyModule,
   ],
-  providers: [InDoubtResolver, OpenBankingBoundResources],
-  exports: [InDoubtResolver],
+  providers: [OpenBankingInDoubtSettler, OpenBankingBoundResources],
 })
 export class OpenBankingModule {}

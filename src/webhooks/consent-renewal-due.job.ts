@@ -1,9 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
@@ -11,6 +6,7 @@ import { SCA_RENEWAL_DAYS } from '../open-banking/consents/consent.entity.js';
 import type { AppConfig } from '../platform/config/app-config.js';
 import { APP_CONFIG } from '../platform/config/config.module.js';
 import { LOGGER } from '../platform/logging/logging.module.js';
+import { Scheduler } from '../platform/scheduler/scheduler.js';
 import { WebhookOutboxService } from './webhook-outbox.service.js';
 
 /** The advisory lock one replica holds while it looks for renewals due. */
@@ -24,31 +20,21 @@ const DAY_MS = 86_400_000;
  * once (the event's dedupe key): a fresh SCA moves the due date, and a new warning follows in time.
  */
 @Injectable()
-export class ConsentRenewalDueJob implements OnApplicationBootstrap, OnApplicationShutdown {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
-
+export class ConsentRenewalDueJob implements OnModuleInit {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly outbox: WebhookOutboxService,
+    private readonly scheduler: Scheduler,
   ) {}
 
-  onApplicationBootstrap(): void {
-    const { renewalIntervalMs } = this.config.webhooks;
-    if (renewalIntervalMs === 0) return;
-    this.timer = setInterval(() => {
-      this.running ??= this.run()
-        .catch((error: unknown) => this.logger.error({ err: error }, 'renewal-due job failed'))
-        .finally(() => (this.running = undefined));
-    }, renewalIntervalMs);
-    this.timer.unref();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+  onModuleInit(): void {
+    this.scheduler.register({
+      name: 'consent-renewal-due',
+      intervalMs: this.config.webhooks.renewalIntervalMs,
+      run: () => this.run(),
+    });
   }
 
   /** One pass: returns how many events it recorded (0 when another replica holds the lock). */

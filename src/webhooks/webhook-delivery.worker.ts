@@ -1,9 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -12,6 +7,7 @@ import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../platform/config/app-config.js';
 import { APP_CONFIG } from '../platform/config/config.module.js';
 import { LOGGER } from '../platform/logging/logging.module.js';
+import { Scheduler } from '../platform/scheduler/scheduler.js';
 import { Metrics } from '../platform/metrics/metrics.service.js';
 import { SecretsService } from '../platform/secrets/secrets.service.js';
 import { claimFairly, type ClaimedDelivery } from './webhook-claim.js';
@@ -42,9 +38,7 @@ const truncate = (text: string | undefined) =>
  * endpoint and per tenant, so that one endpoint's or tenant's backlog never holds the others'.
  */
 @Injectable()
-export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicationShutdown {
-  private timer?: NodeJS.Timeout;
-  private claiming?: Promise<unknown>;
+export class WebhookDeliveryWorker implements OnModuleInit, OnApplicationShutdown {
   private readonly inFlight = new Set<Promise<void>>();
   /** Attempts in flight on this replica, by tenant (each tenant's share is bounded). */
   private readonly tenantInFlight = new Map<string, number>();
@@ -59,21 +53,20 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnApplicat
     private readonly metrics: Metrics,
     private readonly secrets: SecretsService,
     private readonly health: WebhookEndpointHealth,
+    private readonly scheduler: Scheduler,
   ) {}
 
-  onApplicationBootstrap(): void {
-    const { workerIntervalMs } = this.config.webhooks;
-    if (workerIntervalMs === 0) return;
-    this.timer = setInterval(() => {
-      this.claiming ??= this.tick().finally(() => (this.claiming = undefined));
-    }, workerIntervalMs);
-    this.timer.unref();
+  onModuleInit(): void {
+    this.scheduler.register({
+      name: 'webhook-delivery',
+      intervalMs: this.config.webhooks.workerIntervalMs,
+      run: () => this.tick(),
+    });
   }
 
+  /** The claiming stops with the scheduler; the attempts under way finish. */
   async onApplicationShutdown(): Promise<void> {
     this.stopping = true;
-    clearInterval(this.timer);
-    await this.claiming;
     await Promise.all([...this.inFlight]);
   }
 

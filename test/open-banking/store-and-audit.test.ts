@@ -1,3 +1,4 @@
+import { Scheduler } from '../../src/platform/scheduler/scheduler.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { approvedConsent } from '../support/consent-flow.js';
@@ -5,7 +6,6 @@ import { createBankConsent } from '../support/sandbox-api.js';
 import type { PorticoClient } from '../../src/client/portico-client.js';
 import { consentRequest, domesticPayment } from '../support/fixtures.js';
 import { porticoClient } from '../support/inject-fetch.js';
-import { InDoubtResolver } from '../../src/open-banking/in-doubt-resolver.service.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';
@@ -148,7 +148,7 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
       RECONCILE_ON_START: 'true',
       RESOLVER_GIVE_UP_AFTER_MS: '30000',
     });
-    await restarted.app.get(InDoubtResolver).onApplicationShutdown(); // the pass at start has finished
+    await restarted.app.get(Scheduler).runNow('resolver'); // waits for the pass at start, or makes one
     try {
       const statuses = await gateway.dataSource.query(
         `SELECT id, status FROM consents WHERE id = ANY($1)`,

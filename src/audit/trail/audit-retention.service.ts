@@ -1,15 +1,11 @@
-import {
-  Inject,
-  Injectable,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
+import { Scheduler } from '../../platform/scheduler/scheduler.js';
 import { SEAL_LOCK_KEY } from './audit-chain.service.js';
 
 export interface RetentionCutResult {
@@ -29,36 +25,26 @@ const DAY_MS = 86_400_000;
  * under the sealer's lock, so it never races a sealer on another replica.
  */
 @Injectable()
-export class AuditRetentionService implements OnApplicationBootstrap, OnApplicationShutdown {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
-
+export class AuditRetentionService implements OnModuleInit {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly scheduler: Scheduler,
   ) {}
 
-  onApplicationBootstrap(): void {
+  onModuleInit(): void {
     const { retentionDays, retentionIntervalMs } = this.config.audit;
-    if (retentionDays === 0 || retentionIntervalMs === 0) return;
-    this.timer = setInterval(() => {
-      this.running ??= this.cut()
-        .then((cut) => {
-          if (cut) this.logger.info({ ...cut }, 'audit retention: removed the trail before a cut');
-        })
-        .catch((error: unknown) => this.logger.error({ err: error }, 'audit retention failed'))
-        .finally(() => (this.running = undefined));
-    }, retentionIntervalMs);
-    this.timer.unref();
+    this.scheduler.register({
+      name: 'audit-retention',
+      intervalMs: retentionDays === 0 ? 0 : retentionIntervalMs,
+      run: async () => {
+        const cut = await this.cut();
+        if (cut) this.logger.info({ ...cut }, 'audit retention: removed the trail before a cut');
+      },
+    });
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
-  }
-
-  /** One run; undefined when there is nothing to remove (or no checkpoint to cut at). */
   async cut(now = new Date()): Promise<RetentionCutResult | undefined> {
     const { retentionDays } = this.config.audit;
     if (retentionDays === 0) return undefined;

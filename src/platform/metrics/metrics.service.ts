@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { statementsSent } from '../database/statement-counter.js';
 import { CountedDurations } from './counted-durations.js';
 
@@ -54,6 +54,22 @@ export class Metrics {
     ['upstream', 'operation', 'outcome'],
     DURATION_BUCKETS,
   );
+
+  /** Runs of each periodic job (the Scheduler's) by outcome, and their durations. */
+  private readonly jobRuns = new Counter({
+    name: 'portico_job_runs_total',
+    help: 'Runs of a periodic job (resolver, audit seal and checkpoint, retention, webhook delivery, renewal), by outcome',
+    labelNames: ['job', 'outcome'],
+    registers: [this.registry],
+  });
+
+  private readonly jobDurations = new Histogram({
+    name: 'portico_job_run_duration_seconds',
+    help: 'Duration of a periodic job run',
+    labelNames: ['job'],
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60],
+    registers: [this.registry],
+  });
 
   private readonly breakerState = new Gauge({
     name: 'portico_upstream_breaker_state',
@@ -123,6 +139,11 @@ export class Metrics {
 
   recordUpstreamCall(upstream: string, operation: string, outcome: string, seconds: number): void {
     this.upstream.observe(upstream, operation, outcome, seconds);
+  }
+
+  recordJobRun(job: string, outcome: 'ok' | 'failed', seconds: number): void {
+    this.jobRuns.inc({ job, outcome });
+    this.jobDurations.observe({ job }, seconds);
   }
 
   setBreakerState(upstream: string, key: string, state: BreakerState): void {

@@ -1,0 +1,119 @@
+import {
+  Global,
+  Inject,
+  Injectable,
+  Module,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import type { Logger } from 'pino';
+import { LOGGER } from '../logging/logging.module.js';
+import { Metrics } from '../metrics/metrics.service.js';
+
+/** A piece of periodic work, declared by the module that owns it. */
+export interface PeriodicJob {
+  /** Its name in logs and metrics (`resolver`, `audit-seal`). */
+  name: string;
+  /** Milliseconds between the end of one run and the start of the next; 0 turns the job off. */
+  intervalMs: number;
+  /** One run. Its errors are logged and counted; the next run comes as usual. */
+  run(): Promise<unknown>;
+  /** Also run once as the application starts. */
+  runAtStart?: boolean;
+  /**
+   * Jobs of one group never run at the same time in a replica (the audit seal and its checkpoint).
+   * Across replicas a job that must not overlap takes its lease in the database itself.
+   */
+  group?: string;
+}
+
+/** Each interval is stretched by up to this share, so that replicas started together drift apart. */
+const JITTER = 0.1;
+
+interface Scheduled {
+  job: PeriodicJob;
+  timer?: NodeJS.Timeout;
+}
+
+/**
+ * The one timer of every periodic job: interval with jitter, one run at a time (per job, and per group),
+ * a metric per job, and a shutdown that stops the timers and waits for the runs under way.
+ */
+@Injectable()
+export class Scheduler implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly jobs: Scheduled[] = [];
+  private readonly running = new Map<string, Promise<void>>();
+  private started = false;
+  private stopped = false;
+
+  constructor(
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: Metrics,
+  ) {}
+
+  /** Declares a job; it starts with the application (or at once, when the application already runs). */
+  register(job: PeriodicJob): void {
+    const scheduled: Scheduled = { job };
+    this.jobs.push(scheduled);
+    if (this.started) this.start(scheduled);
+  }
+
+  onApplicationBootstrap(): void {
+    this.started = true;
+    for (const scheduled of this.jobs) this.start(scheduled);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    for (const scheduled of this.jobs) clearTimeout(scheduled.timer);
+    await Promise.all(this.running.values());
+  }
+
+  /** Runs a job now, unless it (or its group) is running: then waits for that run. */
+  runNow(name: string): Promise<void> {
+    const scheduled = this.jobs.find((entry) => entry.job.name === name);
+    if (!scheduled) throw new Error(`no periodic job named ${name}`);
+    return this.execute(scheduled.job);
+  }
+
+  private start(scheduled: Scheduled): void {
+    const { job } = scheduled;
+    if (job.runAtStart) void this.execute(job);
+    if (job.intervalMs > 0) this.schedule(scheduled);
+  }
+
+  private schedule(scheduled: Scheduled): void {
+    if (this.stopped) return;
+    const { intervalMs } = scheduled.job;
+    scheduled.timer = setTimeout(
+      () => void this.execute(scheduled.job).finally(() => this.schedule(scheduled)),
+      intervalMs + Math.floor(Math.random() * intervalMs * JITTER),
+    );
+    scheduled.timer.unref();
+  }
+
+  private execute(job: PeriodicJob): Promise<void> {
+    const slot = job.group ?? job.name;
+    const under = this.running.get(slot);
+    if (under) return under;
+    const started = performance.now();
+    const run = (async () => {
+      try {
+        await job.run();
+        this.metrics.recordJobRun(job.name, 'ok', (performance.now() - started) / 1000);
+      } catch (error) {
+        this.metrics.recordJobRun(job.name, 'failed', (performance.now() - started) / 1000);
+        this.logger.error(
+          { err: error, job: job.name },
+          'periodic job failed; the next run tries again',
+        );
+      }
+    })().finally(() => this.running.delete(slot));
+    this.running.set(slot, run);
+    return run;
+  }
+}
+
+@Global()
+@Module({ providers: [Scheduler], exports: [Scheduler] })
+export class SchedulerModule {}
