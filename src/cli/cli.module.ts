@@ -8,6 +8,7 @@ import { TenantsModule } from '../access/tenants/tenants.module.js';
 import { CardCredentialsModule } from '../card/credentials/card-credentials.module.js';
 import { AuditTrailModule } from '../audit/trail/audit-trail.module.js';
 import { WebhooksCoreModule } from '../webhooks/webhooks.module.js';
+import { SchedulerModule } from '../platform/scheduler/scheduler.js';
 
 /** What the CLI needs: configuration, the database and the services it drives; no HTTP. */
 @Module({})
@@ -19,6 +20,7 @@ export class CliModule {
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),
         DatabaseModule,
+        SchedulerModule.idle(),
         TenantsModule,
         AuditTrailModule,
         WebhooksCoreModule,

@@ -1,8 +1,10 @@
 import {
+  type DynamicModule,
   Global,
   Inject,
   Injectable,
   Module,
+  Optional,
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
@@ -27,6 +29,9 @@ export interface PeriodicJob {
   group?: string;
 }
 
+/** When true (the CLI), jobs are registered but never started: only runNow runs them. */
+export const SCHEDULER_IDLE = Symbol('SCHEDULER_IDLE');
+
 /** Each interval is stretched by up to this share, so that replicas started together drift apart. */
 const JITTER = 0.1;
 
@@ -48,7 +53,8 @@ export class Scheduler implements OnApplicationBootstrap, BeforeApplicationShutd
 
   constructor(
     @Inject(LOGGER) private readonly logger: Logger,
-    private readonly metrics: Metrics,
+    @Optional() private readonly metrics?: Metrics,
+    @Optional() @Inject(SCHEDULER_IDLE) private readonly idle = false,
   ) {}
 
   /** Declares a job; it starts with the application (or at once, when the application already runs). */
@@ -59,6 +65,7 @@ export class Scheduler implements OnApplicationBootstrap, BeforeApplicationShutd
   }
 
   onApplicationBootstrap(): void {
+    if (this.idle) return;
     this.started = true;
     for (const scheduled of this.jobs) this.start(scheduled);
   }
@@ -100,9 +107,9 @@ export class Scheduler implements OnApplicationBootstrap, BeforeApplicationShutd
     const run = (async () => {
       try {
         await job.run();
-        this.metrics.recordJobRun(job.name, 'ok', (performance.now() - started) / 1000);
+        this.metrics?.recordJobRun(job.name, 'ok', (performance.now() - started) / 1000);
       } catch (error) {
-        this.metrics.recordJobRun(job.name, 'failed', (performance.now() - started) / 1000);
+        this.metrics?.recordJobRun(job.name, 'failed', (performance.now() - started) / 1000);
         this.logger.error(
           { err: error, job: job.name },
           'periodic job failed; the next run tries again',
@@ -116,4 +123,13 @@ export class Scheduler implements OnApplicationBootstrap, BeforeApplicationShutd
 
 @Global()
 @Module({ providers: [Scheduler], exports: [Scheduler] })
-export class SchedulerModule {}
+export class SchedulerModule {
+  /** A scheduler that starts nothing (the CLI drives its work itself). */
+  static idle(): DynamicModule {
+    return {
+      module: SchedulerModule,
+      providers: [{ provide: SCHEDULER_IDLE, useValue: true }, Scheduler],
+      exports: [Scheduler],
+    };
+  }
+}
