@@ -1,9 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { sign } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -11,6 +6,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
+import { Scheduler } from '../../platform/scheduler/scheduler.js';
 import { CHAINED_KINDS, type ChainedKind } from './audit-chain.entity.js';
 import { loadAuditSigningKey, type AuditSigningKey } from './audit-signing-key.js';
 import {
@@ -48,38 +44,34 @@ interface Candidate {
  * it. Every AUDIT_CHECKPOINT_INTERVAL_MS the head is signed into a checkpoint.
  */
 @Injectable()
-export class AuditChainService implements OnApplicationBootstrap, OnApplicationShutdown {
-  private sealTimer?: NodeJS.Timeout;
-  private checkpointTimer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
+export class AuditChainService implements OnModuleInit {
   private key?: AuditSigningKey | null;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly scheduler: Scheduler,
   ) {}
 
-  onApplicationBootstrap(): void {
+  onModuleInit(): void {
     const { sealIntervalMs, checkpointIntervalMs } = this.config.audit;
-    if (sealIntervalMs > 0) {
-      this.sealTimer = setInterval(() => this.exclusive(() => this.seal(false)), sealIntervalMs);
-      this.sealTimer.unref();
-    }
-    if (checkpointIntervalMs > 0 && this.signingKey()) {
-      this.checkpointTimer = setInterval(
-        () => this.exclusive(() => this.checkpoint()),
-        checkpointIntervalMs,
-      );
-      this.checkpointTimer.unref();
-    } else if (checkpointIntervalMs > 0)
+    // Sealing and signing never overlap in a replica (one group); across replicas the seal's lock rules.
+    this.scheduler.register({
+      name: 'audit-seal',
+      group: 'audit-chain',
+      intervalMs: sealIntervalMs,
+      run: () => this.seal(false),
+    });
+    const signed = checkpointIntervalMs > 0 && this.signingKey();
+    if (checkpointIntervalMs > 0 && !signed)
       this.logger.warn('AUDIT_SIGNING_KEY is not set: the audit chain is sealed but not signed');
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.sealTimer);
-    clearInterval(this.checkpointTimer);
-    await this.running;
+    this.scheduler.register({
+      name: 'audit-checkpoint',
+      group: 'audit-chain',
+      intervalMs: signed ? checkpointIntervalMs : 0,
+      run: () => this.checkpoint(),
+    });
   }
 
   /**
@@ -244,13 +236,5 @@ export class AuditChainService implements OnApplicationBootstrap, OnApplicationS
        ON CONFLICT (entry_kind) DO UPDATE SET floor = GREATEST(audit_seal_floors.floor, EXCLUDED.floor)`,
       [kind, row.floor],
     );
-  }
-
-  private exclusive(work: () => Promise<unknown>): void {
-    this.running ??= work()
-      .catch((error: unknown) =>
-        this.logger.error({ err: error }, 'audit chain pass failed; the next pass tries again'),
-      )
-      .finally(() => (this.running = undefined));
   }
 }
