@@ -102,7 +102,7 @@ export interface paths {
         get: operations["retrieveCustomer"];
         /**
          * Update a customer
-         * @description Changes `description`, `full_name`, `email`; with `card` and `default_card=1` makes that card of the customer the default. Omitted fields stay unchanged.
+         * @description Changes `description`, `full_name`, `email`; with `card` and `default_card=1` makes that card of the customer the default. Omitted fields stay unchanged. As the provider's public clients do, a card is added with `token` (`ctn_…`) or the card arguments (cvv optional), `default_card=1` making it the default; the answer is the customer with `card` (its default) and `cards`. Portico sends the seed's form (`UpdateCustomerForm`) and adds cards with `POST .../cards`.
          */
         put: operations["updateCustomer"];
         post?: never;
@@ -134,7 +134,7 @@ export interface paths {
         /**
          * Delete a customer's card (path of the public clients)
          * @deprecated
-         * @description The same as `deleteCustomerCard`, at the path the provider's public clients call. Portico sends the seed's path.
+         * @description Deletes the card as `deleteCustomerCard` does, at the path the provider's public clients call, and answers the customer left (`card`, `cards`), as those clients read it. The seed's path answers `{ token, is_deleted }`. Portico sends the seed's path.
          */
         delete: operations["deleteCustomerCardAlias"];
         options?: never;
@@ -536,7 +536,7 @@ export interface paths {
         /**
          * Refund a payment (path of the public clients)
          * @deprecated
-         * @description The same as `createRefund` for the payment in the path (optional `amount`, `description`; no amount refunds the remainder), at the path the provider's public clients call. Answers the refund. Portico sends `POST /refunds`.
+         * @description The same refund as `createRefund` for the payment in the path (optional `amount`, `description`; no amount refunds the remainder), at the path the provider's public clients call. Answers **the payment** after the refund (`Partially Refunded` / `Refunded`, `refunded`, `refund_amount`, `refunds`), as those clients read it; `POST /refunds` answers the refund. Portico sends `POST /refunds`.
          */
         put: operations["refundPaymentAlias"];
         post?: never;
@@ -1033,8 +1033,11 @@ export interface components {
             /** @description Marketplace only; 1 processes the payment as a marketplace split payment. */
             split?: components["schemas"]["Flag"];
         };
-        CreatePaymentForm: {
-            amount: components["schemas"]["Amount"];
+        /** @description A payment as the seed describes it (amount required); what the gateway sends. */
+        CreatePaymentForm: WithRequired<components["schemas"]["CreatePaymentRequest"], "amount">;
+        /** @description A payment as the provider takes it: the seed's form, whose amount may be left out when `token` is a card token bound to an amount (the provider's public clients charge such a token with `token` alone). */
+        CreatePaymentRequest: {
+            amount?: components["schemas"]["Amount"];
             /** @description A branch of the merchant (`brc_`). */
             branch_token?: string;
             /** @description 1 (default) captures; 0 only pre-authorises. */
@@ -1230,10 +1233,14 @@ export interface components {
         HttpUrl: string;
         /** @description An IBAN (upper case, no spaces) passing the ISO 13616 mod-97 check. */
         Iban: string;
-        /** @description One scheduled part of an installment payment. */
+        /** @description One child payment of an installment payment: its own `pmt_` id, `Pending installment` until its due date, `Captured` from then on. */
         Installment: {
             amount: components["schemas"]["CentsTotal"];
             due_date: components["schemas"]["Timestamp"];
+            fee_amount?: components["schemas"]["CentsTotal"];
+            /** @enum {string} */
+            status?: "Pending installment" | "Captured";
+            token?: components["schemas"]["PaymentToken"];
         };
         /** @description What reaches the merchant after the bank page, as a browser form POST to callback_url (success: token, md, type, hash; failure: error_status, error_code, error_message, hash, md) and as a JSON webhook (success: token, md, hash; failure: md, hash, error_status, error_code, error_message). `hash` is base64(hex(HMAC-SHA256(secret_key, json)) + "|" + json); the merchant verifies it with its secret key before trusting anything else in the message. */
         IrisCallback: components["schemas"]["IrisSuccess"] | components["schemas"]["IrisFailure"];
@@ -1380,7 +1387,7 @@ export interface components {
             skip_notify: boolean;
             split: boolean;
             /** @enum {string} */
-            status: "Pending" | "Paid" | "Expired" | "Canceled";
+            status: "Pending" | "Awaiting" | "Paid" | "Expired" | "Canceled";
             token: components["schemas"]["NotificationToken"];
         };
         NotificationList: {
@@ -1397,6 +1404,8 @@ export interface components {
             /** @description The card charged; null for a bank payment (from an IRIS source). */
             card: components["schemas"]["Card"] | null;
             currency: components["schemas"]["Currency"];
+            /** @description In the answer of a payment made with `create_customer=1`, the customer it created. */
+            customer?: components["schemas"]["Customer"];
             date_created: components["schemas"]["Timestamp"];
             /** @description Empty when none was given. */
             description: components["schemas"]["Text255"];
@@ -1421,7 +1430,7 @@ export interface components {
             refunds: components["schemas"]["Refund"][];
             split: boolean;
             /** @enum {string} */
-            status: "Captured" | "Failed" | "Refunded" | "Partially Refunded" | "Disputed" | "Pending" | "Pre Authorized" | "Canceled" | "Expired";
+            status: "Captured" | "Failed" | "Refunded" | "Partially Refunded" | "Disputed" | "Pending" | "Pre Authorized" | "Pre authorized" | "Canceled" | "Expired";
             token: components["schemas"]["PaymentToken"];
             /** @description What the payment's transfers hold now (their amounts less what reversals took back). */
             transfer_amount: components["schemas"]["CentsTotal"];
@@ -1607,6 +1616,23 @@ export interface components {
             description?: components["schemas"]["Text255"];
             email?: components["schemas"]["Email"];
             full_name?: components["schemas"]["Text255"];
+        };
+        /** @description A customer change as the provider takes it: the seed's form, plus a card to add (a card token or the card arguments, cvv optional) as the provider's public clients send it. */
+        UpdateCustomerRequest: {
+            /** @description A card of the customer (`crd_`). */
+            card?: string;
+            card_number?: components["schemas"]["CardNumber"];
+            cvv?: components["schemas"]["Cvv"];
+            /** @description 1 makes `card`, or the card added, the default; 0 (default) changes nothing. */
+            default_card?: components["schemas"]["Flag"];
+            description?: components["schemas"]["Text255"];
+            email?: components["schemas"]["Email"];
+            expiration_month?: components["schemas"]["ExpirationMonth"];
+            expiration_year?: components["schemas"]["ExpirationYear"];
+            full_name?: components["schemas"]["Text255"];
+            holder_name?: components["schemas"]["HolderName"];
+            /** @description An unused unexpired card token (`ctn_`) to add as a card. */
+            token?: string;
         };
         UpdatePaymentForm: {
             description?: components["schemas"]["Text255"];
@@ -2027,7 +2053,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/x-www-form-urlencoded": components["schemas"]["UpdateCustomerForm"];
+                "application/x-www-form-urlencoded": components["schemas"]["UpdateCustomerRequest"];
             };
         };
         responses: {
@@ -2087,13 +2113,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The deleted card's id. */
+            /** @description The customer without the card. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DeletedCard"];
+                    "application/json": components["schemas"]["Customer"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2614,7 +2640,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/x-www-form-urlencoded": components["schemas"]["CreatePaymentForm"];
+                "application/x-www-form-urlencoded": components["schemas"]["CreatePaymentRequest"];
             };
         };
         responses: {
@@ -2795,13 +2821,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The refund. */
+            /** @description The payment after the refund. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Refund"];
+                    "application/json": components["schemas"]["Payment"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3389,3 +3415,6 @@ export interface operations {
         };
     };
 }
+type WithRequired<T, K extends keyof T> = T & {
+    [P in K]-?: T[P];
+};

@@ -2428,8 +2428,11 @@ export interface components {
             /** @description Marketplace only; 1 processes the payment as a marketplace split payment. */
             split?: components["schemas"]["CardFlag"];
         };
-        CardCreatePaymentForm: {
-            amount: components["schemas"]["CardAmount"];
+        /** @description A payment as the seed describes it (amount required); what the gateway sends. */
+        CardCreatePaymentForm: WithRequired<components["schemas"]["CardCreatePaymentRequest"], "amount">;
+        /** @description A payment as the provider takes it: the seed's form, whose amount may be left out when `token` is a card token bound to an amount (the provider's public clients charge such a token with `token` alone). */
+        CardCreatePaymentRequest: {
+            amount?: components["schemas"]["CardAmount"];
             /** @description A branch of the merchant (`brc_`). */
             branchToken?: string;
             /** @description 1 (default) captures; 0 only pre-authorises. */
@@ -2625,10 +2628,14 @@ export interface components {
         CardHolderName: string;
         /** @description An IBAN (upper case, no spaces) passing the ISO 13616 mod-97 check. */
         CardIban: string;
-        /** @description One scheduled part of an installment payment. */
+        /** @description One child payment of an installment payment: its own `pmt_` id, `Pending installment` until its due date, `Captured` from then on. */
         CardInstallment: {
             amount: components["schemas"]["CardCentsTotal"];
             dueDate: components["schemas"]["CardTimestamp"];
+            feeAmount?: components["schemas"]["CardCentsTotal"];
+            /** @enum {string} */
+            status?: "Pending installment" | "Captured";
+            token?: components["schemas"]["CardPaymentToken"];
         };
         /** @description ISO 8601 date-time with an offset (`2026-11-23T18:00:00+0200`, `+02:00` or `Z`). */
         CardIsoDateTime: string;
@@ -2711,6 +2718,8 @@ export interface components {
             /** @description The card charged; null for a bank payment (from an IRIS source). */
             card: components["schemas"]["CardCard"] | null;
             currency: components["schemas"]["CardCurrency"];
+            /** @description In the answer of a payment made with `create_customer=1`, the customer it created. */
+            customer?: components["schemas"]["CardCustomer"];
             dateCreated: components["schemas"]["CardTimestamp"];
             /** @description Empty when none was given. */
             description: components["schemas"]["CardText255"];
@@ -18949,3 +18958,6 @@ export interface operations {
         };
     };
 }
+type WithRequired<T, K extends keyof T> = T & {
+    [P in K]-?: T[P];
+};

@@ -260,7 +260,7 @@ describe('card facade: payments, refunds, tokens, customers, branches through th
     const declined = await call('POST', '/v1/card/payments', {
       amount: 1000,
       ...CARD,
-      cardNumber: '4000000000000002',
+      cardNumber: '4000000000009995',
     });
     expect(declined.statusCode).toBe(402);
     expect(declined.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -282,7 +282,7 @@ describe('card facade: payments, refunds, tokens, customers, branches through th
     await call('POST', '/v1/card/payments', {
       amount: 1000,
       ...CARD,
-      cardNumber: '4000000000000002',
+      cardNumber: '4000000000009995',
       merchantRef: ref,
     });
     const retried = await call('POST', '/v1/card/payments', {

@@ -89,7 +89,16 @@ export class CamelCaseSchemas extends UpstreamSchemas {
         );
       else if (key === 'required' && Array.isArray(value))
         out.required = (value as string[]).map(camelCase);
-      else if (key === 'example' || key === 'enum' || key === 'default') out[key] = value;
+      // The facade gives one spelling: the upstream's alternatives (`x-portico-spellings`) are read as it.
+      else if (key === 'enum' && Array.isArray(value))
+        out.enum = value.filter(
+          (item) =>
+            !Object.hasOwn(
+              (schema['x-portico-spellings'] as object | undefined) ?? {},
+              String(item),
+            ),
+        );
+      else if (key === 'example' || key === 'default') out[key] = value;
       else if (Array.isArray(value))
         out[key] = value.map((item: unknown) =>
           item && typeof item === 'object' ? this.camelSchema(item as Schema) : item,

@@ -100,11 +100,16 @@ function invalidField(
   );
   // A body documented as an upstream schema (`allOf: [$ref]`, the card API's; a web-wallet tokenisation
   // adds Portico's own fields in a second part) is that schema.
-  if (bodySchema?.allOf?.length) bodySchema = schemaOf(context, bodySchema.allOf[0]);
+  // An upstream schema may itself narrow another (`allOf` plus `required`): its required fields count.
+  const requiredFields: string[] = [];
+  while (bodySchema?.allOf?.length) {
+    requiredFields.push(...(bodySchema.required ?? []));
+    bodySchema = schemaOf(context, bodySchema.allOf[0]);
+  }
   // A body of several kinds (`oneOf`, the POS interface's payment or void): its first kind.
   if (bodySchema?.oneOf?.length) bodySchema = schemaOf(context, bodySchema.oneOf[0]);
   // A required field missing, else (a body of optional fields only) the first field malformed.
-  const [required] = bodySchema?.required ?? [];
+  const [required] = [...requiredFields, ...(bodySchema?.required ?? [])];
   const first = required ?? Object.keys(bodySchema?.properties ?? {})[0];
   if (bodySchema && first) {
     const property = bodySchema.properties?.[first];

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { ANSWER_STYLES } from './answer-style.js';
 import type { CardSandbox } from './card-sandbox.js';
 import { registerMarketplaceControls } from './marketplace/marketplace-controls.js';
 
@@ -10,6 +11,10 @@ const MAX_ADVANCE_SECONDS = 10 * 365 * 86_400;
  *   POST /sandbox/card/merchants {name?}         a test merchant and its keys (201)
  *   POST /sandbox/card/clock {advanceSeconds}    moves the card side's clock forward (200 {now})
  *   GET  /sandbox/card/clock                     the card side's time ({now})
+ *   POST /sandbox/card/answer-style {style, merchantId?}
+ *                                                how answers spell what the seed and the provider's
+ *                                                clients differ on: `seed` or `provider-clients`, for
+ *                                                one merchant or every merchant there is (200 {style, merchants})
  */
 export function registerCardControls(server: FastifyInstance, card: CardSandbox): void {
   server.post('/sandbox/card/merchants', async (request, reply) => {
@@ -36,6 +41,22 @@ export function registerCardControls(server: FastifyInstance, card: CardSandbox)
     const now = card.advanceClock(seconds);
     await card.persisted();
     return reply.code(200).send({ now: now.toISOString() });
+  });
+  server.post('/sandbox/card/answer-style', async (request, reply) => {
+    const body = (request.body ?? {}) as { style?: unknown; merchantId?: unknown };
+    const style = ANSWER_STYLES.find((candidate) => candidate === body.style);
+    if (!style)
+      return reply.code(400).send({ error: `style must be one of ${ANSWER_STYLES.join(', ')}` });
+    if (body.merchantId !== undefined && typeof body.merchantId !== 'string')
+      return reply.code(400).send({ error: 'merchantId must be a string' });
+    const changed = card.forMerchants((context) => {
+      context.book.merchant.answerStyle = style;
+      context.state.touchMerchant(context.book.merchant);
+    }, body.merchantId);
+    if (body.merchantId !== undefined && changed.length === 0)
+      return reply.code(404).send({ error: `no merchant ${body.merchantId}` });
+    await card.persisted();
+    return reply.code(200).send({ style, merchants: changed.length });
   });
   registerMarketplaceControls(server, card);
 }

@@ -14,9 +14,11 @@ import {
   cardForStoring,
   cardFromFields,
   cardOf,
+  hasCardFields,
   knownCustomer,
   tokenExpired,
 } from './card-sources.js';
+import { unknownCardToken } from './answer-style.js';
 import type { CardTokenRecord, CustomerRecord } from './card-state.js';
 import {
   branchView,
@@ -46,7 +48,7 @@ export function createCardToken(context: CardContext, request: CardRequest): Car
 
 export function retrieveCardToken(context: CardContext, request: CardRequest): CardAnswer {
   const token = context.book.tokens.get(request.params.tokenId);
-  if (!token) throw new CardError(404, 20005);
+  if (!token) throw unknownCardToken(context);
   return ok(tokenView(token, tokenExpired(token, context.now), context.now));
 }
 
@@ -79,15 +81,23 @@ export function retrieveCustomer(context: CardContext, request: CardRequest): Ca
   return ok(customerView(knownCustomer(context, request.params.customerId), context.now));
 }
 
+/**
+ * Changes a customer; a card token or card arguments add a card (the clients' way of adding one,
+ * `default_card=1` making it the default), `card` with `default_card=1` makes that card the default.
+ */
 export function updateCustomer(context: CardContext, request: CardRequest): CardAnswer {
   const customer = activeCustomer(context, request.params.customerId);
   const { body } = request;
   const cardId = text(body.card);
-  if (body.default_card === 1 && cardId === undefined) throw invalid('card');
+  const adding = body.token !== undefined || hasCardFields(body);
+  if (adding && cardId !== undefined) throw invalid('card');
+  if (body.default_card === 1 && cardId === undefined && !adding) throw invalid('card');
   const card = cardId === undefined ? undefined : cardOf(customer, cardId);
+  const added = adding ? cardForStoring(context, body) : undefined;
   if (body.description !== undefined) customer.description = text(body.description) ?? null;
   if (body.full_name !== undefined) customer.fullName = text(body.full_name) ?? null;
   if (body.email !== undefined) customer.email = text(body.email) ?? null;
+  if (added) addCustomerCard(context, customer, added, body.default_card === 1);
   if (card && body.default_card === 1) customer.defaultCard = card.token;
   customer.modified = context.now.toISOString();
   context.state.put(context.book, 'customer', customer);
@@ -140,6 +150,12 @@ export function deleteCustomerCard(context: CardContext, request: CardRequest): 
   customer.modified = context.now.toISOString();
   context.state.put(context.book, 'customer', customer);
   return ok({ token: card.token, is_deleted: true });
+}
+
+/** The clients' path answers the customer left (provider facts); the seed's path keeps its answer. */
+export function deleteCustomerCardAlias(context: CardContext, request: CardRequest): CardAnswer {
+  deleteCustomerCard(context, request);
+  return ok(customerView(activeCustomer(context, request.params.customerId), context.now));
 }
 
 // ---- mandates of a customer

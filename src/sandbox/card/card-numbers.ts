@@ -10,12 +10,15 @@ export interface CardFacts {
   refund: 'ok' | 'error-500' | 'error-502';
 }
 
+/** The sandbox's own decline card (4000000000000002 succeeds: the provider's clients pre-authorise it). */
+export const DECLINE_CARD = '4000000000009995';
+
 /** The only card that supports installments, and how many at most. */
 export const INSTALLMENTS_CARD = '4908440000000003';
 export const MAX_INSTALLMENTS = 36;
 
 const CHARGE: Record<string, CardFacts['charge']> = {
-  '4000000000000002': 'declined',
+  [DECLINE_CARD]: 'declined',
   '4888137257116730': 'error-500',
   '4853451426120387': 'error-502',
 };

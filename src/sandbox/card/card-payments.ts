@@ -20,7 +20,8 @@ import {
   usableToken,
 } from './card-sources.js';
 import type { CardTokenRecord, CustomerRecord, PaymentRecord, StoredCard } from './card-state.js';
-import { cardExpired, paymentView } from './card-views.js';
+import { paymentStatusAs } from './answer-style.js';
+import { cardExpired, customerView, paymentView } from './card-views.js';
 import { payFromIrisSource } from './iris/iris-sessions.js';
 import { paymentTransfers, splitPaymentCaptured } from './marketplace/split-payments.js';
 
@@ -50,10 +51,14 @@ export function knownPayment(context: CardContext, id: string): PaymentRecord {
   return settle(context, payment);
 }
 
-export const viewPayment = (context: CardContext, payment: PaymentRecord) => ({
-  ...paymentView(payment, (id) => context.book.refunds.get(id), context.now),
-  ...paymentTransfers(context, payment),
-});
+export const viewPayment = (context: CardContext, payment: PaymentRecord) => {
+  const view = paymentView(payment, (id) => context.book.refunds.get(id), context.now);
+  return {
+    ...view,
+    status: paymentStatusAs(context, view.status as string),
+    ...paymentTransfers(context, payment),
+  };
+};
 
 const flag = (value: unknown) => value === 1;
 
@@ -72,7 +77,8 @@ function sourceOf(context: CardContext, body: Record<string, unknown>): Source {
   if (fields) return { card: cardFromFields(context, body, { cvvRequired: true }) };
   if (id?.startsWith('ctn_')) {
     const token = usableToken(context, id);
-    if (token.amount !== undefined && token.amount !== body.amount) throw new CardError(400, 40029);
+    if (token.amount !== undefined && body.amount !== undefined && token.amount !== body.amount)
+      throw new CardError(400, 40029);
     return { card: token.card, token };
   }
   if (id?.startsWith('cus_')) {
@@ -84,29 +90,42 @@ function sourceOf(context: CardContext, body: Record<string, unknown>): Source {
   throw new CardError(400, 40001);
 }
 
+/**
+ * The child payments of an installment payment, a month apart from a month after it: equal shares
+ * rounded up to 10 cents, the last taking the remainder (10480 over three: 3500, 3500, 3480), the
+ * fee shared the same way; plain floor shares where rounding up would leave the last nothing.
+ */
 function installmentsOf(
   context: CardContext,
   amount: number,
+  fee: number,
   count: number,
 ): PaymentRecord['installments'] {
   if (count <= 1) return [];
-  const part = Math.floor(amount / count);
-  return Array.from({ length: count }, (_, index) => {
+  let part = Math.ceil(amount / count / 10) * 10;
+  if (part * (count - 1) >= amount) part = Math.floor(amount / count);
+  const parts = Array.from({ length: count }, (_, index) =>
+    index === count - 1 ? amount - part * (count - 1) : part,
+  );
+  let feeGiven = 0;
+  return parts.map((share, index) => {
     const due = new Date(context.now);
-    due.setUTCMonth(due.getUTCMonth() + index);
-    return {
-      amount: index === count - 1 ? amount - part * (count - 1) : part,
-      dueDate: due.toISOString(),
-    };
+    due.setUTCMonth(due.getUTCMonth() + index + 1);
+    const partFee = index === count - 1 ? fee - feeGiven : Math.floor((fee * share) / amount);
+    feeGiven += partFee;
+    return { token: newId('pmt'), amount: share, fee: partFee, dueDate: due.toISOString() };
   });
 }
 
 export function createPayment(context: CardContext, request: CardRequest): CardAnswer {
   const { body } = request;
-  if ((body.token as string | undefined)?.startsWith('src_'))
-    return payFromIrisSource(context, body);
-  const amount = body.amount as number;
+  const tokenId = body.token as string | undefined;
+  if (body.amount === undefined && !tokenId?.startsWith('ctn_')) throw new CardError(400, 40002);
+  if (tokenId?.startsWith('src_')) return payFromIrisSource(context, body);
   const source = sourceOf(context, body);
+  // A token bound to an amount is charged that amount when the payment names none (the clients' way).
+  const amount = (body.amount as number | undefined) ?? source.token?.amount;
+  if (amount === undefined) throw new CardError(400, 40002);
 
   if (body.max_installments !== undefined) {
     const expected = source.token?.card.supportsInstallments ? MAX_INSTALLMENTS : 0;
@@ -217,7 +236,7 @@ export function createPayment(context: CardContext, request: CardRequest): CardA
     metadata: { ...((body.metadata as Record<string, string> | undefined) ?? {}) },
     refundAmount: 0,
     refunds: [],
-    installments: installmentsOf(context, amount, installments),
+    installments: installmentsOf(context, amount, feeOf(amount), installments),
     split: flag(body.split),
     ...(mandate ? { mandate } : {}),
     ...(mandateReference ? { mandateReference } : {}),
@@ -225,7 +244,11 @@ export function createPayment(context: CardContext, request: CardRequest): CardA
   };
   context.state.put(context.book, 'payment', payment);
   splitPaymentCaptured(context, payment);
-  return ok(viewPayment(context, payment));
+  // The clients read the customer create_customer made from the payment's answer (provider facts).
+  return ok({
+    ...viewPayment(context, payment),
+    ...(createCustomer && customer ? { customer: customerView(customer, context.now) } : {}),
+  });
 }
 
 export function retrievePayment(context: CardContext, request: CardRequest): CardAnswer {

@@ -7,7 +7,8 @@ import {
   type CardContext,
   type CardRequest,
 } from './card-context.js';
-import { knownPayment } from './card-payments.js';
+import { fullyRefunded } from './answer-style.js';
+import { knownPayment, viewPayment } from './card-payments.js';
 import type { PaymentRecord, RefundRecord } from './card-state.js';
 import { refundView } from './card-views.js';
 import { checkSplitRefund, splitPaymentRefunded } from './marketplace/split-payments.js';
@@ -34,7 +35,7 @@ function refund(
   body: Record<string, unknown>,
 ): CardAnswer {
   const payment = knownPayment(context, paymentId);
-  if (payment.status === 'Refunded') throw new CardError(400, 40006, payment.token);
+  if (payment.status === 'Refunded') throw fullyRefunded(context, payment.token);
   if (payment.status !== 'Captured' && payment.status !== 'Partially Refunded')
     throw new CardError(400, 40015, payment.token, payment.status);
   const remaining = payment.amount - payment.refundAmount;
@@ -69,8 +70,10 @@ export function createRefund(context: CardContext, request: CardRequest): CardAn
   return refund(context, request.body.payment as string, request.body);
 }
 
+/** The clients' refund path answers the payment after the refund (provider facts), not the refund. */
 export function refundPaymentAlias(context: CardContext, request: CardRequest): CardAnswer {
-  return refund(context, request.params.paymentId, request.body);
+  refund(context, request.params.paymentId, request.body);
+  return ok(viewPayment(context, knownPayment(context, request.params.paymentId)));
 }
 
 export function retrieveRefund(context: CardContext, request: CardRequest): CardAnswer {

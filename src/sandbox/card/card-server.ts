@@ -66,11 +66,18 @@ export function createCardServer(options: CardServerOptions): FastifyInstance {
     done(null, NOT_A_FORM),
   );
 
-  const operationByRoute = new Map(
-    contract.operations.map((operation) => [
-      `${operation.method} ${operation.path.replace(/\{([^}]+)\}/g, ':$1')}`,
-      operation,
-    ]),
+  // An operation card.yaml marks `x-portico-trailing-slash` is served with a trailing slash too.
+  const routesOf = (operation: ContractOperation) => {
+    const url = operation.path.replace(/\{([^}]+)\}/g, ':$1');
+    return contract.takesTrailingSlash(operation.operationId) ? [url, `${url}/`] : [url];
+  };
+  const operationByRoute = new Map<string, ContractOperation>(
+    contract.operations.flatMap((operation) =>
+      routesOf(operation).map((url): [string, ContractOperation] => [
+        `${operation.method} ${url}`,
+        operation,
+      ]),
+    ),
   );
 
   server.addHook('onRequest', async (request, reply) => {
@@ -169,10 +176,7 @@ export function createCardServer(options: CardServerOptions): FastifyInstance {
     };
 
   for (const operation of contract.operations)
-    server.route({
-      method: operation.method,
-      url: operation.path.replace(/\{([^}]+)\}/g, ':$1'),
-      handler: handle(operation),
-    });
+    for (const url of routesOf(operation))
+      server.route({ method: operation.method, url, handler: handle(operation) });
   return server;
 }

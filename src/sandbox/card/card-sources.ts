@@ -1,3 +1,4 @@
+import { unknownCardToken } from './answer-style.js';
 import { CardError, newId, type CardContext } from './card-context.js';
 import { factsOf, passesLuhn } from './card-numbers.js';
 import type { CardTokenRecord, CustomerRecord, StoredCard } from './card-state.js';
@@ -61,7 +62,7 @@ export function tokenExpired(token: CardTokenRecord, now: Date): boolean {
 /** A card token that may still be used: unknown 404 20005, used 400 20007, expired 400 20006. */
 export function usableToken(context: CardContext, id: string): CardTokenRecord {
   const token = context.book.tokens.get(id);
-  if (!token) throw new CardError(404, 20005);
+  if (!token) throw unknownCardToken(context);
   if (token.used) throw new CardError(400, 20007, id);
   if (tokenExpired(token, context.now)) throw new CardError(400, 20006, id);
   return token;

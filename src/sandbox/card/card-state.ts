@@ -1,3 +1,4 @@
+import type { AnswerStyle } from './answer-style.js';
 import type { CardFacts } from './card-numbers.js';
 import type { IrisSessionRecord } from './iris/iris-record.js';
 import type { MailRecord, NotificationRecord } from './notifications/notification-record.js';
@@ -31,6 +32,8 @@ export interface Merchant {
   created: string;
   /** The registered webhook of bank payments (IRIS), set by a sandbox control. */
   webhookUrl?: string;
+  /** How its answers spell what the seed and the provider's clients differ on (a sandbox control). */
+  answerStyle?: AnswerStyle;
 }
 
 export interface PaymentRecord {
@@ -50,7 +53,8 @@ export interface PaymentRecord {
   metadata: Record<string, string>;
   refundAmount: number;
   refunds: string[];
-  installments: { amount: number; dueDate: string }[];
+  /** The child payments of an installment payment (`Pending installment` until due). */
+  installments: { token?: string; amount: number; fee?: number; dueDate: string }[];
   split: boolean;
   mandate?: string;
   mandateReference?: string;

@@ -85,7 +85,10 @@ export function paymentView(
     }),
     installments_count: payment.installments.length,
     installments: payment.installments.map((part) => ({
+      token: part.token ?? payment.token,
+      status: new Date(part.dueDate) <= now ? 'Captured' : 'Pending installment',
       amount: part.amount,
+      fee_amount: part.fee ?? 0,
       due_date: timestamp(part.dueDate),
     })),
     split: payment.split,

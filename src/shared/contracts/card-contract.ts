@@ -41,6 +41,11 @@ export class CardContract extends OpenApiContract {
     return this.rawOperation(operationId)['x-portico-public-key'] === true;
   }
 
+  /** Whether the provider answers the operation's path with a trailing slash too. */
+  takesTrailingSlash(operationId: string): boolean {
+    return this.rawOperation(operationId)['x-portico-trailing-slash'] === true;
+  }
+
   /** The body field carrying the (public) key of an operation called without Authorization. */
   keyInBodyOf(operationId: string): string | undefined {
     return this.rawOperation(operationId)['x-portico-key-in-body'] as string | undefined;

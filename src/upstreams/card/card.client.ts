@@ -6,6 +6,7 @@ import { contractCheck, type ContractMismatchListener } from '../http/contract-c
 import { encodeForm } from '../http/form-encoding.js';
 import type { UpstreamAnswer, UpstreamCaller } from '../http/upstream-caller.js';
 import type { UpstreamTransport } from '../http/upstream-transport.js';
+import { CardSpellings } from './card-spellings.js';
 
 export type CardOperation = keyof operations;
 
@@ -31,12 +32,14 @@ export type MerchantKeySource = (tenantId: string, publicKey: boolean) => Promis
  * with the calling tenant's merchant key (user name, empty password), form-encoded bodies, every answer
  * checked against the contract, every call through the upstream seam (deadline, retries of reads,
  * a circuit per merchant, 502/503/504 mapping). What it brings to the seam: its contract, its
- * authentication and its error-body parser.
+ * authentication and its error-body parser. Answers are read in the seed's spelling where card.yaml
+ * accepts the provider's clients' spelling too (CardSpellings).
  */
 export class CardClient {
   readonly api?: Client<paths>;
   /** The payment form's host (card.yaml `servers` on its path), when it is not the API's. */
   private readonly payformApi?: Client<paths>;
+  private readonly spellings: CardSpellings;
 
   constructor(
     readonly transport: UpstreamTransport | undefined,
@@ -55,6 +58,7 @@ export class CardClient {
       api.use(contractCheck('card', contract, onMismatch));
       return api;
     };
+    this.spellings = new CardSpellings(contract);
     if (transport) this.api = clientOf(transport);
     if (payformTransport) this.payformApi = clientOf(payformTransport);
   }
@@ -86,7 +90,7 @@ export class CardClient {
       ? undefined
       : `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
     const form = options.keyInBody ? { ...request.form, [options.keyInBody]: key } : request.form;
-    return this.caller.call<CardAnswer<O>>(
+    const answer = await this.caller.call<CardAnswer<O>>(
       { operation, safe: method === 'GET', breakerKey: tenantId },
       (signal) =>
         (
@@ -106,6 +110,7 @@ export class CardClient {
           signal,
         }),
     );
+    return this.spellings.answer(operation, answer);
   }
 
   /** The provider's refusal (4xx), passed on to the app as problem+json with its status and code. */

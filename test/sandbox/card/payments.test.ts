@@ -185,7 +185,7 @@ describe('sandbox card API: payments', () => {
         status,
         code,
       );
-    await attempt('4000000000000002', 402, 40004);
+    await attempt('4000000000009995', 402, 40004);
     await attempt('4888137257116730', 500, 99999);
     await attempt('4853451426120387', 502, 40013);
     const found = await client.call<{ total_count: number }>('listPayments', {
@@ -204,10 +204,10 @@ describe('sandbox card API: payments', () => {
   });
 
   it('splits installments only on the installments card, at most 36', async () => {
-    const split = await pay({ amount: 1000, installments: 3, ...cardFields('4908440000000003') });
+    const split = await pay({ amount: 10480, installments: 3, ...cardFields('4908440000000003') });
     expect(split.body).toMatchObject({ installments_count: 3 });
     expect((split.body.installments as { amount: number }[]).map((part) => part.amount)).toEqual([
-      333, 333, 334,
+      3500, 3500, 3480,
     ]);
     await client.refused(
       'createPayment',

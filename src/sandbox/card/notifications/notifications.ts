@@ -8,6 +8,7 @@ import {
   type CardContext,
   type CardRequest,
 } from '../card-context.js';
+import { notificationStatusAs } from '../answer-style.js';
 import { knownPayment, viewPayment } from '../card-payments.js';
 import { timestamp } from '../card-views.js';
 import type { NotificationRecord } from './notification-record.js';
@@ -52,7 +53,7 @@ export function notificationView(
 ): Record<string, unknown> {
   return {
     token: notification.token,
-    status: notification.status,
+    status: notificationStatusAs(context, notification.status),
     date_created: timestamp(notification.created),
     payment: notification.payment
       ? viewPayment(context, knownPayment(context, notification.payment))
