@@ -3400,6 +3400,11 @@ export interface components {
             /** @enum {string} */
             currency: "EUR";
             /**
+             * Format: date-time
+             * @description When the session expires unless approved at the bank (the provider's lifetime, 15 minutes); then `expired`, and its payment form 410 `urn:portico:problem:iris-session-expired`. Null while the creation is in doubt
+             */
+            expiresAt: string | null;
+            /**
              * Format: uuid
              * @description Portico's id of the session
              */
@@ -8741,6 +8746,21 @@ export interface operations {
             };
             /** @description The tenant has no card merchant keys yet (an operator sets them), or the provider refused the request as conflicting (`upstream.code`, e.g. 40025 duplicate merchantRef) */
             409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The session expired before the payer approved it (`urn:portico:problem:iris-session-expired`) */
+            410: {
                 headers: {
                     /** @description Requests this API key may make per minute */
                     "RateLimit-Limit"?: number;
