@@ -707,7 +707,7 @@ export interface paths {
         get: operations["getCardPayment"];
         /**
          * Update a card payment
-         * @description `description` and `metadata`; omitted fields are unchanged, `metadata: ""` removes all metadata.
+         * @description `description` and `metadata`; omitted fields are unchanged, `metadata: {}` or `metadata: ""` removes all metadata.
          */
         put: operations["updateCardPayment"];
         post?: never;

@@ -180,6 +180,20 @@ describe('card facade: payments, refunds, tokens, customers, branches through th
     }
   });
 
+  it('clears a payment\'s metadata with an empty object as with an empty string ("empty value unsets")', async () => {
+    for (const empty of [{}, '']) {
+      const payment = (
+        await call('POST', '/v1/card/payments', { amount: 1200, ...CARD, metadata: { order: '7' } })
+      ).json().token as string;
+      const kept = await call('PUT', `/v1/card/payments/${payment}`, { description: 'gift' });
+      expect(kept.json()).toMatchObject({ description: 'gift', metadata: { order: '7' } });
+      const cleared = await call('PUT', `/v1/card/payments/${payment}`, { metadata: empty });
+      expect(cleared.statusCode).toBe(200);
+      expect(cleared.json().metadata).toEqual({});
+      expect((await call('GET', `/v1/card/payments/${payment}`)).json().metadata).toEqual({});
+    }
+  });
+
   it('makes a single-use card token with the public key and pays with it once', async () => {
     const made = await call('POST', '/v1/card/tokens', { ...CARD, amount: 700 });
     expect(made.statusCode).toBe(201);
