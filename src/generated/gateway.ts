@@ -110,7 +110,7 @@ export interface paths {
         };
         /**
          * Get an account's transactions
-         * @description Booked and pending, between dateFrom and dateTo inclusive.
+         * @description Booked and pending, between dateFrom and dateTo inclusive; without them, the 90 days up to today (UTC), so that the account's `_links.transactions` answers as it stands.
          */
         get: operations["getAccountTransactions"];
         put?: never;
@@ -4821,11 +4821,11 @@ export interface operations {
     };
     getAccountTransactions: {
         parameters: {
-            query: {
-                /** @description First day, inclusive (ISO date) */
-                dateFrom: string;
-                /** @description Last day, inclusive (ISO date) */
-                dateTo: string;
+            query?: {
+                /** @description First day, inclusive (ISO date); default 90 days before dateTo */
+                dateFrom?: string;
+                /** @description Last day, inclusive (ISO date); default today (UTC) */
+                dateTo?: string;
             };
             header: {
                 /** @description Portico's consentId of a valid account-information consent */
