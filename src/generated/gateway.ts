@@ -110,7 +110,7 @@ export interface paths {
         };
         /**
          * Get an account's transactions
-         * @description Booked and pending, between dateFrom and dateTo inclusive.
+         * @description Booked and pending, between dateFrom and dateTo inclusive; without them, the 90 days up to today (UTC), so that the account's `_links.transactions` answers as it stands.
          */
         get: operations["getAccountTransactions"];
         put?: never;
@@ -707,7 +707,7 @@ export interface paths {
         get: operations["getCardPayment"];
         /**
          * Update a card payment
-         * @description `description` and `metadata`; omitted fields are unchanged, `metadata: ""` removes all metadata.
+         * @description `description` and `metadata`; omitted fields are unchanged, `metadata: {}` or `metadata: ""` removes all metadata.
          */
         put: operations["updateCardPayment"];
         post?: never;
@@ -3409,6 +3409,11 @@ export interface components {
             /** @enum {string} */
             currency: "EUR";
             /**
+             * Format: date-time
+             * @description When the session expires unless approved at the bank (the provider's lifetime, 15 minutes); then `expired`, and its payment form 410 `urn:portico:problem:iris-session-expired`. Null while the creation is in doubt
+             */
+            expiresAt: string | null;
+            /**
              * Format: uuid
              * @description Portico's id of the session
              */
@@ -4825,11 +4830,11 @@ export interface operations {
     };
     getAccountTransactions: {
         parameters: {
-            query: {
-                /** @description First day, inclusive (ISO date) */
-                dateFrom: string;
-                /** @description Last day, inclusive (ISO date) */
-                dateTo: string;
+            query?: {
+                /** @description First day, inclusive (ISO date); default 90 days before dateTo */
+                dateFrom?: string;
+                /** @description Last day, inclusive (ISO date); default today (UTC) */
+                dateTo?: string;
             };
             header: {
                 /** @description Portico's consentId of a valid account-information consent */
@@ -8750,6 +8755,21 @@ export interface operations {
             };
             /** @description The tenant has no card merchant keys yet (an operator sets them), or the provider refused the request as conflicting (`upstream.code`, e.g. 40025 duplicate merchantRef) */
             409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The session expired before the payer approved it (`urn:portico:problem:iris-session-expired`) */
+            410: {
                 headers: {
                     /** @description Requests this API key may make per minute */
                     "RateLimit-Limit"?: number;

@@ -133,6 +133,67 @@ describe('card facade: payments, refunds, tokens, customers, branches through th
     ]);
   });
 
+  it('names a refund the provider recorded as Failed, reads it, and answers a same-key retry alike without a second refund', async () => {
+    for (const cardNumber of ['4916915111701144', '5206140271967502']) {
+      const payment = (
+        await call('POST', '/v1/card/payments', { amount: 2000, ...CARD, cardNumber })
+      ).json().token as string;
+      const key = randomUUID();
+      const before = sut.sandbox.card.callCounts().createRefund ?? 0;
+      const refund = () =>
+        call('POST', '/v1/card/refunds', { payment, amount: 700 }, app.key, {
+          'idempotency-key': key,
+        });
+      const failed = await refund();
+      expect(failed.statusCode).toBe(502);
+      const refundId = failed.json().refundId as string;
+      expect(failed.json()).toMatchObject({
+        type: 'urn:portico:problem:refund-failed',
+        status: 502,
+        outcome: 'failed',
+        refundId: expect.stringMatching(/^ref_/),
+        resource: `/v1/card/refunds/${refundId}`,
+        resourceStatus: 'Failed',
+        payment,
+      });
+      const read = await call('GET', failed.json().resource as string);
+      expect(read.statusCode).toBe(200);
+      expect(read.json()).toMatchObject({
+        token: refundId,
+        status: 'Failed',
+        amount: 700,
+        payment,
+      });
+      const again = await refund();
+      expect(again.statusCode).toBe(502);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      const { requestId: _first, ...firstProblem } = failed.json();
+      const { requestId: _again, ...againProblem } = again.json();
+      expect(againProblem).toEqual(firstProblem);
+      const atProvider = await call('GET', `/v1/card/refunds?payment=${payment}`);
+      expect(atProvider.json().totalCount).toBe(1);
+      expect((sut.sandbox.card.callCounts().createRefund ?? 0) - before).toBe(1);
+      expect((await call('GET', `/v1/card/payments/${payment}`)).json()).toMatchObject({
+        refundAmount: 0,
+        status: 'Captured',
+      });
+    }
+  });
+
+  it('clears a payment\'s metadata with an empty object as with an empty string ("empty value unsets")', async () => {
+    for (const empty of [{}, '']) {
+      const payment = (
+        await call('POST', '/v1/card/payments', { amount: 1200, ...CARD, metadata: { order: '7' } })
+      ).json().token as string;
+      const kept = await call('PUT', `/v1/card/payments/${payment}`, { description: 'gift' });
+      expect(kept.json()).toMatchObject({ description: 'gift', metadata: { order: '7' } });
+      const cleared = await call('PUT', `/v1/card/payments/${payment}`, { metadata: empty });
+      expect(cleared.statusCode).toBe(200);
+      expect(cleared.json().metadata).toEqual({});
+      expect((await call('GET', `/v1/card/payments/${payment}`)).json().metadata).toEqual({});
+    }
+  });
+
   it('makes a single-use card token with the public key and pays with it once', async () => {
     const made = await call('POST', '/v1/card/tokens', { ...CARD, amount: 700 });
     expect(made.statusCode).toBe(201);

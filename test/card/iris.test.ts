@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { signIrisJson } from '../../src/shared/iris/iris-hash.js';
@@ -367,5 +367,69 @@ describe('card facade: IRIS bank payments, paid exactly once whatever the arriva
     } finally {
       await elsewhere.close();
     }
+  });
+
+  const payformCalls = async (sessionId: string) =>
+    Number(
+      (
+        (await sut.dataSource.query(
+          "SELECT count(*) AS n FROM access_log WHERE card_resource_id = $1 AND operation = 'createIrisPayform'",
+          [sessionId],
+        )) as { n: string }[]
+      )[0].n,
+    );
+  const startSession = async () => {
+    const created = await call('POST', '/v1/card/iris/sessions', {
+      amount: 1500,
+      country: 'GR',
+      returnUrl: 'https://shop.example/done',
+    });
+    expect(created.status).toBe(201);
+    return created.body as Session & { expiresAt: string };
+  };
+
+  it("expires an abandoned session on Portico's clock: read as expired, its form 410 without asking the provider", async () => {
+    const session = await startSession();
+    const lifetime = Date.parse(session.expiresAt) - Date.now();
+    expect(lifetime).toBeGreaterThan(14 * 60_000);
+    expect(lifetime).toBeLessThanOrEqual(15 * 60_000);
+    const realNow = Date.now.bind(Date);
+    // Portico's clock only (the sandbox reads its clock with new Date()): 15 minutes and a second on.
+    const spy = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + 15 * 60_000 + 1_000);
+    try {
+      expect((await call('GET', `/v1/card/iris/sessions/${session.id}`)).body.status).toBe(
+        'expired',
+      );
+      const payform = await call('POST', `/v1/card/iris/sessions/${session.id}/payform`);
+      expect(payform.status).toBe(410);
+      expect(payform.body).toMatchObject({
+        type: 'urn:portico:problem:iris-session-expired',
+        resource: `/v1/card/iris/sessions/${session.id}`,
+        resourceStatus: 'expired',
+        expiresAt: session.expiresAt,
+      });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await payformCalls(session.id)).toBe(0);
+  });
+
+  it("learns the expiry from the provider's clock: its form 410 (not 400 80002 token), then read as expired", async () => {
+    const session = await startSession();
+    sut.sandbox.card.advanceClock(16 * 60);
+    const payform = await call('POST', `/v1/card/iris/sessions/${session.id}/payform`);
+    expect(payform.status).toBe(410);
+    expect(payform.body).toMatchObject({
+      type: 'urn:portico:problem:iris-session-expired',
+      title: 'IRIS session expired',
+      resource: `/v1/card/iris/sessions/${session.id}`,
+    });
+    expect((await call('GET', `/v1/card/iris/sessions/${session.id}`)).body.status).toBe('expired');
+    const again = await call('POST', `/v1/card/iris/sessions/${session.id}/payform`);
+    expect(again.status).toBe(410);
+    expect(await payformCalls(session.id)).toBe(1);
+    // A session made after the move lives its 15 minutes from then.
+    const fresh = await startSession();
+    expect((await call('POST', `/v1/card/iris/sessions/${fresh.id}/payform`)).status).toBe(200);
   });
 });

@@ -39,6 +39,46 @@ describe('what the facade answers is usable as it stands', () => {
     expect(balances.json()).toHaveProperty('balances');
   });
 
+  it('answers 200 to every link it hands out, followed as it stands from the accounts answer on (transactions without dates included)', async () => {
+    const { consentId } = await approvedConsent(gateway, key);
+    const headers = {
+      authorization: `Bearer ${key}`,
+      'consent-id': consentId,
+      'psu-ip-address': '192.0.2.10',
+    };
+    const linksIn = (value: unknown, found: string[] = []): string[] => {
+      if (value === null || typeof value !== 'object') return found;
+      for (const [name, inner] of Object.entries(value)) {
+        if (name === '_links')
+          for (const link of Object.values(inner as Record<string, { href: string }>))
+            found.push(link.href);
+        else linksIn(inner, found);
+      }
+      return found;
+    };
+    const queue = ['/v1/accounts'];
+    const followed = new Map<string, number>();
+    while (queue.length > 0 && followed.size < 50) {
+      const url = queue.shift() as string;
+      if (followed.has(url)) continue;
+      const answer = await gateway.app.inject({ method: 'GET', url, headers });
+      followed.set(url, answer.statusCode);
+      if (answer.statusCode === 200) queue.push(...linksIn(answer.json()));
+    }
+    const kinds = [...followed.keys()].map((url) => url.split('/').slice(4).join('/') || url);
+    expect(kinds).toEqual(expect.arrayContaining(['balances', 'transactions']));
+    expect(Object.fromEntries(followed)).toEqual(
+      Object.fromEntries([...followed.keys()].map((url) => [url, 200])),
+    );
+    // Without dates: the 90 days up to today; each date still refused when malformed.
+    const bad = await gateway.app.inject({
+      method: 'GET',
+      url: `${[...followed.keys()].find((url) => url.endsWith('/transactions'))}?dateTo=2026-13-01`,
+      headers,
+    });
+    expect(bad.statusCode).toBe(400);
+  });
+
   it.each([
     'domestic-credit-transfer',
     'sepa-credit-transfer',

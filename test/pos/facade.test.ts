@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cashRegisterSignature } from '../../src/sandbox/pos/pos-cash-register.js';
 import { PosInDoubtResolver } from '../../src/pos/pos-in-doubt-resolver.service.js';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
+import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import { posCall, posTenant, shown, terminals, type PosTenant } from '../support/pos-gateway.js';
 
 let sut: TestGateway;
@@ -116,6 +116,40 @@ describe('POS facade', () => {
     sut.sandbox.pos.payer(terminal.token, 'approve');
     const settled = await post(body);
     expect(settled.json()).toMatchObject({ status: 'CAPTURED' });
+    const row = await rowOf(body.transactionId);
+    expect(row.accesses.filter((a) => a.operation === 'createPosTransaction')).toHaveLength(1);
+  });
+
+  it('a repeat while the terminal is mid-payment shows the status GET shows (PENDING), by transactionId and by Idempotency-Key', async () => {
+    const [terminal] = terminals(sut, app, { outcome: { action: 'never', afterMs: 0 } });
+    const body = payment(terminal.token);
+    const key = randomUUID();
+    const send = () =>
+      sut.app.inject({
+        method: 'POST',
+        url: '/v1/pos/transactions?wait=0',
+        headers: { ...bearer(app.key), 'idempotency-key': key },
+        payload: body,
+      });
+    expect((await send()).statusCode).toBe(202);
+    await shown(sut, terminal.token);
+    const shownByGet = (await get(body.transactionId)).json().status as string;
+    expect(shownByGet).toBe('PENDING');
+    const byTransactionId = await post(body, '?wait=0');
+    expect(byTransactionId.statusCode).toBe(202);
+    expect(byTransactionId.json()).toMatchObject({ status: shownByGet });
+    const byKey = await send();
+    expect(byKey.statusCode).toBe(202);
+    expect(byKey.headers['idempotent-replayed']).toBe('true');
+    expect(byKey.headers.location).toBe(`/v1/pos/transactions/${body.transactionId}`);
+    expect(byKey.json()).toMatchObject({ transactionId: body.transactionId, status: shownByGet });
+    sut.sandbox.pos.payer(terminal.token, 'approve');
+    let settled = await send();
+    while (settled.json().status !== 'CAPTURED') {
+      await sleep(10);
+      settled = await send();
+    }
+    expect(settled.statusCode).toBe(200);
     const row = await rowOf(body.transactionId);
     expect(row.accesses.filter((a) => a.operation === 'createPosTransaction')).toHaveLength(1);
   });

@@ -63,7 +63,10 @@ export class CardIrisController {
   })
   @SessionId()
   @ApiResponse({ status: 200, type: IrisPayformView, description: 'The form' })
-  @ApiProblems({ 404: 'No such session for this tenant' })
+  @ApiProblems({
+    404: 'No such session for this tenant',
+    410: 'The session expired before the payer approved it (`urn:portico:problem:iris-session-expired`)',
+  })
   async openIrisPayform(
     @CurrentPrincipal() principal: Principal,
     @Param('sessionId', new ParseUUIDPipe({ version: '4' })) sessionId: string,

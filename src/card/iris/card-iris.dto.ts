@@ -113,6 +113,16 @@ export class IrisSessionView {
 
   @ApiProperty({ format: 'uri', maxLength: 2048, pattern: '^https?://' })
   returnUrl: string;
+
+  @ApiProperty({
+    description:
+      "When the session expires unless approved at the bank (the provider's lifetime, 15 minutes); then `expired`, and its payment form 410 `urn:portico:problem:iris-session-expired`. Null while the creation is in doubt",
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    maxLength: 40,
+  })
+  expiresAt: string | null;
 }
 
 export class IrisPayformView {

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
 import type { JsonObject } from '../../platform/common/json.js';
-import type { ProblemException } from '../../platform/errors/problem.js';
+import { ProblemException } from '../../platform/errors/problem.js';
 import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
 import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
 import type { CardResource } from '../store/card-resource.entity.js';
@@ -22,7 +22,47 @@ export interface IrisSessionData {
   md: string;
   return_url: string;
   payment?: string;
+  /** When Portico holds the session expired: its creation plus the lifetime the provider stated. */
+  expires_at?: string;
+  /** The provider's expiration_date, on the provider's clock. */
+  provider_expires?: string;
 }
+
+/** The lifetime when the provider's answer does not state one (card.yaml createIrisSession). */
+export const IRIS_SESSION_LIFETIME_MS = 15 * 60_000;
+/** Statuses a session leaves by expiring: the payer has not approved yet. */
+const OPEN = new Set(['created', 'initiated']);
+
+/** The provider's lifetime (expiration_date - date_created, both on its clock), so clock skew does not matter. */
+export function lifetimeOf(session: { date_created?: string; expiration_date?: string }): number {
+  const lifetime =
+    Date.parse(session.expiration_date ?? '') - Date.parse(session.date_created ?? '');
+  return Number.isFinite(lifetime) && lifetime > 0 ? lifetime : IRIS_SESSION_LIFETIME_MS;
+}
+
+/** Whether the provider's answer, dated by its own clock, comes after the session's expiration_date. */
+export function expiredAtProvider(data: IrisSessionData, answerDate: string | undefined): boolean {
+  const providerNow = Date.parse(answerDate ?? '');
+  const expires = Date.parse(data.provider_expires ?? '');
+  // The Date header has whole seconds: compare with the expiry's second.
+  return providerNow >= Math.floor(expires / 1000) * 1000;
+}
+
+export const irisSessionExpired = (row: CardResource) => {
+  const expiresAt = (row.data as Partial<IrisSessionData> | null)?.expires_at ?? null;
+  return new ProblemException({
+    status: 410,
+    type: 'urn:portico:problem:iris-session-expired',
+    title: 'IRIS session expired',
+    detail: `IRIS session ${row.id} has expired: the payer can no longer pay it; start a new session`,
+    extensions: {
+      id: row.id,
+      resource: `/v1/card/iris/sessions/${row.id}`,
+      resourceStatus: 'expired',
+      expiresAt,
+    },
+  });
+};
 
 /** The digest under which a session's callback reference is found (the reference is not stored). */
 export const referenceDigest = (reference: string) =>
@@ -44,6 +84,7 @@ export function irisView(row: CardResource): IrisSessionView {
     md: data.md ?? '',
     paymentId: data.payment ?? null,
     returnUrl: data.return_url ?? '',
+    expiresAt: data.expires_at ?? null,
   };
 }
 
@@ -95,28 +136,48 @@ export class CardIrisService {
       uuid: session.uuid,
       md: session.md,
       return_url: request.returnUrl,
+      expires_at: new Date(Date.now() + lifetimeOf(session)).toISOString(),
+      provider_expires: session.expiration_date,
     };
     await this.store.settle(row, data as unknown as JsonObject, session.status, 'upstream-created');
     return irisView(row);
   }
 
   async get(tenantId: string, id: string): Promise<IrisSessionView> {
-    return irisView(await this.store.byId(tenantId, 'iris_session', id));
+    return irisView(await this.current(tenantId, id));
+  }
+
+  /** The session, moved to `expired` once its lifetime has passed on Portico's clock. */
+  private async current(tenantId: string, id: string): Promise<CardResource> {
+    const row = await this.store.byId(tenantId, 'iris_session', id);
+    const expiresAt = (row.data as Partial<IrisSessionData> | null)?.expires_at;
+    if (OPEN.has(row.status) && expiresAt && Date.now() >= Date.parse(expiresAt))
+      await this.store.transition(row, 'expired', 'lifetime-passed');
+    return row;
   }
 
   /** The provider's payment form for the session, asked with the tenant's public key. */
   async payform(tenantId: string, id: string): Promise<IrisPayformView> {
-    const row = await this.store.byId(tenantId, 'iris_session', id);
+    const row = await this.current(tenantId, id);
     const data = row.data as unknown as IrisSessionData | null;
     if (!data?.signature) throw this.store.notKnownYet('IRIS session', row);
-    const answer = await this.store.call(
+    if (row.status === 'expired') throw irisSessionExpired(row);
+    const answer = await this.store.callRaw(
       tenantId,
       'createIrisPayform',
       { form: { amount: row.amount, token: data.signature, currency: 'EUR', uuid: data.uuid } },
       row,
       { publicKey: true, keyInBody: 'pk' },
     );
+    if (answer.status >= 400) {
+      // The provider refuses the form of a session past its lifetime (80002 token), on its own clock.
+      if (OPEN.has(row.status) && expiredAtProvider(data, answer.headers.date)) {
+        await this.store.transition(row, 'expired', 'expired-at-provider');
+        throw irisSessionExpired(row);
+      }
+      throw this.store.client.refusal('createIrisPayform', answer);
+    }
     if (row.status === 'created') await this.store.transition(row, 'initiated', 'payform-opened');
-    return { payload: answer.data.payload };
+    return { payload: (answer.data as { data: { payload: string } }).data.payload };
   }
 }

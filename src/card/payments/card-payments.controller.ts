@@ -92,7 +92,7 @@ export class CardPaymentsController {
   @ApiOperation({
     summary: 'Update a card payment',
     description:
-      '`description` and `metadata`; omitted fields are unchanged, `metadata: ""` removes all metadata.',
+      '`description` and `metadata`; omitted fields are unchanged, `metadata: {}` or `metadata: ""` removes all metadata.',
   })
   @ApiCardId('paymentId', 'payment')
   @ApiCardBody('UpdatePaymentForm', { description: 'Order 1042 (gift)' })

@@ -114,10 +114,14 @@ export class CardPaymentsService {
 
   async update(tenantId: string, token: string, form: Record<string, unknown>) {
     const row = await this.rowOf(tenantId, token);
+    const { metadata } = form;
+    // An empty value unsets all metadata (seed): `{}` is empty too, but a form has no field for it.
+    const emptied =
+      typeof metadata === 'object' && metadata !== null && Object.keys(metadata).length === 0;
     const payment = await this.store.call(
       tenantId,
       'updatePayment',
-      { path: { paymentId: token }, form },
+      { path: { paymentId: token }, form: emptied ? { ...form, metadata: '' } : form },
       row,
     );
     await this.store.changed(row, payment as unknown as JsonObject, 'updated');

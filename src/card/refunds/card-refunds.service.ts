@@ -8,6 +8,7 @@ import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-ca
 import { CardPaymentsService } from '../payments/card-payments.service.js';
 import type { CardResource } from '../store/card-resource.entity.js';
 import { CardStore } from '../store/card-store.service.js';
+import { REFUND_FAILED, refundFailedProblem } from './refund-failed.js';
 
 export type ProviderRefund = components['schemas']['Refund'];
 
@@ -44,14 +45,14 @@ export class CardRefundsService {
       await this.store.transition(row, 'unknown', 'upstream-outcome-unknown');
       const found = await this.lookup(row).catch(() => undefined);
       await this.refreshPayment(tenantId, paymentToken);
-      // Found as Failed (the refund-failing test cards answer 5xx and record a Failed refund): the
-      // provider's failure is the answer, the refund is on record.
       if (found === undefined)
         throw inDoubtProblem(error as ProblemException, {
           refundId: row.id,
           resource: `/v1/card/refunds/${row.id}`,
         });
-      if (found === null || found.status === 'Failed') throw error;
+      if (found === null) throw error;
+      // The refund-failing test cards answer 5xx and record a Failed refund.
+      if (found.status === REFUND_FAILED) throw refundFailedProblem(row);
       return found;
     }
     await this.store.settle(

@@ -149,7 +149,8 @@ export class CardStore {
 
   /**
    * A row an Idempotency-Key is bound to, as it stands (by Portico's id, or the provider's for a capture):
-   * in doubt until settled; failed as GET answers it; settled as `view` shows it.
+   * in doubt until settled; failed as GET answers it; settled as `view` shows it (or as the problem
+   * `view` gives for a resource the provider recorded as failed).
    */
   async boundState(
     tenantId: string,
@@ -164,7 +165,9 @@ export class CardStore {
     if (row.status === 'creating' || row.status === 'unknown') return { state: 'in-doubt' };
     if (row.status === 'failed' || !row.data)
       return { state: 'failed', problem: this.notKnownYet(kind, row) };
-    return { state: 'settled', body: view(row) };
+    const shown = view(row);
+    if (shown instanceof ProblemException) return { state: 'failed', problem: shown };
+    return { state: 'settled', body: shown };
   }
 
   manager() {

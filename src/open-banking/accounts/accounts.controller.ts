@@ -96,7 +96,8 @@ export class AccountsController {
   @Get(':accountId/transactions')
   @ApiOperation({
     summary: "Get an account's transactions",
-    description: 'Booked and pending, between dateFrom and dateTo inclusive.',
+    description:
+      "Booked and pending, between dateFrom and dateTo inclusive; without them, the 90 days up to today (UTC), so that the account's `_links.transactions` answers as it stands.",
   })
   @ConsentAccess({
     operation: 'getAccountTransactions',

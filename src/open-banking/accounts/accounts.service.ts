@@ -5,7 +5,7 @@ import type { UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
 import { requestIdHeader } from '../../upstreams/http/upstream-transport.js';
 import { OpenBankingClient } from '../../upstreams/open-banking/open-banking.client.js';
 import type { ConsentAccessGrant } from '../consent-access/consent-access.service.js';
-import type { TransactionsQuery } from './dto/transactions-query.dto.js';
+import { transactionsPeriod, type TransactionsQuery } from './dto/transactions-query.dto.js';
 import { facadeLinks } from './facade-links.js';
 
 type Schemas = components['schemas'];
@@ -56,7 +56,8 @@ export class AccountsService {
     accountId: string,
     query: TransactionsQuery,
   ): Promise<Schemas['TransactionsListDto']> {
-    if (query.dateFrom > query.dateTo)
+    const { dateFrom, dateTo } = transactionsPeriod(query);
+    if (dateFrom > dateTo)
       throw new ValidationFailedException(
         [{ field: 'dateFrom', reason: 'dateFrom must not be after dateTo' }],
         'query',
@@ -66,7 +67,7 @@ export class AccountsService {
       api.GET('/{brandId}/bg/v1/accounts/{accountId}/transactions', {
         params: {
           path: { brandId, accountId },
-          query: { dateFrom: query.dateFrom, dateTo: query.dateTo },
+          query: { dateFrom, dateTo },
           header: this.headers(grant),
         },
       }),

@@ -3,24 +3,26 @@ import {
   BoundResources,
   type BoundResourceState,
 } from '../../platform/idempotency/bound-resources.js';
+import { ProblemException } from '../../platform/errors/problem.js';
 import { posFacade } from '../common/pos-api.js';
 import { PosStore, type PosRowData } from '../store/pos-store.service.js';
 import { refusalProblem } from './pos-refusal.js';
-
-export const POS_TRANSACTIONS = '/v1/pos/transactions/';
+import { POS_TRANSACTIONS, PosTransactionsService } from './pos-transactions.service.js';
 
 const DECIDED = new Set(['CAPTURED', 'FAILED', 'CANCELLED']);
 const NOT_MADE = { status: 502, code: 'not-at-provider', title: 'Not made' };
 
 /**
  * Lets a repeat with the Idempotency-Key of a POS transaction whose first answer was 202 or "outcome
- * unknown" answer it once decided (as stored, without calling the provider): its result, or its refusal.
+ * unknown" answer it once decided (as stored, without calling the provider): its result, or its refusal;
+ * while undecided, 202 with what GET shows (the status the provider reports now).
  */
 @Injectable()
 export class PosBoundResources implements OnModuleInit {
   constructor(
     private readonly resources: BoundResources,
     private readonly store: PosStore,
+    private readonly transactions: PosTransactionsService,
   ) {}
 
   onModuleInit(): void {
@@ -36,7 +38,20 @@ export class PosBoundResources implements OnModuleInit {
     const data = row.data as PosRowData;
     if (row.status === 'failed')
       return { state: 'failed', problem: refusalProblem(data.refusal ?? NOT_MADE) };
-    if (!DECIDED.has(row.status) || !data.result) return { state: 'in-doubt' };
+    if (!DECIDED.has(row.status) || !data.result) return this.undecided(tenantId, transactionId);
     return { state: 'settled', status: 200, body: posFacade('PosTransactionResult', data.result) };
+  }
+
+  private async undecided(tenantId: string, transactionId: string): Promise<BoundResourceState> {
+    try {
+      const now = await this.transactions.get(tenantId, transactionId);
+      const body = posFacade('PosTransactionResult', now.body);
+      if (now.status === 200) return { state: 'settled', status: 200, body };
+      return { state: 'settled', status: 202, body, headers: { Location: now.location } };
+    } catch (error) {
+      // GET's problems are decisions (a refusal, not made at the provider): the answer from now on.
+      if (error instanceof ProblemException) return { state: 'failed', problem: error };
+      throw error;
+    }
   }
 }

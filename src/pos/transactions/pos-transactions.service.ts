@@ -10,7 +10,6 @@ import { bindIdempotentResource } from '../../platform/idempotency/idempotency-b
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { outcomeUnknown, type UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
 import { PosStore, type PosRowData } from '../store/pos-store.service.js';
-import { POS_TRANSACTIONS } from './pos-bound-resources.js';
 import { refusalOf, refusalProblem } from './pos-refusal.js';
 
 /** What became of a transaction so far: its final result, a refusal, or still in flight (with the latest view). */
@@ -22,6 +21,8 @@ export interface PosReply {
   body: JsonObject;
   location: string;
 }
+
+export const POS_TRANSACTIONS = '/v1/pos/transactions/';
 
 const FINAL = new Set(['CAPTURED', 'FAILED', 'CANCELLED']);
 const IN_FLIGHT = new Set(['creating', 'unknown']);
@@ -91,9 +92,10 @@ export class PosTransactionsService {
       });
     // An Idempotency-Key first seen here follows the transaction as well, not this answer.
     await bindIdempotentResource(`${POS_TRANSACTIONS}${row.token as string}`);
+    // Not decided within the wait: what GET shows now (the provider's INITIATING or PENDING).
     const local = this.inFlight.get(row.id);
-    if (local) return this.reply(row, await this.within(local, waitMs));
-    return this.reply(row, await this.current(row));
+    const settled = local ? await this.within(local, waitMs) : undefined;
+    return this.reply(row, settled ?? (await this.current(row)));
   }
 
   /** Sends the transaction and settles its row; never rejects (its outcome is an Outcome). */

@@ -80,6 +80,10 @@ export function createCardServer(options: CardServerOptions): FastifyInstance {
     ),
   );
 
+  // An HTTP server's Date is its clock: the sandbox's, moved by the clock control.
+  server.addHook('onRequest', async (_request, reply) => {
+    reply.header('date', card.now().toUTCString());
+  });
   server.addHook('onRequest', async (request, reply) => {
     const operation = operationByRoute.get(`${request.method} ${request.routeOptions.url}`);
     // The payment form takes the public key in its body (checked once the body is decoded).
