@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { JsonObject } from '../platform/common/json.js';
 import type { SubjectKind } from '../audit/trail/status-change.entity.js';
+import { StatusTransitionListeners } from '../audit/trail/status-transition-listeners.js';
 import { STATUS_CHANGE_EVENTS, type WebhookEventType } from './webhook-event-types.js';
 
 export interface OutboxEvent {
@@ -22,6 +23,13 @@ export interface OutboxEvent {
  */
 @Injectable()
 export class WebhookOutboxService {
+  constructor(transitions: StatusTransitionListeners) {
+    // Every status change the trail writes gets its event, in the change's own transaction.
+    transitions.subscribe((manager, { subject, fromStatus, toStatus, cause }) =>
+      this.statusChanged(manager, subject, fromStatus, toStatus, cause),
+    );
+  }
+
   /** Returns the event's id, or undefined when its dedupe key was recorded before. */
   async record(manager: EntityManager, event: OutboxEvent): Promise<string | undefined> {
     const id = randomUUID();

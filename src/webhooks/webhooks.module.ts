@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SecretsModule } from '../platform/secrets/secrets.module.js';
-import { ConsentRenewalDueJob } from './consent-renewal-due.job.js';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker.js';
 import { WebhookEndpointHealth } from './webhook-endpoint-health.js';
 import { WebhookOutboxModule } from './webhook-outbox.module.js';
@@ -17,11 +16,11 @@ import { WebhooksService } from './webhooks.service.js';
 })
 export class WebhooksCoreModule {}
 
-/** Signed webhooks to apps: the API, the delivery worker and the consent.renewal_due job. */
+/** Signed webhooks to apps: the API and the delivery worker. */
 @Module({
   imports: [WebhooksCoreModule, WebhookOutboxModule, SecretsModule],
   controllers: [WebhooksController],
-  providers: [WebhookDeliveryWorker, WebhookEndpointHealth, ConsentRenewalDueJob],
-  exports: [WebhookDeliveryWorker, ConsentRenewalDueJob],
+  providers: [WebhookDeliveryWorker, WebhookEndpointHealth],
+  exports: [WebhookDeliveryWorker],
 })
 export class WebhooksModule {}

@@ -9,7 +9,7 @@ import {
   retryDelayMs,
 } from '../../src/webhooks/webhook-delivery.worker.js';
 import { retryAfterMs, sendWebhook } from '../../src/webhooks/webhook-sender.js';
-import { ConsentRenewalDueJob } from '../../src/webhooks/consent-renewal-due.job.js';
+import { ConsentRenewalDueJob } from '../../src/open-banking/consents/consent-renewal-due.job.js';
 import { StatusHistoryService } from '../../src/audit/trail/status-history.service.js';
 import { Consent } from '../../src/open-banking/consents/consent.entity.js';
 import { webhookUrlRefusal } from '../../src/webhooks/webhook-url-policy.js';

@@ -13,7 +13,7 @@ import {
 import { AuditChainService } from './audit-chain.service.js';
 import { AuditVerifierService } from './audit-verifier.service.js';
 import { AuditRetentionService } from './audit-retention.service.js';
-import { WebhookOutboxModule } from '../../webhooks/webhook-outbox.module.js';
+import { StatusTransitionsModule } from './status-transition-listeners.js';
 
 /**
  * The append-only audit trail: status histories and the access log, written by every capability, and
@@ -29,7 +29,7 @@ import { WebhookOutboxModule } from '../../webhooks/webhook-outbox.module.js';
       AuditSealFloor,
       AuditRetentionCut,
     ]),
-    WebhookOutboxModule,
+    StatusTransitionsModule,
   ],
   providers: [
     StatusHistoryService,

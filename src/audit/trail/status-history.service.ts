@@ -2,18 +2,18 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, EntityTarget, Repository } from 'typeorm';
 import { currentRequestId } from '../../platform/logging/request-context.js';
-import { WebhookOutboxService } from '../../webhooks/webhook-outbox.service.js';
 import { StatusChange, type SubjectKind } from './status-change.entity.js';
+import { StatusTransitionListeners } from './status-transition-listeners.js';
 
 /**
- * Appends to the status history of consents and payments, and (in the same transaction) records the
- * webhook event of each change in the outbox: the one place status changes are written.
+ * Appends to the status history of every provider resource, and (in the same transaction) tells the
+ * transition's listeners (the webhook outbox records its event): the one place status changes are written.
  */
 @Injectable()
 export class StatusHistoryService {
   constructor(
     @InjectRepository(StatusChange) private readonly changes: Repository<StatusChange>,
-    private readonly outbox: WebhookOutboxService,
+    private readonly listeners: StatusTransitionListeners,
   ) {}
 
   async append(
@@ -37,7 +37,7 @@ export class StatusHistoryService {
       requestId: currentRequestId() ?? null,
     });
     if (fromStatus !== null)
-      await this.outbox.statusChanged(manager, subject, fromStatus, toStatus, cause);
+      await this.listeners.notify(manager, { subject, fromStatus, toStatus, cause });
   }
 
   /**

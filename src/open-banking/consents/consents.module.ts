@@ -7,9 +7,11 @@ import { ScaSessionsModule } from '../sca-sessions/sca-sessions.module.js';
 import { Consent } from './consent.entity.js';
 import { ConsentsController } from './consents.controller.js';
 import { ConsentsService } from './consents.service.js';
+import { ConsentRenewalDueJob } from './consent-renewal-due.job.js';
+import { WebhookOutboxModule } from '../../webhooks/webhook-outbox.module.js';
 import { FundsConsentsController } from './funds-consents.controller.js';
 
-/** The consent store: account-information and confirmation-of-funds consents, kept in step with the bank. */
+/** The consent store: account-information and confirmation-of-funds consents, kept in step with the bank, and the warning of their renewal due. */
 @Module({
   imports: [
     TypeOrmModule.forFeature([Consent]),
@@ -17,9 +19,10 @@ import { FundsConsentsController } from './funds-consents.controller.js';
     ScaSessionsModule,
     OpenBankingUpstreamModule,
     IdempotencyModule,
+    WebhookOutboxModule,
   ],
   controllers: [ConsentsController, FundsConsentsController],
-  providers: [ConsentsService],
-  exports: [ConsentsService],
+  providers: [ConsentsService, ConsentRenewalDueJob],
+  exports: [ConsentsService, ConsentRenewalDueJob],
 })
 export class ConsentsModule {}

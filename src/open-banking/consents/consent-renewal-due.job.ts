@@ -2,12 +2,12 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
-import { SCA_RENEWAL_DAYS } from '../open-banking/consents/consent.entity.js';
-import type { AppConfig } from '../platform/config/app-config.js';
-import { APP_CONFIG } from '../platform/config/config.module.js';
-import { LOGGER } from '../platform/logging/logging.module.js';
-import { Scheduler } from '../platform/scheduler/scheduler.js';
-import { WebhookOutboxService } from './webhook-outbox.service.js';
+import { SCA_RENEWAL_DAYS } from './consent.entity.js';
+import type { AppConfig } from '../../platform/config/app-config.js';
+import { APP_CONFIG } from '../../platform/config/config.module.js';
+import { LOGGER } from '../../platform/logging/logging.module.js';
+import { Scheduler } from '../../platform/scheduler/scheduler.js';
+import { WebhookOutboxService } from '../../webhooks/webhook-outbox.service.js';
 
 /** The advisory lock one replica holds while it looks for renewals due. */
 export const RENEWAL_DUE_LOCK_KEY = 74_111_007;
