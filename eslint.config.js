@@ -1,6 +1,7 @@
 // Lint with zero warnings allowed (npm run lint). Type-aware rules catch floating promises.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { layersPlugin } from './eslint/layers.js';
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', '.jest-cache/', 'data/', 'src/generated/'] },
@@ -9,7 +10,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['*.js'] },
+        projectService: { allowDefaultProject: ['*.js', 'eslint/*.js'] },
         tsconfigRootDir: import.meta.dirname,
       },
       globals: {
@@ -61,41 +62,10 @@ export default tseslint.config(
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
   },
-  // The sandbox is the provider, separable into its own package: it may use src/shared/ and nothing
-  // else of Portico. One rule per folder depth, since `../` means something else at each.
-  ...[
-    'src/sandbox/*.ts',
-    'src/sandbox/*/*.ts',
-    'src/sandbox/*/*/*.ts',
-    'src/sandbox/*/*/*/*.ts',
-  ].map((files, depth) => ({
-    files: [files],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: `^(\\.\\./){${depth + 1}}(?!shared/)`,
-              message: 'The sandbox imports only src/shared/ (it stands for the provider).',
-            },
-          ],
-        },
-      ],
-    },
-  })),
   {
-    // Code shared by the gateway and the sandbox depends on neither.
-    files: ['src/shared/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { regex: '^\\.\\./\\.\\./', message: 'src/shared/ imports nothing outside itself.' },
-          ],
-        },
-      ],
-    },
+    // The direction of dependencies between src/'s folders (eslint/layers.js).
+    files: ['src/**/*.ts'],
+    plugins: { layers: layersPlugin },
+    rules: { 'layers/direction': 'error' },
   },
 );

@@ -5,7 +5,7 @@ import { CertificatesModule } from './upstreams/open-banking/qwac/certificates.m
 import { ConfigModule } from './platform/config/config.module.js';
 import { DatabaseModule } from './platform/database/database.module.js';
 import { AuditModule } from './audit/audit.module.js';
-import { HealthModule } from './platform/health/health.module.js';
+import { HealthModule } from './health/health.module.js';
 import { OpenBankingModule } from './open-banking/open-banking.module.js';
 import { LoggingModule } from './platform/logging/logging.module.js';
 import { MetricsModule } from './platform/metrics/metrics.module.js';

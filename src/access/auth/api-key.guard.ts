@@ -5,7 +5,8 @@ import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.j
 import { requestContext } from '../../platform/logging/request-context.js';
 import type { ApiKeyRole } from '../tenants/api-key.entity.js';
 import { TenantsService, type Principal } from '../tenants/tenants.service.js';
-import { RATE_LIMIT_HEADERS, RateLimitService, type RateLimitState } from './rate-limit.service.js';
+import { RATE_LIMIT_HEADERS } from '../../platform/openapi/api-conventions.js';
+import { RateLimitService, type RateLimitState } from './rate-limit.service.js';
 
 export const ROLES_KEY = 'portico:roles';
 /** Set by @OptionalAuth(): a request without Authorization passes, with no principal. */

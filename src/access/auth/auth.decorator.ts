@@ -14,6 +14,7 @@ import {
 } from '@nestjs/swagger';
 import { PROBLEM_CONTENT_TYPE } from '../../platform/errors/problem.js';
 import type { ApiKeyRole } from '../tenants/api-key.entity.js';
+import { API_KEY_SCHEME } from '../../platform/openapi/api-conventions.js';
 import type { Principal } from '../tenants/tenants.service.js';
 import {
   ApiKeyGuard,
@@ -21,8 +22,6 @@ import {
   ROLES_KEY,
   type AuthenticatedRequest,
 } from './api-key.guard.js';
-
-export const API_KEY_SCHEME = 'apiKey';
 
 const problemContent = {
   [PROBLEM_CONTENT_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } },

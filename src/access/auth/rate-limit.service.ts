@@ -13,12 +13,6 @@ export interface RateLimitState {
   exceeded: boolean;
 }
 
-export const RATE_LIMIT_HEADERS = {
-  limit: 'RateLimit-Limit',
-  remaining: 'RateLimit-Remaining',
-  reset: 'RateLimit-Reset',
-} as const;
-
 const WINDOW_SECONDS = 60;
 
 /** What the rate-limit part of a statement returns (see RateLimitService.cte). */

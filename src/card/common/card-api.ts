@@ -5,7 +5,7 @@ import { ValidationFailedException } from '../../platform/errors/to-problem.js';
 import { camelCase } from '../../platform/openapi/camel-case-schemas.js';
 import type { Schema } from '../../shared/contracts/openapi-contract.js';
 import { CARD, cardContract } from '../../upstreams/card/card-schemas.js';
-import { UPSTREAM_PROBLEMS } from '../../upstreams/http/upstream-problems.js';
+import { UPSTREAM_PROBLEMS } from '../../platform/errors/upstream-problems.js';
 
 /** What every card operation may answer besides its own outcome. */
 export const ApiCardProblems = (extra: Record<number, string> = {}) =>

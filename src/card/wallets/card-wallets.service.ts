@@ -6,7 +6,7 @@ import type { JsonObject } from '../../platform/common/json.js';
 import { ProblemException } from '../../platform/errors/problem.js';
 import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
 import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
-import { UPSTREAM_PROBLEM_TYPES } from '../../upstreams/http/upstream-problems.js';
+import { UPSTREAM_PROBLEM_TYPES } from '../../platform/errors/upstream-problems.js';
 import { CardStore } from '../store/card-store.service.js';
 import type { WalletTokenizationView } from './card-wallets.dto.js';
 import { CardWalletResultsService } from './card-wallet-results.service.js';

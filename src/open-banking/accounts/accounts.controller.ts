@@ -2,7 +2,7 @@ import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth } from '../../access/auth/auth.decorator.js';
 import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
-import { UPSTREAM_PROBLEMS } from '../../upstreams/http/upstream-problems.js';
+import { UPSTREAM_PROBLEMS } from '../../platform/errors/upstream-problems.js';
 import { PSD2 } from '../../upstreams/open-banking/psd2-schemas.js';
 import { ConsentAccess, Granted } from '../consent-access/consent-access.decorator.js';
 import {

@@ -12,7 +12,7 @@ import { Auth } from '../../access/auth/auth.decorator.js';
 import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
 import { PRINTABLE_TEXT_SOURCE } from '../../platform/common/text.js';
 import { BRAND_ID_DOC } from '../consents/dto/consent.dto.js';
-import { UPSTREAM_PROBLEMS } from '../../upstreams/http/upstream-problems.js';
+import { UPSTREAM_PROBLEMS } from '../../platform/errors/upstream-problems.js';
 import { BrandsService } from './brands.service.js';
 
 export class BrandView {

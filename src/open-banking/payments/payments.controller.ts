@@ -5,7 +5,7 @@ import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
 import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
 import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
 import type { Principal } from '../../access/tenants/tenants.service.js';
-import { UPSTREAM_PROBLEMS } from '../../upstreams/http/upstream-problems.js';
+import { UPSTREAM_PROBLEMS } from '../../platform/errors/upstream-problems.js';
 import {
   CreatePaymentRequest,
   PaymentParams,

@@ -5,10 +5,9 @@ import {
   Injectable,
   type NestInterceptor,
 } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { defer, lastValueFrom, type Observable } from 'rxjs';
-import type { AuthenticatedRequest } from '../../access/auth/api-key.guard.js';
 import { ProblemException, type ProblemInit } from '../errors/problem.js';
 import { toProblem } from '../errors/to-problem.js';
 import { LOGGER } from '../logging/logging.module.js';
@@ -25,6 +24,9 @@ import {
 } from './idempotency-problems.js';
 import { IdempotencyStore, type ClaimOutcome, type StoredResponse } from './idempotency.store.js';
 import { BoundResources, type BoundResourceState } from './bound-resources.js';
+
+/** The request as the API-key guard leaves it: all this layer reads of the caller is its tenant. */
+type AuthenticatedRequest = FastifyRequest & { principal?: { tenantId: string } };
 
 /**
  * Headers that describe this exchange rather than the operation's result, so are not replayed: the

@@ -1,7 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { API_KEY_SCHEME } from '../../access/auth/auth.decorator.js';
-import { RATE_LIMIT_HEADERS } from '../../access/auth/rate-limit.service.js';
+import { API_KEY_SCHEME, RATE_LIMIT_HEADERS } from './api-conventions.js';
 import { Problem } from '../errors/problem.js';
 import { documentProblemExamples } from './problem-examples.js';
 import type { UpstreamSchemas } from './upstream-schema.decorator.js';

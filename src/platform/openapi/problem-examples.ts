@@ -6,7 +6,7 @@ import type {
   ReferenceObject,
   SchemaObject,
 } from '@nestjs/swagger';
-import { UPSTREAM_PROBLEM_TYPES } from '../../upstreams/http/upstream-problems.js';
+import { UPSTREAM_PROBLEM_TYPES } from '../errors/upstream-problems.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES, statusTitle } from '../errors/problem.js';
 import {
   IDEMPOTENCY_KEY_HEADER,

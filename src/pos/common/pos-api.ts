@@ -4,7 +4,7 @@ import { ApiProblems } from '../../platform/errors/api-problem-responses.js';
 import { ValidationFailedException } from '../../platform/errors/to-problem.js';
 import type { Schema } from '../../shared/contracts/openapi-contract.js';
 import { POS, posContract } from '../../upstreams/pos/pos-schemas.js';
-import { UPSTREAM_PROBLEMS } from '../../upstreams/http/upstream-problems.js';
+import { UPSTREAM_PROBLEMS } from '../../platform/errors/upstream-problems.js';
 
 /** What every POS operation may answer besides its own outcome. */
 export const ApiPosProblems = (extra: Record<number, string> = {}) =>

@@ -1,7 +1,7 @@
 import type { JsonObject } from '../../platform/common/json.js';
 import { ProblemException } from '../../platform/errors/problem.js';
 import type { UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
-import { UPSTREAM_PROBLEM_TYPES } from '../../upstreams/http/upstream-problems.js';
+import { UPSTREAM_PROBLEM_TYPES } from '../../platform/errors/upstream-problems.js';
 
 /**
  * The facade's status for each POS refusal status: the app's own key is fine when the provider says

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { ProblemException } from '../../platform/errors/problem.js';
 import { requestContext } from '../../platform/logging/request-context.js';
 import { CircuitBreakers, type BreakerPolicy, type BreakerState } from './circuit-breaker.js';
-import { UPSTREAM_PROBLEM_TYPES } from './upstream-problems.js';
+import { UPSTREAM_PROBLEM_TYPES } from '../../platform/errors/upstream-problems.js';
 import { toUpstreamError, UpstreamError } from './upstream-errors.js';
 
 /** One message of a provider's error body, whatever its format (Berlin Group tppMessages, card API error). */

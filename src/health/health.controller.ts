@@ -6,9 +6,9 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { OptionalAuth, OptionalPrincipal } from '../../access/auth/auth.decorator.js';
-import type { Principal } from '../../access/tenants/tenants.service.js';
-import { HealthService, ReadinessReport } from './health.service.js';
+import { OptionalAuth, OptionalPrincipal } from '../access/auth/auth.decorator.js';
+import type { Principal } from '../access/tenants/tenants.service.js';
+import { HealthService, ReadinessReport } from '../platform/health/health.service.js';
 
 @ApiTags('Health')
 @Controller('health')

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { HealthController } from './health.controller.js';
-import { HealthService } from './health.service.js';
-import { ReadinessModule } from './readiness-registry.js';
+import { HealthService } from '../platform/health/health.service.js';
+import { ReadinessModule } from '../platform/health/readiness-registry.js';
 
 @Module({
   imports: [ReadinessModule],
