@@ -16,6 +16,7 @@ import { MarketplaceModule } from './card/marketplace/marketplace.module.js';
 import { PosModule } from './pos/pos.module.js';
 import { InDoubtModule } from './platform/in-doubt/in-doubt-settlers.js';
 import { SchedulerModule } from './platform/scheduler/scheduler.js';
+import { ProviderSyncModule } from './platform/provider-sync/provider-sync.js';
 
 /** The gateway: one module per capability, configured by one typed config object. */
 @Module({})
@@ -30,6 +31,7 @@ export class AppModule {
         SchedulerModule,
         DatabaseModule,
         InDoubtModule,
+        ProviderSyncModule,
         CertificatesModule,
         TenantsModule,
         HealthModule,

@@ -22,6 +22,8 @@ import { CardIrisResultsService } from './iris/card-iris-results.service.js';
 import { CardIrisService } from './iris/card-iris.service.js';
 import { CardNotificationsController } from './notifications/card-notifications.controller.js';
 import { CardNotificationsService } from './notifications/card-notifications.service.js';
+import { NotificationSync } from './notifications/notification-sync.js';
+import { IrisSessionSync } from './iris/iris-session-sync.js';
 import { CardBoundResources } from './store/card-bound-resources.js';
 import { CardStore } from './store/card-store.service.js';
 import { CardWalletDomainsController } from './wallets/card-wallet-domains.controller.js';
@@ -68,7 +70,9 @@ import { CardWalletsService } from './wallets/card-wallets.service.js';
     CardBranchesService,
     CardInDoubtResolver,
     CardNotificationsService,
+    NotificationSync,
     CardIrisService,
+    IrisSessionSync,
     CardIrisResultsService,
     CardWalletsService,
     CardWalletDomainsService,

@@ -11,6 +11,7 @@ import { PosTerminalsService } from './terminals/pos-terminals.service.js';
 import { PosBoundResources } from './transactions/pos-bound-resources.js';
 import { PosTransactionsController } from './transactions/pos-transactions.controller.js';
 import { PosTransactionsService } from './transactions/pos-transactions.service.js';
+import { PosTransactionSync } from './transactions/pos-transaction-sync.js';
 
 /**
  * The POS terminal facade (`/v1/pos/...`): payments and voids on a tenant's terminals with a bounded
@@ -28,6 +29,7 @@ import { PosTransactionsService } from './transactions/pos-transactions.service.
   providers: [
     PosStore,
     PosTransactionsService,
+    PosTransactionSync,
     PosTerminalsService,
     PosInDoubtResolver,
     PosBoundResources,

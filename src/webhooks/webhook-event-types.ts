@@ -1,4 +1,5 @@
 import type { SubjectKind } from '../audit/trail/status-change.entity.js';
+import type { JsonObject } from '../platform/common/json.js';
 
 /**
  * Every event type an app can subscribe to. `sent: false` types are declared for the card side and
@@ -31,10 +32,33 @@ export const WEBHOOK_EVENT_TYPES = {
 export type WebhookEventType = keyof typeof WEBHOOK_EVENT_TYPES;
 export const WEBHOOK_EVENT_TYPE_NAMES = Object.keys(WEBHOOK_EVENT_TYPES) as WebhookEventType[];
 
-/** The event a status change of each audited kind of resource sends, and the name of its id in `data`. */
+/** A notification's payment as the facade shows it (never its card). */
+function notificationPayment(data: JsonObject | null): JsonObject {
+  const payment = data?.payment as JsonObject | null | undefined;
+  return {
+    amount: typeof data?.amount === 'number' ? data.amount : null,
+    payment: payment
+      ? {
+          token: payment.token ?? null,
+          status: payment.status ?? null,
+          amount: payment.amount ?? null,
+        }
+      : null,
+  };
+}
+
+/**
+ * The event a status change of each audited kind of resource sends, the name of its id in `data`, and
+ * what else its `data` carries from the card resource's stored answer.
+ */
 export const STATUS_CHANGE_EVENTS: Record<
   SubjectKind,
-  { type: WebhookEventType; idField: string; cardResource?: true } | null
+  {
+    type: WebhookEventType;
+    idField: string;
+    cardResource?: true;
+    detail?: (data: JsonObject | null) => JsonObject;
+  } | null
 > = {
   consent: { type: 'consent.status_changed', idField: 'consentId' },
   payment: { type: 'payment.status_changed', idField: 'paymentId' },
@@ -47,8 +71,14 @@ export const STATUS_CHANGE_EVENTS: Record<
     type: 'notification.status_changed',
     idField: 'notificationId',
     cardResource: true,
+    detail: notificationPayment,
   },
-  iris_session: { type: 'iris_session.status_changed', idField: 'sessionId', cardResource: true },
+  iris_session: {
+    type: 'iris_session.status_changed',
+    idField: 'sessionId',
+    cardResource: true,
+    detail: (data) => ({ paymentId: typeof data?.payment === 'string' ? data.payment : null }),
+  },
   // Marketplace resources: Portico learns of their changes only from the app's own calls (no events yet).
   card_seller: null,
   card_transfer: null,

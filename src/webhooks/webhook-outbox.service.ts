@@ -61,14 +61,18 @@ export class WebhookOutboxService {
     const event = STATUS_CHANGE_EVENTS[subject.kind];
     if (!event) return;
     let id: string = subject.id;
-    let extra: Record<string, string | null> = {};
+    let extra: JsonObject = {};
     if (event.cardResource) {
       const [row] = (await manager.query(
-        'SELECT token, merchant_ref FROM card_resources WHERE id = $1',
+        'SELECT token, merchant_ref, data FROM card_resources WHERE id = $1',
         [subject.id],
-      )) as { token: string | null; merchant_ref: string | null }[];
+      )) as { token: string | null; merchant_ref: string | null; data: JsonObject | null }[];
       id = row?.token ?? subject.id;
-      extra = { porticoId: subject.id, merchantRef: row?.merchant_ref ?? null };
+      extra = {
+        porticoId: subject.id,
+        merchantRef: row?.merchant_ref ?? null,
+        ...event.detail?.(row?.data ?? null),
+      };
     }
     await this.record(manager, {
       tenantId: subject.tenantId,

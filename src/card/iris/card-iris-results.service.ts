@@ -11,7 +11,7 @@ import { outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
 import { CardCredentialsService } from '../credentials/card-credentials.service.js';
 import type { CardResource } from '../store/card-resource.entity.js';
 import { CardStore } from '../store/card-store.service.js';
-import { callbackUrlOf, referenceDigest, type IrisSessionData } from './card-iris.service.js';
+import { callbackUrlOf, markCaptured, referenceDigest } from './card-iris.service.js';
 
 export type IrisArrival = 'callback' | 'webhook';
 export type IrisResultStatus = 'paid' | 'pending' | 'failed' | 'cancelled';
@@ -180,14 +180,8 @@ export class CardIrisResultsService {
     return { session, status: 'failed' };
   }
 
-  private async captured(session: CardResource, paymentToken: string, via: IrisArrival) {
-    const data = { ...(session.data as unknown as IrisSessionData), payment: paymentToken };
-    await this.store.settle(
-      session,
-      data as unknown as JsonObject,
-      'captured',
-      `payment-created:${via}`,
-    );
+  private captured(session: CardResource, paymentToken: string, via: IrisArrival) {
+    return markCaptured(this.store, session, paymentToken, `payment-created:${via}`);
   }
 
   private securityEvent(event: string, via: IrisArrival, session?: CardResource): void {

@@ -32,6 +32,8 @@ export interface IrisSessionData {
 export const IRIS_SESSION_LIFETIME_MS = 15 * 60_000;
 /** Statuses a session leaves by expiring: the payer has not approved yet. */
 const OPEN = new Set(['created', 'initiated']);
+/** A payment row whose outcome at the provider is not known yet. */
+const IN_DOUBT = new Set(['creating', 'unknown']);
 
 /** The provider's lifetime (expiration_date - date_created, both on its clock), so clock skew does not matter. */
 export function lifetimeOf(session: { date_created?: string; expiration_date?: string }): number {
@@ -63,6 +65,17 @@ export const irisSessionExpired = (row: CardResource) => {
     },
   });
 };
+
+/** Settles a session as paid by the payment made from its source. */
+export async function markCaptured(
+  store: CardStore,
+  session: CardResource,
+  paymentToken: string,
+  cause: string,
+): Promise<void> {
+  const data = { ...(session.data as unknown as IrisSessionData), payment: paymentToken };
+  await store.settle(session, data as unknown as JsonObject, 'captured', cause);
+}
 
 /** The digest under which a session's callback reference is found (the reference is not stored). */
 export const referenceDigest = (reference: string) =>
@@ -147,9 +160,26 @@ export class CardIrisService {
     return irisView(await this.current(tenantId, id));
   }
 
+  /**
+   * A pending session brought up to date by the provider sync: expired as a GET finds it, or captured
+   * once the payment from its source is settled (by the resolver, after a lost answer).
+   */
+  async refresh(id: string): Promise<void> {
+    const row = await this.store.row(id);
+    if (!row) return;
+    await this.expireIfDue(row);
+    if (row.status !== 'authorized' || !row.token) return;
+    const payment = await this.store.liveByMerchantRef(row.tenantId, `iris-${row.token}`);
+    if (payment?.token && !IN_DOUBT.has(payment.status))
+      await markCaptured(this.store, row, payment.token, 'provider-sync:payment-settled');
+  }
+
   /** The session, moved to `expired` once its lifetime has passed on Portico's clock. */
   private async current(tenantId: string, id: string): Promise<CardResource> {
-    const row = await this.store.byId(tenantId, 'iris_session', id);
+    return this.expireIfDue(await this.store.byId(tenantId, 'iris_session', id));
+  }
+
+  private async expireIfDue(row: CardResource): Promise<CardResource> {
     const expiresAt = (row.data as Partial<IrisSessionData> | null)?.expires_at;
     if (OPEN.has(row.status) && expiresAt && Date.now() >= Date.parse(expiresAt))
       await this.store.transition(row, 'expired', 'lifetime-passed');

@@ -50,13 +50,28 @@ export class CardNotificationsService {
   /** A notification by the provider's id, its row brought up to date (Paid, Expired: an event). */
   async get(tenantId: string, token: string): Promise<ProviderNotification> {
     const row = await this.store.owned(tenantId, 'notification', token);
+    return this.read(tenantId, token, row, 'upstream-status');
+  }
+
+  /** A pending notification read by the provider sync, as a GET reads it. */
+  async refresh(id: string): Promise<void> {
+    const row = await this.store.row(id);
+    if (row?.token) await this.read(row.tenantId, row.token, row, 'provider-sync');
+  }
+
+  private async read(
+    tenantId: string,
+    token: string,
+    row: CardResource | undefined,
+    cause: string,
+  ): Promise<ProviderNotification> {
     const notification = await this.store.call(
       tenantId,
       'retrieveNotification',
       { path: { notificationId: token } },
       row,
     );
-    await this.track(tenantId, row, notification, 'upstream-status');
+    await this.track(tenantId, row, notification, cause);
     return notification;
   }
 

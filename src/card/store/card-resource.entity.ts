@@ -50,6 +50,8 @@ export const CARD_SUBJECT_KINDS: Record<CardResourceKind, SubjectKind> = {
 @Entity({ name: 'card_resources' })
 @Index(['tenantId', 'kind', 'createdAt'])
 @Index(['tenantId', 'token'], { unique: true, where: 'token IS NOT NULL' })
+// The provider sync's look for pending rows that are due.
+@Index(['kind', 'status', 'nextSyncAt'])
 // A failed payment leaves its merchant_ref free (the provider made no payment), as the provider does.
 @Index(['tenantId', 'merchantRef'], {
   unique: true,
@@ -97,6 +99,13 @@ export class CardResource {
   /** Until when a resolver replica works this row (writes in doubt only). */
   @Column({ name: 'resolver_lease_until', type: 'timestamptz', nullable: true })
   resolverLeaseUntil: Date | null;
+
+  /**
+   * When the provider sync reads this pending row next (null: one interval after its creation); while a
+   * replica reads it, the end of that replica's lease.
+   */
+  @Column({ name: 'next_sync_at', type: 'timestamptz', nullable: true })
+  nextSyncAt: Date | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -102,6 +102,11 @@ export class CardStore {
     return rows[0];
   }
 
+  /** A row by Portico's id, whoever's it is (the background jobs). */
+  async row(id: string): Promise<CardResource | undefined> {
+    return (await this.rows.findOneBy({ id })) ?? undefined;
+  }
+
   /** A row by its parent (an IRIS session by its reference's digest, an IRIS payment by its source). */
   byParent(kind: CardResourceKind, parentToken: string): Promise<CardResource | null> {
     return this.rows.findOneBy({ kind, parentToken });

@@ -97,6 +97,11 @@ export interface AppConfig {
   reconcileOnStart: boolean;
   /** The resolver of writes in doubt: how often it runs, and when a write no lookup can settle is given up. */
   resolver: { intervalMs: number; giveUpAfterMs: number };
+  /** The background sync of statuses the provider never pushes (notifications, IRIS sessions, POS). */
+  providerSync: {
+    /** How often due rows are looked for, and the shortest pause between two reads of one (0: off). */
+    intervalMs: number;
+  };
   /** The tamper-evident chain over the audit trail: its sealer and its signed checkpoints. */
   audit: {
     sealIntervalMs: number;
@@ -326,6 +331,10 @@ export const VARIABLES = {
   RESOLVER_INTERVAL_MS: {
     doc: 'How often the resolver settles consents and payments in doubt with the provider (0: never, but at start)',
     default: '15000',
+  },
+  PROVIDER_SYNC_INTERVAL_MS: {
+    doc: 'How often pending notifications, IRIS sessions and POS transactions in doubt are read from the provider; the shortest pause between two reads of one, which grows with its age (0: never on this replica)',
+    default: '2000',
   },
   RESOLVER_GIVE_UP_AFTER_MS: {
     doc: 'Age after which a write in doubt that the provider offers no lookup for is marked failed (its lifetime there)',
@@ -610,6 +619,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       intervalMs: integer('RESOLVER_INTERVAL_MS', 0, 86_400_000),
       giveUpAfterMs: integer('RESOLVER_GIVE_UP_AFTER_MS', 1000, 31 * 86_400_000),
     },
+    providerSync: { intervalMs: integer('PROVIDER_SYNC_INTERVAL_MS', 0, 86_400_000) },
     audit: {
       sealIntervalMs: integer('AUDIT_SEAL_INTERVAL_MS', 0, 3_600_000),
       sealGraceMs: integer('AUDIT_SEAL_GRACE_MS', 0, 600_000),

@@ -88,6 +88,10 @@ export class PosStore {
       .getOne();
   }
 
+  async byId(id: string): Promise<CardResource | undefined> {
+    return (await this.rows.findOneBy({ id })) ?? undefined;
+  }
+
   reload(row: CardResource): Promise<CardResource> {
     return this.rows.findOneByOrFail({ id: row.id });
   }

@@ -80,6 +80,13 @@ export class PosTransactionsService {
     await this.lookup(row, 'resolver');
   }
 
+  /** A transaction in doubt read by the provider sync, as a GET reads it (unless its call is under way here). */
+  async refresh(id: string): Promise<void> {
+    const row = await this.store.byId(id);
+    if (!row || this.inFlight.has(row.id) || !IN_FLIGHT.has(row.status)) return;
+    await this.lookup(row, 'provider-sync');
+  }
+
   /** The same transaction_id again: the earlier request's result, nothing new is started. */
   private async repeat(tenantId: string, request: JsonObject, waitMs: number): Promise<PosReply> {
     const row = await this.store.byTransactionId(tenantId, request.transaction_id as string);
