@@ -17,4 +17,22 @@ import { FairWebhookDelivery1795697863078 } from './1795697863078-FairWebhookDel
 import { AccessLogDeadline1795697933516 } from './1795697933516-AccessLogDeadline.js';
 import { ProviderSync1795701994739 } from './1795701994739-ProviderSync.js';
 
-export const MIGRATIONS = [Initial1795216535010, Idempotency1795218343178, OpenBanking1795218578967, IdempotencyResource1795422672120, InDoubtResolverLease1795423876184, ScaApproach1795426269790, WriteAheadAccessLog1795432595458, AuditChain1795433603017, ApiKeyRoles1795434914630, AuditRetention1795436538899, ConsentRenewal1795437310415, CardApi1795441852748, Webhooks1795442559223, SealedWebhookSecrets1795450000000, FairWebhookDelivery1795697863078, AccessLogDeadline1795697933516, ProviderSync1795701994739];
+export const MIGRATIONS = [
+  Initial1795216535010,
+  Idempotency1795218343178,
+  OpenBanking1795218578967,
+  IdempotencyResource1795422672120,
+  InDoubtResolverLease1795423876184,
+  ScaApproach1795426269790,
+  WriteAheadAccessLog1795432595458,
+  AuditChain1795433603017,
+  ApiKeyRoles1795434914630,
+  AuditRetention1795436538899,
+  ConsentRenewal1795437310415,
+  CardApi1795441852748,
+  Webhooks1795442559223,
+  SealedWebhookSecrets1795450000000,
+  FairWebhookDelivery1795697863078,
+  AccessLogDeadline1795697933516,
+  ProviderSync1795701994739,
+];
