@@ -41,8 +41,8 @@ export async function claimDue(
 }
 
 /**
- * Sets the row's next read by its age: half its age, at least the interval and at most
- * SYNC_MAX_DELAY_MS, so that the pause doubles as the row ages (a young row every few seconds).
+ * Sets the row's next read by its age: a tenth of its age, at least the interval and at most
+ * SYNC_MAX_DELAY_MS, so that the pause doubles as the row's age doubles (a young row every few seconds).
  */
 export async function scheduleNext(
   manager: EntityManager,
@@ -52,7 +52,7 @@ export async function scheduleNext(
 ): Promise<void> {
   await manager.query(
     `UPDATE ${table} SET next_sync_at = now() + make_interval(secs => least(
-        greatest($2::double precision, extract(epoch FROM now() - created_at) * 500),
+        greatest($2::double precision, extract(epoch FROM now() - created_at) * 100),
         greatest($2::double precision, $3::double precision)) / 1000)
       WHERE id = $1`,
     [id, intervalMs, SYNC_MAX_DELAY_MS],
