@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { ProviderSync } from '../../src/platform/provider-sync/provider-sync.js';
 import { cardFields } from '../support/card-api.js';
-import { page } from '../support/card-pages.js';
+import { InDoubtResolver } from '../../src/platform/in-doubt/in-doubt-settlers.js';
+import { formOf, page } from '../support/card-pages.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
 import { posTenant, terminals, type PosTenant } from '../support/pos-gateway.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
@@ -186,6 +187,58 @@ describe('provider sync: statuses the provider never pushes', () => {
       cause: 'lifetime-passed',
       porticoId: session.id,
       paymentId: null,
+    });
+  }, 30_000);
+
+  it('sends iris_session.status_changed captured with its paymentId once the payment whose answer was lost is settled, nobody reading it', async () => {
+    const created = await call('POST', '/v1/card/iris/sessions', {
+      amount: 1500,
+      country: 'GR',
+      returnUrl: 'https://shop.example/done',
+    });
+    const session = created.body as { id: string; token: string };
+    // The provider's webhook is held: the payer's return (the callback) is the only message.
+    sut.sandbox.card.planDelivery(session.token, {
+      order: 'callback-webhook',
+      copies: 1,
+      holdMs: 60_000,
+    });
+    const payform = formOf(
+      (await call('POST', `/v1/card/iris/sessions/${session.id}/payform`)).body.payload as string,
+    );
+    expect((await page(payform.action, payform.fields)).status).toBe(200);
+    const callback = formOf(
+      (await page(`${payform.action}/decision`, { decision: 'approve' })).html,
+    );
+    // The provider makes the payment from the source, and its answer is lost.
+    sut.sandbox.chaos.add({
+      operation: 'createPayment',
+      fault: 'act-then-fail',
+      then: 'reset',
+      times: 1,
+    });
+    const returned = await sut.app.inject({
+      method: 'POST',
+      url: new URL(callback.action).pathname,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams(callback.fields).toString(),
+    });
+    expect(returned.statusCode).toBe(303);
+    expect(new URL(String(returned.headers.location)).searchParams.get('status')).toBe('pending');
+    // The resolver settles the payment by its merchant_ref (rows older than the deadline: age it).
+    await sut.dataSource.query(
+      "UPDATE card_resources SET created_at = now() - interval '1 hour' WHERE kind = 'payment' AND merchant_ref = $1",
+      [`iris-${session.token}`],
+    );
+    await sut.app.get(InDoubtResolver).resolveOnce();
+
+    const captured = eventOf('iris_session.status_changed', 'sessionId', session.token, 'captured');
+    await receiver.until(() => captured() !== undefined, 10_000);
+    expect((captured() as Event).data).toMatchObject({
+      previousStatus: 'authorized',
+      status: 'captured',
+      cause: 'provider-sync:payment-settled',
+      paymentId: expect.stringMatching(/^pmt_/),
     });
   }, 30_000);
 

@@ -157,7 +157,9 @@ export class CardIrisService {
   }
 
   async get(tenantId: string, id: string): Promise<IrisSessionView> {
-    return irisView(await this.current(tenantId, id));
+    const row = await this.current(tenantId, id);
+    await this.capturedIfPaid(row, 'payment-settled');
+    return irisView(row);
   }
 
   /**
@@ -168,10 +170,15 @@ export class CardIrisService {
     const row = await this.store.row(id);
     if (!row) return;
     await this.expireIfDue(row);
+    await this.capturedIfPaid(row, 'provider-sync:payment-settled');
+  }
+
+  /** An approved session whose payment was settled after its answer was lost is captured. */
+  private async capturedIfPaid(row: CardResource, cause: string): Promise<void> {
     if (row.status !== 'authorized' || !row.token) return;
     const payment = await this.store.liveByMerchantRef(row.tenantId, `iris-${row.token}`);
     if (payment?.token && !IN_DOUBT.has(payment.status))
-      await markCaptured(this.store, row, payment.token, 'provider-sync:payment-settled');
+      await markCaptured(this.store, row, payment.token, cause);
   }
 
   /** The session, moved to `expired` once its lifetime has passed on Portico's clock. */
