@@ -100,6 +100,9 @@ describe('the gateway process', () => {
       PORT: String(port),
       DATABASE_URL: testDatabaseUrl(),
       PORTICO_MODE: 'sandbox',
+      // On the shared test database: no background read of other files' rows against this sandbox.
+      PROVIDER_SYNC_INTERVAL_MS: '0',
+      RESOLVER_INTERVAL_MS: '0',
       ...FREE_SANDBOX_PORTS,
     });
     await gateway.waitFor(/Portico is ready/);
@@ -141,6 +144,9 @@ describe('npm start', () => {
       PORT: String(port),
       DATABASE_URL: testDatabaseUrl(),
       PORTICO_MODE: 'sandbox',
+      // On the shared test database: no background read of other files' rows against this sandbox.
+      PROVIDER_SYNC_INTERVAL_MS: '0',
+      RESOLVER_INTERVAL_MS: '0',
       ...FREE_SANDBOX_PORTS,
     });
     await npm.waitFor(/Portico is ready/, 120_000);
