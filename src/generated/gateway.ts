@@ -321,6 +321,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit/tenants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tenants by name (auditor)
+         * @description Each tenant's id and display name, nothing else, by name and paged: to find a tenant's resources (the lists take `tenantId` or `tenantName`).
+         */
+        get: operations["listAuditTenants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit/verification": {
         parameters: {
             query?: never;
@@ -2285,6 +2305,22 @@ export interface components {
             tenantId: string;
             /** @description The bank's own id of the payment */
             upstreamPaymentId?: string | null;
+        };
+        AuditTenantPage: {
+            /** @description By name */
+            items: components["schemas"]["AuditTenantView"][];
+            /** Format: int32 */
+            page: number;
+            /** Format: int32 */
+            pageSize: number;
+            /** Format: int32 */
+            total: number;
+        };
+        AuditTenantView: {
+            /** Format: uuid */
+            id: string;
+            /** @example Acme Budget */
+            name: string;
         };
         BrandList: {
             brands: components["schemas"]["BrandView"][];
@@ -5219,6 +5255,8 @@ export interface operations {
                 pageSize?: number;
                 /** @description Only this tenant */
                 tenantId?: string;
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                tenantName?: string;
             };
             header?: never;
             path?: never;
@@ -5329,6 +5367,8 @@ export interface operations {
                 status?: string;
                 /** @description Only this tenant */
                 tenantId?: string;
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                tenantName?: string;
             };
             header?: never;
             path?: never;
@@ -5649,6 +5689,8 @@ export interface operations {
                 status?: "creating" | "unknown" | "failed" | "forgottenByBank" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
                 /** @description Only this tenant */
                 tenantId?: string;
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                tenantName?: string;
             };
             header?: never;
             path?: never;
@@ -5980,6 +6022,8 @@ export interface operations {
                 status?: string;
                 /** @description Only this tenant */
                 tenantId?: string;
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                tenantName?: string;
             };
             header?: never;
             path?: never;
@@ -6147,6 +6191,109 @@ export interface operations {
             };
             /** @description No such payment */
             404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAuditTenants: {
+        parameters: {
+            query?: {
+                /** @description Only tenants whose name contains this (any case) */
+                name?: string;
+                /** @description Page, from 1 */
+                page?: number;
+                /** @description Items a page */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditTenantPage"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not auditor */
+            403: {
                 headers: {
                     /** @description Requests this API key may make per minute */
                     "RateLimit-Limit"?: number;
