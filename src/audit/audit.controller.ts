@@ -24,6 +24,8 @@ import {
   AuditPaymentDetail,
   AuditPaymentPage,
   AuditPaymentsQuery,
+  AuditTenantPage,
+  AuditTenantsQuery,
 } from './audit.dto.js';
 import { PaymentParams } from '../open-banking/payments/dto/payment.dto.js';
 import { AuditService } from './audit.service.js';
@@ -122,6 +124,17 @@ export class AuditController {
   @ApiOkResponse({ type: AuditAccessPage })
   listAuditAccesses(@Query() query: AuditAccessesQuery): Promise<AuditAccessPage> {
     return this.audit.listAccesses(query);
+  }
+
+  @Get('tenants')
+  @ApiOperation({
+    summary: 'List tenants by name (auditor)',
+    description:
+      "Each tenant's id and display name, nothing else, by name and paged: to find a tenant's resources (the lists take `tenantId` or `tenantName`).",
+  })
+  @ApiOkResponse({ type: AuditTenantPage })
+  listAuditTenants(@Query() query: AuditTenantsQuery): Promise<AuditTenantPage> {
+    return this.audit.listTenants(query);
   }
 
   @Get('verification')

@@ -1,9 +1,20 @@
 import { PageInfo } from '../platform/common/page-info.js';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 import { DATE_OR_DATE_TIME, IsDateOrDateTime } from '../platform/common/date-or-date-time.js';
-import { PRINTABLE_TEXT_SOURCE } from '../platform/common/text.js';
+import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '../platform/common/text.js';
 import { CONSENT_STATUSES, type ConsentStatus } from '../open-banking/consents/consent.entity.js';
 import { BRAND_ID_DOC, ConsentView } from '../open-banking/consents/dto/consent.dto.js';
 import { PaymentView } from '../open-banking/payments/dto/payment.dto.js';
@@ -18,6 +29,19 @@ export class AuditPageQuery {
   @IsOptional()
   @IsUUID()
   tenantId?: string;
+
+  @ApiPropertyOptional({
+    description:
+      "Only tenants of this name (the tenant's display name, any case; names are not unique)",
+    maxLength: 200,
+    pattern: PRINTABLE_TEXT_SOURCE,
+    example: 'Acme Budget',
+  })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  @Matches(PRINTABLE_TEXT, { message: 'tenantName must not contain control characters' })
+  tenantName?: string;
 
   @ApiPropertyOptional({
     description: 'Created at or after (an ISO date or date-time)',
@@ -366,4 +390,60 @@ export class AuditCardResourceDetail extends AuditCardResourceView {
 
   @ApiProperty({ description: 'Newest first, at most 500', type: [AccessLogView], maxItems: 500 })
   accessLog: AccessLogView[];
+}
+
+export class AuditTenantsQuery {
+  @ApiPropertyOptional({
+    description: 'Only tenants whose name contains this (any case)',
+    maxLength: 200,
+    pattern: PRINTABLE_TEXT_SOURCE,
+    example: 'acme',
+  })
+  @IsOptional()
+  @IsString()
+  @Length(1, 200)
+  @Matches(PRINTABLE_TEXT, { message: 'name must not contain control characters' })
+  name?: string;
+
+  @ApiPropertyOptional({
+    description: 'Page, from 1',
+    default: 1,
+    format: 'int32',
+    minimum: 1,
+    maximum: 100000,
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100000)
+  page?: number;
+
+  @ApiPropertyOptional({
+    description: 'Items a page',
+    default: 200,
+    format: 'int32',
+    minimum: 1,
+    maximum: 200,
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(200)
+  pageSize?: number;
+}
+
+/** A tenant as the auditor sees it: its id and name, nothing else. */
+export class AuditTenantView {
+  @ApiProperty({ format: 'uuid', maxLength: 36 })
+  id: string;
+
+  @ApiProperty({ maxLength: 200, pattern: PRINTABLE_TEXT_SOURCE, example: 'Acme Budget' })
+  name: string;
+}
+
+export class AuditTenantPage extends PageInfo {
+  @ApiProperty({ description: 'By name', type: [AuditTenantView], maxItems: 200 })
+  items: AuditTenantView[];
 }

@@ -9,11 +9,12 @@ import { AuditService } from './audit.service.js';
 import { AuditorPageController } from './page/auditor-page.controller.js';
 import { AuditExportService } from './audit-export.service.js';
 import { AuditCheckpoint } from './trail/audit-chain.entity.js';
+import { Tenant } from '../access/tenants/tenant.entity.js';
 
 /** The auditor's read of the trail: consents and payments with their status history and access log, the chain. */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([Consent, Payment, CardResource, AuditCheckpoint]),
+    TypeOrmModule.forFeature([Consent, Payment, CardResource, AuditCheckpoint, Tenant]),
     AuditTrailModule,
   ],
   controllers: [AuditController, AuditorPageController],

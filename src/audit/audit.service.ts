@@ -28,11 +28,14 @@ import type {
   AuditPaymentPage,
   AuditPaymentsQuery,
   AuditPaymentView,
+  AuditTenantPage,
+  AuditTenantsQuery,
   StatusChangeView,
 } from './audit.dto.js';
 import { isUuid } from '../shared/uuid.js';
 import type { CheckpointList } from './audit-chain.dto.js';
 import { AuditCheckpoint } from './trail/audit-chain.entity.js';
+import { Tenant } from '../access/tenants/tenant.entity.js';
 
 /**
  * Read-only views for compliance, across tenants: consents, payments and card resources, each with its status history
@@ -45,6 +48,7 @@ export class AuditService {
     @InjectRepository(Payment) private readonly payments: Repository<Payment>,
     @InjectRepository(CardResource) private readonly cardResources: Repository<CardResource>,
     @InjectRepository(AuditCheckpoint) private readonly checkpointRows: Repository<AuditCheckpoint>,
+    @InjectRepository(Tenant) private readonly tenants: Repository<Tenant>,
     private readonly history: StatusHistoryService,
     private readonly accessLog: AccessLogService,
   ) {}
@@ -146,6 +150,24 @@ export class AuditService {
     };
   }
 
+  /** Tenants by name, with their ids only: what an auditor needs to find a tenant's resources. */
+  async listTenants(query: AuditTenantsQuery): Promise<AuditTenantPage> {
+    const page = query.page ?? 1;
+    const pageSize = query.pageSize ?? 200;
+    const builder = this.tenants.createQueryBuilder('t').select(['t.id', 't.name']);
+    if (query.name)
+      builder.where("t.name ILIKE :name ESCAPE '\\'", {
+        name: `%${query.name.replace(/[\\%_]/g, '\\$&')}%`,
+      });
+    const [rows, total] = await builder
+      .orderBy('t.name', 'ASC')
+      .addOrderBy('t.id', 'ASC')
+      .skip((page - 1) * pageSize)
+      .take(pageSize)
+      .getManyAndCount();
+    return { page, pageSize, total, items: rows.map(({ id, name }) => ({ id, name })) };
+  }
+
   async checkpoints(publicKeyPem: string | null): Promise<CheckpointList> {
     const rows = await this.checkpointRows.find({ order: { seq: 'DESC' }, take: 100 });
     return {
@@ -170,6 +192,11 @@ export class AuditService {
     const pageSize = query.pageSize ?? 50;
     if (query.tenantId)
       builder.andWhere(`${alias}.tenant_id = :tenantId`, { tenantId: query.tenantId });
+    if (query.tenantName)
+      builder.andWhere(
+        `${alias}.tenant_id IN (SELECT id FROM tenants WHERE lower(name) = lower(:tenantName))`,
+        { tenantName: query.tenantName },
+      );
     if (query.createdFrom)
       builder.andWhere(`${alias}.created_at >= :from`, { from: query.createdFrom });
     if (query.createdTo) builder.andWhere(`${alias}.created_at < :to`, { to: query.createdTo });

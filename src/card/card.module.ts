@@ -7,6 +7,9 @@ import { CardBranchesController } from './branches/card-branches.controller.js';
 import { CardBranchesService } from './branches/card-branches.service.js';
 import { CardTokensController } from './card-tokens/card-tokens.controller.js';
 import { CardTokensService } from './card-tokens/card-tokens.service.js';
+import { CardTokenizationController } from './browser-tokens/card-tokenization.controller.js';
+import { CardTokenizationService } from './browser-tokens/card-tokenization.service.js';
+import { TokenizePageController } from './browser-tokens/tokenize-page.controller.js';
 import { CardCredentialsModule } from './credentials/card-credentials.module.js';
 import { CardCustomersController } from './customers/card-customers.controller.js';
 import { CardCustomersService } from './customers/card-customers.service.js';
@@ -35,7 +38,7 @@ import { CardWalletsService } from './wallets/card-wallets.service.js';
 
 /**
  * The card API facade (`/v1/card/...`): a service per capability (payments, refunds, card tokens,
- * customers with their cards and mandates, branches, notifications, IRIS sessions and their results,
+ * browser-side tokenisation (public key, token endpoint, embeddable page), customers with their cards and mandates, branches, notifications, IRIS sessions and their results,
  * web-wallet tokenisations and device-wallet domains) on one store (rows, status history, write-ahead
  * access log) and the card upstream client, with each tenant's merchant keys.
  */
@@ -51,6 +54,8 @@ import { CardWalletsService } from './wallets/card-wallets.service.js';
     CardPaymentsController,
     CardRefundsController,
     CardTokensController,
+    CardTokenizationController,
+    TokenizePageController,
     CardCustomersController,
     CardBranchesController,
     CardNotificationsController,
@@ -66,6 +71,7 @@ import { CardWalletsService } from './wallets/card-wallets.service.js';
     CardPaymentsService,
     CardRefundsService,
     CardTokensService,
+    CardTokenizationService,
     CardCustomersService,
     CardBranchesService,
     CardInDoubtResolver,

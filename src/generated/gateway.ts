@@ -321,6 +321,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit/tenants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tenants by name (auditor)
+         * @description Each tenant's id and display name, nothing else, by name and paged: to find a tenant's resources (the lists take `tenantId` or `tenantName`).
+         */
+        get: operations["listAuditTenants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit/verification": {
         parameters: {
             query?: never;
@@ -773,6 +793,26 @@ export interface paths {
          * @description By the provider's id (`ref_…`) or Portico's.
          */
         get: operations["getCardRefund"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/card/tokenization-config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get what a browser needs to make card tokens
+         * @description The tenant's public key, the provider's token endpoint and Portico's embeddable tokenisation page: the payer's browser sends the card to the provider and hands the app a `ctn_` token, so card numbers never reach the app's server nor Portico. The secret key is never shown.
+         */
+        get: operations["getCardTokenizationConfig"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2266,6 +2306,22 @@ export interface components {
             /** @description The bank's own id of the payment */
             upstreamPaymentId?: string | null;
         };
+        AuditTenantPage: {
+            /** @description By name */
+            items: components["schemas"]["AuditTenantView"][];
+            /** Format: int32 */
+            page: number;
+            /** Format: int32 */
+            pageSize: number;
+            /** Format: int32 */
+            total: number;
+        };
+        AuditTenantView: {
+            /** Format: uuid */
+            id: string;
+            /** @example Acme Budget */
+            name: string;
+        };
         BrandList: {
             brands: components["schemas"]["BrandView"][];
             /**
@@ -2881,6 +2937,25 @@ export interface components {
         CardText255: string;
         /** @description `YYYY-MM-DDThh:mm:ss+hhmm` */
         CardTimestamp: string;
+        CardTokenizationConfig: {
+            /**
+             * Format: uri
+             * @description Portico's tokenisation page, to embed in an iframe: add `publicKey` and `origin` (your page's origin) as query arguments. The card is sent from it straight to the provider; the token comes back to your page by `postMessage` (`{ type: 'portico.cardToken', token, card }`).
+             * @example https://portico.example.com/card/tokenize
+             */
+            pageUrl: string;
+            /**
+             * @description The tenant's public key at the card provider (`pk_`): public by design, made to be embedded in browser code. It can only create and read card tokens.
+             * @example pk_live_TYooMQauvdEDq54NiTphI7jx
+             */
+            publicKey: string;
+            /**
+             * Format: uri
+             * @description The provider's token endpoint: `POST` the five card fields form-encoded (`card_number`, `expiration_month`, `expiration_year`, `holder_name`, `cvv`) with HTTP Basic auth (the public key as user name, empty password); the answer's `token` is the `ctn_` to pay with. It answers cross-origin requests.
+             * @example https://api.provider.example/tokens
+             */
+            tokenizationUrl: string;
+        };
         /** Format: int32 */
         CardTotalCount: number;
         /** @description A marketplace transfer; `payment` transfers split a payment to a seller, `debit`/`credit` move funds directly. */
@@ -5180,6 +5255,8 @@ export interface operations {
                 pageSize?: number;
                 /** @description Only this tenant */
                 tenantId?: string;
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                tenantName?: string;
             };
             header?: never;
             path?: never;
@@ -5290,6 +5367,8 @@ export interface operations {
                 status?: string;
                 /** @description Only this tenant */
                 tenantId?: string;
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                tenantName?: string;
             };
             header?: never;
             path?: never;
@@ -5610,6 +5689,8 @@ export interface operations {
                 status?: "creating" | "unknown" | "failed" | "forgottenByBank" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
                 /** @description Only this tenant */
                 tenantId?: string;
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                tenantName?: string;
             };
             header?: never;
             path?: never;
@@ -5941,6 +6022,8 @@ export interface operations {
                 status?: string;
                 /** @description Only this tenant */
                 tenantId?: string;
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                tenantName?: string;
             };
             header?: never;
             path?: never;
@@ -6108,6 +6191,109 @@ export interface operations {
             };
             /** @description No such payment */
             404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAuditTenants: {
+        parameters: {
+            query?: {
+                /** @description Only tenants whose name contains this (any case) */
+                name?: string;
+                /** @description Page, from 1 */
+                page?: number;
+                /** @description Items a page */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditTenantPage"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not auditor */
+            403: {
                 headers: {
                     /** @description Requests this API key may make per minute */
                     "RateLimit-Limit"?: number;
@@ -10836,6 +11022,126 @@ export interface operations {
             };
             /** @description The provider did not answer within the deadline */
             504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCardTokenizationConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardTokenizationConfig"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not app */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant has no public key at the card provider yet (an operator sets it) */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The card API is not configured */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

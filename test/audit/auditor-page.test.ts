@@ -1,9 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { launchBrowser } from '../support/browser.js';
 import { approvedConsent } from '../support/consent-flow.js';
 import { porticoClient } from '../support/inject-fetch.js';
-import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
+import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
+import { ibanOf } from '../support/marketplace.js';
+import { terminals } from '../support/pos-gateway.js';
 
 // A compliance officer at the auditor's page, in Chromium: log in, find a consent, read its timeline.
 describe("the auditor's web page", () => {
@@ -44,7 +50,7 @@ describe("the auditor's web page", () => {
     // The shared test database is never sealed (sealing is off in tests), so the chain shows broken.
     await page.locator('#chain', { hasText: /^Chain (verified|BROKEN)/ }).waitFor();
 
-    await page.locator('#tenantId').fill(tenant.tenantId);
+    await page.locator('#tenant').fill(tenant.tenantId);
     await page.locator('#search button').click();
     const row = page.locator(`#results tr[data-id="${consentId}"]`);
     await row.waitFor();
@@ -61,5 +67,175 @@ describe("the auditor's web page", () => {
     await page.screenshot({ path: 'test-results/auditor-page.png', fullPage: true });
     // The one failed request the page saw is the app key's refused login.
     expect(errors).toEqual([expect.stringContaining('403')]);
+  });
+
+  it('lists tenants by name only, and shows every kind the API shows, filtered by a tenant name, with a screenshot', async () => {
+    const suffix = randomBytes(3).toString('hex');
+    const named = async (name: string) => {
+      const tenant = await gateway.tenants.createTenant(
+        `t-${randomBytes(5).toString('hex')}`,
+        name,
+      );
+      const { key } = await gateway.tenants.issueKey(tenant.id, 'app');
+      const [row] = (await gateway.dataSource.query(
+        'SELECT merchant_id FROM card_credentials WHERE tenant_id = $1',
+        [tenant.id],
+      )) as { merchant_id: string }[];
+      return { tenantId: tenant.id, key, merchantId: row.merchant_id, name };
+    };
+    const alpha = await named(`Kiosk Alpha ${suffix}`);
+    const beta = await named(`Kiosk Beta ${suffix}`);
+    const ok = async (key: string, url: string, payload: object) => {
+      const answer = await gateway.app.inject({
+        method: 'POST',
+        url,
+        headers: bearer(key),
+        payload,
+      });
+      if (answer.statusCode !== 201 && answer.statusCode !== 200)
+        throw new Error(`${url}: ${answer.statusCode} ${answer.body}`);
+      return answer.json<Record<string, string>>();
+    };
+    const card = {
+      cardNumber: '5217925525906273',
+      expirationMonth: '12',
+      expirationYear: '2031',
+      holderName: 'Ada Lovelace',
+      cvv: '123',
+    };
+    // One of each kind for Alpha, through the facade; a card payment for Beta.
+    const payment = await ok(alpha.key, '/v1/card/payments', { amount: 4200, ...card });
+    const refund = await ok(alpha.key, '/v1/card/refunds', { payment: payment.token, amount: 700 });
+    const notification = await ok(alpha.key, '/v1/card/notifications', {
+      payeeName: 'Eleni Georgiou',
+      payeeEmail: 'eleni@example.com',
+      payeePhone: '+306900000001',
+      amount: 2500,
+      description: 'Invoice 42',
+    });
+    const iris = await ok(alpha.key, '/v1/card/iris/sessions', {
+      amount: 1800,
+      country: 'GR',
+      returnUrl: 'https://kiosk.example/done',
+    });
+    const [terminal] = terminals(gateway, alpha);
+    const pos = await ok(alpha.key, '/v1/pos/transactions', {
+      transactionId: randomUUID(),
+      amount: 1240,
+      currency: 'EUR',
+      type: 'payment',
+      terminal: terminal.token,
+    });
+    const seller = await ok(alpha.key, '/v1/marketplace/sellers', {
+      email: 'seller@kiosk.example',
+      contactPhone: '+306900000000',
+      description: 'Kiosk seller',
+      businessName: 'Kiosk',
+      businessTitle: 'Kiosk S.A.',
+      businessTaxNumber: 'EL200000001',
+      businessAddress: 'Ermou 12, Athens',
+      bankAccountIban: ibanOf('GR', `0110125${'7'.padStart(16, '0')}`),
+      bankAccountBeneficiary: 'Kiosk',
+    });
+    const betaPayment = await ok(beta.key, '/v1/card/payments', { amount: 990, ...card });
+    const auditorKey = (await gateway.newTenantWithKey('auditor')).key;
+
+    // The API: ids and names, nothing else; an app key may not list tenants.
+    const list = await gateway.app.inject({
+      method: 'GET',
+      url: `/v1/audit/tenants?name=${encodeURIComponent(`kiosk % ${suffix}`)}`,
+      headers: bearer(auditorKey),
+    });
+    expect(list.json()).toMatchObject({ total: 0, items: [] });
+    const listed = await gateway.app.inject({
+      method: 'GET',
+      url: `/v1/audit/tenants?name=${suffix.toUpperCase()}`,
+      headers: bearer(auditorKey),
+    });
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json()).toEqual({
+      page: 1,
+      pageSize: 200,
+      total: 2,
+      items: [
+        { id: alpha.tenantId, name: alpha.name },
+        { id: beta.tenantId, name: beta.name },
+      ],
+    });
+    const refused = await gateway.app.inject({
+      method: 'GET',
+      url: '/v1/audit/tenants',
+      headers: bearer(alpha.key),
+    });
+    expect(refused.statusCode).toBe(403);
+
+    const browserErrors: string[] = [];
+    page.on(
+      'console',
+      (message) => message.type() === 'error' && browserErrors.push(message.text()),
+    );
+    await page.goto(`${gateway.baseUrl}/audit`);
+    await page.evaluate('sessionStorage.clear()');
+    await page.reload();
+    await page.locator('#key').fill(auditorKey);
+    await page.locator('#login button').click();
+    await page.locator('#workspace').waitFor();
+
+    await page.locator('#tenant').fill(alpha.name);
+    const expected: [string, string, string][] = [
+      ['card:payment', payment.token, 'Partially Refunded'],
+      ['card:refund', refund.token, refund.status],
+      ['card:notification', notification.token, notification.status],
+      ['card:iris_session', iris.token, ''],
+      ['card:pos_payment', pos.transactionId, 'CAPTURED'],
+      ['card:seller', seller.token, ''],
+    ];
+    for (const [kind, shownId, status] of expected) {
+      await page.locator('#kind').selectOption(kind);
+      await page.locator('#search button').click();
+      expect(shownId).toMatch(/^\S{8,}$/);
+      const row = page.locator('#results tbody tr', { hasText: shownId });
+      await row.waitFor();
+      await expect(page.locator('#total').innerText()).resolves.toBe('(1)');
+      const cells = await row.locator('td').allInnerTexts();
+      expect({ kind, id: cells[1], tenant: cells[2] }).toEqual({
+        kind,
+        id: shownId,
+        tenant: alpha.name,
+      });
+      if (status) expect(cells[4]).toBe(status);
+    }
+
+    // Beta's name shows Beta's payment only; then the detail of Alpha's payment, by name.
+    await page.locator('#kind').selectOption('card:payment');
+    await page.locator('#tenant').fill(beta.name);
+    await page.locator('#search button').click();
+    await page.locator('#results tbody tr td', { hasText: betaPayment.token }).waitFor();
+    await expect(page.locator('#total').innerText()).resolves.toBe('(1)');
+
+    await page.locator('#tenant').fill(alpha.name);
+    await page.locator('#search button').click();
+    await page.locator('#results tbody tr td', { hasText: payment.token }).click();
+    await page.locator('#timeline li').first().waitFor();
+    await expect(page.locator('#detail-title').innerText()).resolves.toBe(
+      `Card payment ${payment.token}`,
+    );
+    const facts = await page.locator('#detail-facts').innerText();
+    expect(facts).toContain(alpha.name);
+    expect(facts).toContain('€42.00');
+    const timeline = await page.locator('#timeline li strong').allInnerTexts();
+    expect(timeline).toEqual([
+      'new → creating',
+      'createPayment: ok (provider 200)',
+      'creating → Captured',
+      'retrievePayment: ok (provider 200)',
+      'Captured → Partially Refunded',
+    ]);
+    const screenshot = join(mkdtempSync(join(tmpdir(), 'portico-auditor-')), 'auditor-kinds.png');
+    await page.screenshot({ path: screenshot, fullPage: true });
+    expect(statSync(screenshot).size).toBeGreaterThan(10_000);
+    // eslint-disable-next-line no-console
+    console.log(`auditor page screenshot: ${screenshot}`);
+    expect(browserErrors).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The auditor's web page: one HTML document, its script and its style, served by Portico itself (no CDN,
  * no build step). The script calls the auditor API with the key the auditor types in (kept in this tab's
- * sessionStorage only) and builds every element with textContent, never HTML from data.
+ * sessionStorage only) and builds every element with textContent, never HTML from data. Every kind the
+ * auditor API lists is searchable, and tenants are shown and chosen by name.
  */
 export const AUDITOR_PAGE_HTML = `<!doctype html>
 <html lang="en">
@@ -29,15 +30,22 @@ export const AUDITOR_PAGE_HTML = `<!doctype html>
   <section id="workspace" hidden>
     <form id="search" class="card">
       <h2>Search</h2>
-      <label>Kind <select id="kind"><option value="consents">Consents</option><option value="payments">Payments</option></select></label>
-      <label>Tenant id <input id="tenantId" placeholder="uuid"></label>
-      <label>Status <input id="status" placeholder="valid, RCVD, unknown..."></label>
+      <label>Kind <select id="kind">
+        <optgroup label="Open banking"><option value="consents">Consents</option><option value="payments">Payments</option></optgroup>
+        <optgroup label="Cards"><option value="card:payment">Card payments</option><option value="card:refund">Refunds</option><option value="card:customer">Customers</option><option value="card:notification">Notifications (payment links)</option><option value="card:iris_session">IRIS bank-payment sessions</option></optgroup>
+        <optgroup label="POS"><option value="card:pos_payment">POS transactions</option><option value="card:pos_void">POS voids</option></optgroup>
+        <optgroup label="Marketplace"><option value="card:seller">Sellers</option><option value="card:transfer">Transfers</option><option value="card:reversal">Reversals</option><option value="card:payout">Payouts</option></optgroup>
+        <optgroup label="Wallets"><option value="card:wallet_token">Wallet tokenisations</option><option value="card:wallet_domain">Wallet domains</option></optgroup>
+      </select></label>
+      <label>Tenant <input id="tenant" list="tenant-names" autocomplete="off" placeholder="name or id"></label>
+      <datalist id="tenant-names"></datalist>
+      <label>Status <input id="status" placeholder="valid, RCVD, Captured..."></label>
       <label>From <input id="from" type="datetime-local"></label>
       <label>To <input id="to" type="datetime-local"></label>
       <button type="submit">Search</button>
       <p id="search-error" class="error" role="alert"></p>
     </form>
-    <section class="card"><h2>Results <span id="total"></span></h2><table id="results"><thead><tr><th>Created</th><th>Id</th><th>Tenant</th><th>Bank</th><th>Status</th></tr></thead><tbody></tbody></table></section>
+    <section class="card"><h2>Results <span id="total"></span></h2><table id="results"><thead><tr><th>Created</th><th>Id</th><th>Tenant</th><th>Bank or kind</th><th>Status</th><th>Amount</th></tr></thead><tbody></tbody></table></section>
     <section id="detail" class="card" hidden><h2 id="detail-title"></h2><dl id="detail-facts"></dl><h3>Timeline</h3><ol id="timeline"></ol></section>
   </section>
 </main>
@@ -103,6 +111,7 @@ export const AUDITOR_PAGE_JS = `'use strict';
 
   async function enter() {
     await showChain();
+    await rememberTenants('');
     $('login').hidden = true;
     $('workspace').hidden = false;
     $('logout').hidden = false;
@@ -124,23 +133,55 @@ export const AUDITOR_PAGE_JS = `'use strict';
   $('logout').addEventListener('click', () => { sessionStorage.removeItem('portico-auditor-key'); location.reload(); });
 
   function isoOf(value) { return value ? new Date(value).toISOString() : undefined; }
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+  const tenantNames = new Map();
+  const KIND_NAMES = { payment: 'Card payment', refund: 'Refund', customer: 'Customer', notification: 'Notification', iris_session: 'IRIS session', pos_payment: 'POS transaction', pos_void: 'POS void', seller: 'Seller', transfer: 'Transfer', reversal: 'Reversal', payout: 'Payout', wallet_token: 'Wallet tokenisation', wallet_domain: 'Wallet domain' };
+  const tenantOf = (id) => tenantNames.get(id) || id;
+  const euros = (cents) => (cents === null || cents === undefined ? '' : '\u20ac' + (cents / 100).toFixed(2));
+  const paymentAmount = (item) => { const a = item.payment && item.payment.instructedAmount; return a ? a.amount + ' ' + a.currency : ''; };
+
+  async function rememberTenants(name) {
+    const query = new URLSearchParams({ pageSize: '200' });
+    if (name) query.set('name', name);
+    const page = await api('/v1/audit/tenants?' + query);
+    for (const tenant of page.items) tenantNames.set(tenant.id, tenant.name);
+    $('tenant-names').replaceChildren(...page.items.map((tenant) => { const option = el('option'); option.value = tenant.name; return option; }));
+  }
+  let typing;
+  $('tenant').addEventListener('input', () => {
+    clearTimeout(typing);
+    const name = $('tenant').value.trim();
+    if (!UUID.test(name)) typing = setTimeout(() => rememberTenants(name).catch(() => undefined), 200);
+  });
+
+  /** The list a kind is read from, and how a row of it is shown. */
+  function sourceOf(kind) {
+    if (kind === 'consents') return { path: '/v1/audit/consents', query: {}, row: (i) => ({ id: i.consentId, shown: i.consentId, detail: i.brandId, amount: '' }) };
+    if (kind === 'payments') return { path: '/v1/audit/payments', query: {}, row: (i) => ({ id: i.paymentId, shown: i.paymentId, detail: i.brandId, amount: paymentAmount(i) }) };
+    const cardKind = kind.slice('card:'.length);
+    return { path: '/v1/audit/card-resources', query: { kind: cardKind }, card: true, row: (i) => ({ id: i.id, shown: i.token || i.id, detail: KIND_NAMES[i.kind] || i.kind, amount: euros(i.amount) }) };
+  }
 
   async function search() {
     const kind = $('kind').value;
-    const query = new URLSearchParams({ pageSize: '50' });
-    const filters = { tenantId: $('tenantId').value.trim(), status: $('status').value.trim(), createdFrom: isoOf($('from').value), createdTo: isoOf($('to').value) };
+    const source = sourceOf(kind);
+    const query = new URLSearchParams({ pageSize: '50', ...source.query });
+    const tenant = $('tenant').value.trim();
+    const filters = { [UUID.test(tenant) ? 'tenantId' : 'tenantName']: tenant, status: $('status').value.trim(), createdFrom: isoOf($('from').value), createdTo: isoOf($('to').value) };
     for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
     const body = $('results').tBodies[0];
     try {
-      const page = await api('/v1/audit/' + kind + '?' + query);
+      const page = await api(source.path + '?' + query);
+      const unknown = page.items.some((item) => !tenantNames.has(item.tenantId));
+      if (unknown) await rememberTenants(UUID.test(tenant) ? '' : tenant);
       $('search-error').textContent = '';
       $('total').textContent = '(' + page.total + ')';
       body.replaceChildren(...page.items.map((item) => {
-        const id = item.consentId || item.paymentId;
+        const shown = source.row(item);
         const row = el('tr');
-        row.dataset.id = id;
-        for (const text of [item.createdAt, id, item.tenantId, item.brandId, item.status]) row.append(el('td', text));
-        row.addEventListener('click', () => show(kind, id));
+        row.dataset.id = shown.id;
+        for (const text of [item.createdAt, shown.shown, tenantOf(item.tenantId), shown.detail, item.status, shown.amount]) row.append(el('td', text));
+        row.addEventListener('click', () => show(kind, shown.id));
         return row;
       }));
     } catch (error) {
@@ -150,14 +191,23 @@ export const AUDITOR_PAGE_JS = `'use strict';
   $('search').addEventListener('submit', (event) => { event.preventDefault(); search(); });
 
   async function show(kind, id) {
-    const detail = await api('/v1/audit/' + kind + '/' + encodeURIComponent(id));
+    const source = sourceOf(kind);
+    const detail = await api(source.path + '/' + encodeURIComponent(id));
     $('detail').hidden = false;
-    $('detail-title').textContent = (kind === 'consents' ? 'Consent ' : 'Payment ') + id;
-    const facts = { Tenant: detail.tenantId, Bank: detail.brandId, Status: detail.status, Created: detail.createdAt, "Bank's id": detail.upstreamConsentId || detail.upstreamPaymentId || '-', 'Last SCA': detail.lastScaAt || '-' };
+    let title;
+    let facts;
+    if (source.card) {
+      title = (KIND_NAMES[detail.kind] || detail.kind) + ' ' + (detail.token || id);
+      facts = { Tenant: tenantOf(detail.tenantId), 'Tenant id': detail.tenantId, Kind: KIND_NAMES[detail.kind] || detail.kind, "Provider's id": detail.token || '-', Parent: detail.parentToken || '-', 'Merchant ref': detail.merchantRef || '-', Amount: euros(detail.amount) || '-', Status: detail.status, Created: detail.createdAt, Updated: detail.updatedAt, "Portico's id": detail.id };
+    } else {
+      title = (kind === 'consents' ? 'Consent ' : 'Payment ') + id;
+      facts = { Tenant: tenantOf(detail.tenantId), 'Tenant id': detail.tenantId, Bank: detail.brandId, Status: detail.status, Created: detail.createdAt, "Bank's id": detail.upstreamConsentId || detail.upstreamPaymentId || '-', 'Last SCA': detail.lastScaAt || '-' };
+    }
+    $('detail-title').textContent = title;
     $('detail-facts').replaceChildren(...Object.entries(facts).flatMap(([name, value]) => [el('dt', name), el('dd', value)]));
     const events = [
       ...detail.history.map((h) => ({ at: h.at, cls: 'change', text: (h.from || 'new') + ' \\u2192 ' + h.to, note: 'cause ' + h.cause + (h.requestId ? ', request ' + h.requestId : '') })),
-      ...detail.accessLog.map((a) => ({ at: a.at, cls: 'access' + (/^(ok|sent)/.test(a.outcome) ? '' : ' failed'), text: a.operation + ': ' + a.outcome + (a.upstreamStatus ? ' (bank ' + a.upstreamStatus + ')' : ''), note: (a.psuPresent ? 'user present' : 'user not present') + (a.accountId ? ', account ' + a.accountId : '') + (a.latencyMs !== null ? ', ' + a.latencyMs + ' ms' : '') + (a.requestId ? ', request ' + a.requestId : '') })),
+      ...detail.accessLog.map((a) => ({ at: a.at, cls: 'access' + (/^(ok|sent)/.test(a.outcome) ? '' : ' failed'), text: a.operation + ': ' + a.outcome + (a.upstreamStatus ? (source.card ? ' (provider ' : ' (bank ') + a.upstreamStatus + ')' : ''), note: (source.card ? '' : (a.psuPresent ? 'user present' : 'user not present') + (a.accountId ? ', account ' + a.accountId : '') + ', ') + (a.latencyMs !== null ? a.latencyMs + ' ms' : 'no outcome yet') + (a.requestId ? ', request ' + a.requestId : '') })),
     ].sort((x, y) => x.at.localeCompare(y.at));
     $('timeline').replaceChildren(...events.map((event) => {
       const item = el('li', undefined, event.cls);

@@ -67,6 +67,8 @@ export interface AppConfig {
       baseUrl?: string;
       /** The payment form's host ({payform_url}); unset: the card API's (the sandbox serves both). */
       payformUrl?: string;
+      /** The token endpoint as payers' browsers reach it (public-key tokenisation); unset: `<baseUrl>/tokens`. */
+      tokenizationUrl?: string;
       /** CAs of the card API's server certificate; unset: the system's (the sandbox's CA in sandbox mode). */
       caFile?: string;
       http: UpstreamHttpConfig;
@@ -305,6 +307,9 @@ export const VARIABLES = {
   },
   UPSTREAM_CARD_PAYFORM_URL: {
     doc: "The provider's payment-form host ({payform_url}: the IRIS payment form); unset: UPSTREAM_CARD_BASE_URL (the sandbox serves both)",
+  },
+  UPSTREAM_CARD_TOKENIZATION_URL: {
+    doc: "The provider's card-token endpoint as payers' browsers reach it (tokenisation with the tenant's public key); unset: UPSTREAM_CARD_BASE_URL/tokens",
   },
   UPSTREAM_CARD_CA_FILE: {
     doc: "PEM bundle of the CAs that sign the card API's server certificate (default: the system's)",
@@ -596,6 +601,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       card: {
         baseUrl: url('UPSTREAM_CARD_BASE_URL', ['https:']),
         payformUrl: url('UPSTREAM_CARD_PAYFORM_URL', ['https:']),
+        tokenizationUrl: url('UPSTREAM_CARD_TOKENIZATION_URL', ['https:']),
         caFile: raw('UPSTREAM_CARD_CA_FILE'),
         http: upstreamHttp(),
         sandboxControlUrl:

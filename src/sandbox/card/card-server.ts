@@ -84,7 +84,29 @@ export function createCardServer(options: CardServerOptions): FastifyInstance {
   server.addHook('onRequest', async (_request, reply) => {
     reply.header('date', card.now().toUTCString());
   });
+
+  // Public keys are for browsers: the operations a `pk_` key may call answer cross-origin requests.
+  const browserPaths = new Set(
+    contract.operations
+      .filter((operation) => contract.allowsPublicKey(operation.operationId))
+      .flatMap(routesOf),
+  );
+  for (const url of browserPaths)
+    server.options(url, async (_request, reply) =>
+      reply
+        .code(204)
+        .headers({
+          'access-control-allow-methods': 'GET, POST',
+          'access-control-allow-headers': 'authorization, content-type',
+          'access-control-max-age': '600',
+        })
+        .send(),
+    );
+
   server.addHook('onRequest', async (request, reply) => {
+    if (browserPaths.has(request.routeOptions.url ?? ''))
+      reply.header('access-control-allow-origin', '*');
+    if (request.method === 'OPTIONS') return;
     const operation = operationByRoute.get(`${request.method} ${request.routeOptions.url}`);
     // The payment form takes the public key in its body (checked once the body is decoded).
     if (operation && contract.keyInBodyOf(operation.operationId)) return;
