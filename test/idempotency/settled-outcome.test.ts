@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { InDoubtResolver } from '../../src/platform/in-doubt/in-doubt-settlers.js';
 import { PosInDoubtResolver } from '../../src/pos/pos-in-doubt-resolver.service.js';
+import { eventually } from '../support/chaos.js';
 import { consentRequest } from '../support/fixtures.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
 import { posCall, posTenant, shown, terminals, type PosTenant } from '../support/pos-gateway.js';
@@ -185,15 +186,18 @@ describe('a same-key retry answers the settled outcome', () => {
     expect(pending.headers['idempotent-replayed']).toBe('true');
 
     sut.sandbox.pos.payer(terminal.token, 'approve');
-    for (let waited = 0; ; waited += 10) {
-      const [row] = (await sut.dataSource.query(
-        'SELECT status FROM card_resources WHERE token = $1',
-        [body.transactionId],
-      )) as { status: string }[];
-      if (row.status === 'CAPTURED') break;
-      if (waited > 10_000) throw new Error(`still ${row.status} after 10 s`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await eventually(
+      async () => {
+        const [row] = (await sut.dataSource.query(
+          'SELECT status FROM card_resources WHERE token = $1',
+          [body.transactionId],
+        )) as { status: string }[];
+        return row.status === 'CAPTURED';
+      },
+      10_000,
+      'the transaction CAPTURED',
+      10,
+    );
     const decided = await pos();
     expect(decided.statusCode).toBe(200);
     expect(decided.headers['idempotent-replayed']).toBe('true');

@@ -12,6 +12,7 @@ import {
   type RunningProcess,
 } from '../support/processes.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { eventually } from '../support/chaos.js';
 import { PrivatePostgres, privatePostgresAvailable } from '../support/private-postgres.js';
 
 /** A real gateway process (sandbox mode, its own sandbox) on the database `env` names. */
@@ -54,16 +55,6 @@ async function status(
     // not JSON
   }
   return { status: response.status, body, retryAfter: response.headers.get('retry-after') };
-}
-
-/** Polls until `check` answers true; resolves with the milliseconds it took. */
-async function within(ms: number, check: () => Promise<boolean>, what: string): Promise<number> {
-  const started = Date.now();
-  while (Date.now() - started < ms) {
-    if (await check()) return Date.now() - started;
-    await sleep(100);
-  }
-  throw new Error(`not within ${ms} ms: ${what}`);
 }
 
 function alive(gateway: RunningProcess): boolean {
@@ -130,9 +121,9 @@ describe('the database going away and coming back', () => {
 
     await proxy.cut();
     // The key cache trusts nothing once its listener is lost: authentication itself needs the database.
-    await within(
-      10_000,
+    await eventually(
       async () => (await status(me, gateway.key)).status === 503,
+      10_000,
       '503 while away',
     );
     const away = await status(me, gateway.key);
@@ -151,13 +142,13 @@ describe('the database going away and coming back', () => {
     expect((await status(me, gateway.key)).status).toBe(503);
 
     await proxy.restore();
-    const backInMs = await within(
-      15_000,
+    const backInMs = await eventually(
       async () => (await status(me, gateway.key)).status === 200,
+      15_000,
       '200 after the database came back',
     );
     expect(backInMs).toBeLessThan(15_000);
-    await within(5_000, async () => (await status(ready)).status === 200, 'ready again');
+    await eventually(async () => (await status(ready)).status === 200, 5_000, 'ready again');
     expect(alive(gateway.process)).toBe(true);
     expectNoCrashTrace(gateway.process);
   }, 90_000);
@@ -174,9 +165,9 @@ describe('the database going away and coming back', () => {
         expect(await terminateSessions(admin.toString(), name)).toBeGreaterThan(0);
         await sleep(300);
         expect(alive(gateway.process)).toBe(true);
-        await within(
-          10_000,
+        await eventually(
           async () => (await status(me, gateway.key)).status === 200,
+          10_000,
           '200 again',
         );
       }
@@ -211,9 +202,9 @@ describe('the database going away and coming back', () => {
     await gateway.process.waitFor(/embedded PostgreSQL \(PGlite\) stopped unexpectedly/, 10_000);
     await gateway.process.waitFor(/embedded PostgreSQL \(PGlite\) restarted/, 30_000);
     // The same data: the key issued before the engine died still authenticates.
-    const backInMs = await within(
-      15_000,
+    const backInMs = await eventually(
       async () => (await status(me, gateway.key)).status === 200,
+      15_000,
       '200 again',
     );
     expect(backInMs).toBeLessThan(15_000);
@@ -236,8 +227,7 @@ describe('the database going away and coming back', () => {
     expect((await status(`${gateway.base}/v1/me`, gateway.key)).status).toBe(200);
     gateway.process.child.kill('SIGTERM');
     expect((await gateway.process.exited).code).toBe(0);
-    await within(
-      10_000,
+    await eventually(
       async () => {
         try {
           process.kill(info.pid, 0);
@@ -246,6 +236,7 @@ describe('the database going away and coming back', () => {
           return true;
         }
       },
+      10_000,
       'the engine stopped with the gateway',
     );
     expectNoCrashTrace(gateway.process);
@@ -271,15 +262,15 @@ describe('the database going away and coming back', () => {
       const me = `${gateway.base}/v1/me`;
       expect((await status(me, gateway.key)).status).toBe(200);
       server.restart();
-      const backInMs = await within(
-        15_000,
+      const backInMs = await eventually(
         async () => (await status(me, gateway.key)).status === 200,
+        15_000,
         '200 after the restart',
       );
       expect(backInMs).toBeLessThan(15_000);
-      await within(
-        5_000,
+      await eventually(
         async () => (await status(`${gateway.base}/health/ready`)).status === 200,
+        5_000,
         'ready',
       );
       expect(alive(gateway.process)).toBe(true);

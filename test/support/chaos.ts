@@ -34,6 +34,24 @@ export function sendOperation<T = Record<string, unknown>>(
 }
 
 /** Resolves once `condition` holds, checking every 10 ms; gives up after `limitMs`. */
+/**
+ * Polls an asynchronous check every `everyMs` until it holds; resolves with the milliseconds it took, or
+ * rejects naming `what` once `limitMs` have passed.
+ */
+export async function eventually(
+  check: () => Promise<boolean>,
+  limitMs = 10_000,
+  what = 'the condition',
+  everyMs = 100,
+): Promise<number> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started >= limitMs) throw new Error(`not within ${limitMs} ms: ${what}`);
+    await sleep(everyMs);
+  }
+  return Date.now() - started;
+}
+
 export async function until(condition: () => boolean, limitMs = 10_000): Promise<void> {
   for (let waited = 0; !condition(); waited += 10) {
     if (waited >= limitMs) throw new Error('condition not reached');

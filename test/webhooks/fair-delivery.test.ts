@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { eventually } from '../support/chaos.js';
 import { consentRequest } from '../support/fixtures.js';
 import { freePort, runProcess } from '../support/processes.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
@@ -81,13 +82,7 @@ describe('fair webhook delivery', () => {
     );
   }
 
-  async function until(check: () => Promise<boolean>, limitMs = 30_000): Promise<void> {
-    const deadline = Date.now() + limitMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error('the condition did not hold in time');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
+  const until = (check: () => Promise<boolean>, limitMs = 30_000) => eventually(check, limitMs);
 
   it("delivers a healthy endpoint's events within seconds while another tenant's 40 dead endpoints have 20,000 deliveries due", async () => {
     const noisy = await gateway.newTenantWithKey('app');

@@ -1,6 +1,7 @@
 import { Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { withinMs } from '../common/time-limit.js';
 import { ReadinessRegistry } from './readiness-registry.js';
 import type { CheckResult, ReadinessChecks, ReadinessReport } from './readiness-report.js';
 
@@ -32,17 +33,8 @@ export class HealthService implements BeforeApplicationShutdown {
 
   private async checkDatabase(): Promise<CheckResult> {
     const started = performance.now();
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        this.dataSource.query('SELECT 1'),
-        new Promise((_, fail) => {
-          timer = setTimeout(
-            () => fail(new Error(`no answer within ${DATABASE_CHECK_TIMEOUT_MS} ms`)),
-            DATABASE_CHECK_TIMEOUT_MS,
-          );
-        }),
-      ]);
+      await withinMs(this.dataSource.query('SELECT 1'), DATABASE_CHECK_TIMEOUT_MS);
       return {
         status: 'ok',
         detail: `SELECT 1 answered in ${Math.round(performance.now() - started)} ms`,
@@ -52,8 +44,6 @@ export class HealthService implements BeforeApplicationShutdown {
         status: 'fail',
         detail: `database unreachable: ${(error as Error).message}`.slice(0, 500),
       };
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

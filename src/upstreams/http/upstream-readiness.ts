@@ -1,3 +1,4 @@
+import { withinMs } from '../../platform/common/time-limit.js';
 import type { CheckResult } from '../../platform/health/readiness-report.js';
 import type { UpstreamTransport } from './upstream-transport.js';
 
@@ -23,17 +24,8 @@ export function upstreamReadinessCheck(probe: UpstreamProbe): () => Promise<Chec
   let last: { at: number; result: Promise<CheckResult> } | undefined;
   const run = async (): Promise<CheckResult> => {
     const started = performance.now();
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const status = await Promise.race([
-        probe.send(),
-        new Promise<never>((_, fail) => {
-          timer = setTimeout(
-            () => fail(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)),
-            PROBE_TIMEOUT_MS,
-          );
-        }),
-      ]);
+      const status = await withinMs(probe.send(), PROBE_TIMEOUT_MS);
       const ms = Math.round(performance.now() - started);
       return probe.serving(status)
         ? { status: 'ok', detail: `${probe.label} answered ${status} in ${ms} ms` }
@@ -43,8 +35,6 @@ export function upstreamReadinessCheck(probe: UpstreamProbe): () => Promise<Chec
         status: 'warn',
         detail: `${probe.label}: ${String((error as Error)?.message ?? error)}`.slice(0, 500),
       };
-    } finally {
-      clearTimeout(timer);
     }
   };
   return () => {
