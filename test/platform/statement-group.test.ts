@@ -4,11 +4,15 @@ import { StatementGroup } from '../../src/platform/database/statement-group.js';
 describe('a group write (StatementGroup)', () => {
   /** A statement that takes a tick and answers each item doubled; records what each send carried. */
   const doubling = (sends: number[][], max?: number) =>
-    new StatementGroup<number, number>(async (items) => {
-      sends.push(items);
-      await new Promise((done) => setImmediate(done));
-      return items.map((item) => item * 2);
-    }, max);
+    new StatementGroup<number, number>(
+      async (items) => {
+        sends.push(items);
+        await new Promise((done) => setImmediate(done));
+        return items.map((item) => item * 2);
+      },
+      'doubling',
+      max,
+    );
 
   it('sends a lone call at once, and the calls that arrive meanwhile together by the next statement', async () => {
     const sends: number[][] = [];
@@ -25,7 +29,7 @@ describe('a group write (StatementGroup)', () => {
       events.push(`written ${items.join(',')}`);
       await new Promise((done) => setImmediate(done));
       return items;
-    });
+    }, 'ordered');
     const first = sut.run(0).then(() => events.push('resumed 0'));
     const second = sut.run(1).then(() => events.push('resumed 1'));
     await Promise.all([first, second]);
@@ -44,14 +48,14 @@ describe('a group write (StatementGroup)', () => {
       await new Promise((done) => setImmediate(done));
       if (items.includes(3)) throw new Error('refused');
       return items;
-    });
+    }, 'failing');
     const results = await Promise.allSettled([sut.run(1), sut.run(2), sut.run(3)]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
     await expect(sut.run(4)).resolves.toBe(4);
   });
 
   it('fails the calls of a statement that answers another number of rows than it was given', async () => {
-    const sut = new StatementGroup<number, number>(async (items) => items.slice(1));
+    const sut = new StatementGroup<number, number>(async (items) => items.slice(1), 'short');
     await expect(sut.run(1)).rejects.toThrow('answered 0 of 1 rows');
   });
 });
