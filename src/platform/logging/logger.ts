@@ -62,7 +62,7 @@ export interface RequestLineFields {
   requestId: string;
   tenantId: string | undefined;
   /** The request's W3C trace id. */
-  traceId?: string;
+  traceId: string | undefined;
   method: string;
   /** Already scrubbed (`loggedPath`). */
   path: string;
