@@ -1,20 +1,29 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Agent, request } from 'undici';
 import { FREE_SANDBOX_PORTS, freePort, startProcess } from '../support/processes.js';
 import { OtlpReceiver } from '../support/otlp-receiver.js';
+import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
 import { testEnv } from '../support/test-gateway.js';
 
 describe('the gateway process with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   let receiver: OtlpReceiver;
+  // A database of its own: a gateway started on the shared one by another file revokes the demo key.
+  let database: OwnDatabase;
   beforeAll(async () => {
     receiver = await OtlpReceiver.start();
+    database = await ownDatabase('tracing');
   });
-  afterAll(() => receiver.close());
+  afterAll(async () => {
+    await receiver.close();
+    await database.drop();
+  });
 
   it('loads the SDK on demand, traces a card call to the sandbox in the same process, and exports what waits at shutdown', async () => {
     const port = await freePort();
     const gateway = startProcess('dist/main.js', [], {
-      ...testEnv(),
+      ...testEnv({ DATABASE_URL: database.url }),
       ...FREE_SANDBOX_PORTS,
       PORT: String(port),
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
@@ -64,6 +73,39 @@ describe('the gateway process with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
       );
     } finally {
       gateway.child.kill('SIGKILL');
+    }
+  });
+});
+
+describe('the standalone sandbox (npm run sandbox)', () => {
+  it('logs each request of its provider listeners with the traceparent it received, as JSON lines on stdout', async () => {
+    const sandbox = startProcess('dist/sandbox/main.js', [], {
+      ...FREE_SANDBOX_PORTS,
+      DATABASE_URL: '',
+    });
+    const agent = new Agent({ connect: { ca: readFileSync('certs/dev/ca.pem') } });
+    try {
+      const [, cardUrl] = await sandbox.waitFor(/card API \(TLS, Basic auth\):\s+(https:\/\/\S+)/);
+      const traceparent = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
+      const answer = await request(`${cardUrl}/branches`, {
+        dispatcher: agent,
+        headers: { traceparent },
+      });
+      await answer.body.dump();
+      expect(answer.statusCode).toBe(401);
+      const [line] = await sandbox.waitFor(/\{[^\n]*"msg":"sandbox request"[^\n]*\}/);
+      expect(JSON.parse(line)).toMatchObject({
+        level: 30,
+        service: 'portico-sandbox',
+        listener: 'card',
+        method: 'GET',
+        path: '/branches',
+        status: 401,
+        traceparent,
+      });
+    } finally {
+      sandbox.child.kill('SIGKILL');
+      await agent.close();
     }
   });
 });
