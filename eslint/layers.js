@@ -79,9 +79,6 @@ export const LAYERS = [
 export const EXCEPTIONS = {
   // The composition list of every entity, for the migrations and the CLI's data source.
   'platform/database/entities.ts': ['card/', 'open-banking/', 'access/', 'audit/', 'webhooks/'],
-  // Merchant credentials still live under card/ (to move to access/).
-  'upstreams/card/card-upstream.module.ts': ['card/'],
-  'upstreams/pos/pos-upstream.module.ts': ['card/'],
   // POS transactions are still stored in the card store's table (to move to the provider-resource ledger).
   'pos/pos.module.ts': ['card/'],
   'pos/store/pos-store.service.ts': ['card/'],

@@ -5,7 +5,7 @@ import { ConfigModule } from '../platform/config/config.module.js';
 import { DatabaseModule } from '../platform/database/database.module.js';
 import { LoggingModule } from '../platform/logging/logging.module.js';
 import { TenantsModule } from '../access/tenants/tenants.module.js';
-import { CardCredentialsModule } from '../card/credentials/card-credentials.module.js';
+import { CardCredentialsModule } from '../access/merchant-credentials/card-credentials.module.js';
 import { AuditTrailModule } from '../audit/trail/audit-trail.module.js';
 import { WebhooksCoreModule } from '../webhooks/webhooks.module.js';
 import { SchedulerModule } from '../platform/scheduler/scheduler.js';

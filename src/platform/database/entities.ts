@@ -1,4 +1,4 @@
-import { CardCredentials } from '../../card/credentials/card-credentials.entity.js';
+import { CardCredentials } from '../../access/merchant-credentials/card-credentials.entity.js';
 import { CardResource } from '../../card/store/card-resource.entity.js';
 import { IdempotencyRecord } from '../idempotency/idempotency-record.entity.js';
 import { OPEN_BANKING_ENTITIES } from '../../open-banking/entities.js';
