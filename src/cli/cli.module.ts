@@ -1,4 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { APP_ENTITIES } from '../app-entities.js';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../platform/config/app-config.js';
 import { ConfigModule } from '../platform/config/config.module.js';
@@ -20,6 +22,8 @@ export class CliModule {
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),
         DatabaseModule,
+        // The whole schema, whichever modules the CLI loads.
+        TypeOrmModule.forFeature(APP_ENTITIES),
         SchedulerModule.idle(),
         TenantsModule,
         AuditTrailModule,
