@@ -27,6 +27,9 @@ export const OUTCOME_SLACK_MS = 5_000;
 /** Rows sealed per pass and kind; the next pass takes the rest. */
 const BATCH = 2000;
 
+/** Code-point order (the kinds are ASCII; ids are decimal without leading zeros, compared by length first). */
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 interface Candidate {
   kind: ChainedKind;
   id: string;
@@ -174,8 +177,9 @@ export class AuditChainService implements OnModuleInit {
       candidates.sort(
         (a, b) =>
           a.at.getTime() - b.at.getTime() ||
-          a.kind.localeCompare(b.kind) ||
-          Number(BigInt(a.id) - BigInt(b.id)),
+          compareText(a.kind, b.kind) ||
+          a.id.length - b.id.length ||
+          compareText(a.id, b.id),
       );
       const [head] = (await manager.query(
         'SELECT seq, chain_hash FROM audit_chain ORDER BY seq DESC LIMIT 1',
