@@ -1,5 +1,5 @@
 import { CardCredentials } from '../../card/credentials/card-credentials.entity.js';
-import { CardResource } from '../../card/store/card-resource.entity.js';
+import { ProviderResource } from '../../provider-ledger/provider-resource.entity.js';
 import { IdempotencyRecord } from '../idempotency/idempotency-record.entity.js';
 import { OPEN_BANKING_ENTITIES } from '../../open-banking/entities.js';
 import { ApiKeyUsage } from '../../access/tenants/api-key-usage.entity.js';
@@ -26,5 +26,5 @@ export const ENTITIES = [
   AuditRetentionCut,
   ...WEBHOOK_ENTITIES,
   CardCredentials,
-  CardResource,
+  ProviderResource,
 ];
