@@ -23,6 +23,7 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace';
 import type { Logger } from 'pino';
+import { withinMs } from '../common/time-limit.js';
 import type { TraceSampler, TracingConfig } from '../config/app-config.js';
 import type { SpanContext } from './trace-context.js';
 import type { Span, SpanAttributes, SpanKind, Tracer } from './tracer.js';
@@ -35,6 +36,8 @@ const KINDS: Record<SpanKind, OtelSpanKind> = {
 
 /** A failed export is logged at most this often (a collector that is down fails every batch). */
 const EXPORT_FAILURE_LOG_MS = 60_000;
+/** The longest shutdown waits for the last export: a collector that hangs must not hold the process. */
+const SHUTDOWN_EXPORT_MS = 3000;
 
 function samplerOf(name: TraceSampler, ratio: number): Sampler {
   const root = name.endsWith('always_on')
@@ -113,7 +116,10 @@ export class OtelTracer implements Tracer {
   private readonly provider: TracerProvider;
   private readonly tracer: OtelApiTracer;
 
-  constructor(config: TracingConfig & { endpoint: string }, logger: Logger) {
+  constructor(
+    config: TracingConfig & { endpoint: string },
+    private readonly logger: Logger,
+  ) {
     const exporter = new OTLPTraceExporter({
       url: `${config.endpoint}/v1/traces`,
       headers: config.headers,
@@ -164,6 +170,8 @@ export class OtelTracer implements Tracer {
   }
 
   async shutdown(): Promise<void> {
-    await this.provider.shutdown();
+    await withinMs(this.provider.shutdown(), SHUTDOWN_EXPORT_MS).catch((error: unknown) =>
+      this.logger.warn({ err: error }, 'trace export at shutdown did not finish; spans dropped'),
+    );
   }
 }
