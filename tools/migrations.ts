@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runMigrationsLocked } from '#src/platform/database/migrate.js';
 import { DataSource } from 'typeorm';
+import { APP_ENTITIES } from '#src/app-entities.js';
 import { loadConfig } from '#src/platform/config/app-config.js';
 import { dataSourceOptions } from '#src/platform/database/data-source-options.js';
 import { resolveDatabase } from '#src/platform/database/database-url.js';
@@ -56,7 +57,9 @@ function writeIndex(): void {
 async function main(): Promise<void> {
   const [command, name] = process.argv.slice(2);
   const { config, embedded } = await resolveDatabase(loadConfig());
-  const dataSource = new DataSource(dataSourceOptions(config.database.url as string, 1));
+  const dataSource = new DataSource(
+    dataSourceOptions(config.database.url as string, 1, { entities: APP_ENTITIES }),
+  );
   await dataSource.initialize();
   try {
     await runMigrationsLocked(dataSource);

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { APP_ENTITIES } from '../../src/app-entities.js';
 import { findSchemaDrift } from '../../src/platform/database/schema-drift.js';
 import { runProcess } from '../support/processes.js';
 import {
@@ -195,6 +196,14 @@ describe('contract and schema checks', () => {
       code: 0,
       stdout: 'migrations are up to date with the entities\n',
     });
+  });
+
+  // The app's entities are registered by their modules; the migrations see the composed list.
+  it('registers in the app exactly the entities the migrations are checked against', () => {
+    const names = (entities: readonly { name: string }[]) => entities.map((e) => e.name).sort();
+    expect(
+      names(gateway.dataSource.entityMetadatas.map((m) => m.target as { name: string })),
+    ).toEqual(names(APP_ENTITIES));
   });
 
   it('reports readiness with the database check', async () => {
