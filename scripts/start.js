@@ -9,7 +9,11 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 // `node scripts/start.js --build-only`: build when stale and stop (the pre-scripts of cli, bench, …).
-const BUILD_ONLY = process.argv[2] === '--build-only';
+// `--prepare` (npm install's `prepare`): the same, so that the first `npm start` finds the build made;
+// skipped where there is nothing to build yet (a Docker layer holding package.json alone) or no compiler
+// (an install without devDependencies).
+const PREPARE = process.argv[2] === '--prepare';
+const BUILD_ONLY = PREPARE || process.argv[2] === '--build-only';
 const entry = resolve(BUILD_ONLY ? 'dist/main.js' : (process.argv[2] ?? 'dist/main.js'));
 const BUILD_INFO = 'dist/.tsbuildinfo';
 const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
@@ -28,9 +32,17 @@ function needsBuild() {
   return Math.max(...INPUTS.map(newest)) > statSync(BUILD_INFO).mtimeMs;
 }
 
+/** The TypeScript compiler's entry point, or undefined when it is not installed. */
+function compiler() {
+  try {
+    return createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  } catch {
+    return undefined;
+  }
+}
+
 /** Runs tsc as `npm run build` does; a signal meanwhile stops it and this process. */
-function build() {
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+function build(tsc) {
   const child = spawn(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
   const stop = (signal) => child.kill(signal);
   process.on('SIGTERM', stop).on('SIGINT', stop);
@@ -50,8 +62,21 @@ function build() {
 }
 
 try {
+  const tsc = compiler();
+  if (PREPARE && (!existsSync('src') || !existsSync('tsconfig.build.json') || !tsc)) {
+    process.stderr.write(
+      'portico: nothing to build here yet (no sources or no compiler); skipped\n',
+    );
+    process.exit(0);
+  }
   if (needsBuild()) {
-    await build();
+    if (!tsc)
+      throw new Error('the build is missing and TypeScript is not installed (run npm install)');
+    // tsc prints nothing while it works: say what the wait is for.
+    const started = Date.now();
+    process.stderr.write('portico: building (TypeScript → dist/, about 10-20 s)…\n');
+    await build(tsc);
+    process.stderr.write(`portico: built in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     // tsc leaves its build info untouched when it found nothing to emit (a file saved unchanged):
     // mark the build current, or every start would run tsc again.
     const now = new Date();

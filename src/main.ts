@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig, type AppConfig } from './platform/config/app-config.js';
+import { portInUseMessage } from './platform/config/port-in-use.js';
 import { CertificateStartupError } from './upstreams/open-banking/qwac/certificate-status.service.js';
 import { resolveDatabase } from './platform/database/database-url.js';
 import { ensureDevCertificates } from './sandbox/dev-certificates.js';
@@ -21,6 +22,9 @@ import {
   type WorkerRole,
 } from './platform/cluster/gateway-workers.js';
 
+/** The configuration as loaded, for the failure message of a start that could not open a port. */
+let loaded: AppConfig | undefined;
+
 async function main(): Promise<void> {
   const worker = workerRole();
   let config: AppConfig;
@@ -35,6 +39,7 @@ async function main(): Promise<void> {
       }
       throw error;
     }
+  loaded = config;
   const logger = worker
     ? createLogger(config.log.level).child({ worker: worker.index, pid: process.pid })
     : createLogger(config.log.level);
@@ -237,6 +242,11 @@ function printBanner(
 main().catch((error: unknown) => {
   if (error instanceof CertificateStartupError) {
     process.stderr.write(`portico: ${error.message}\n`);
+    process.exit(1);
+  }
+  const portInUse = loaded && portInUseMessage(error, loaded);
+  if (portInUse) {
+    process.stderr.write(`portico: ${portInUse}\n`);
     process.exit(1);
   }
   process.stderr.write(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -35,6 +35,38 @@ describe('the gateway process', () => {
     expect(result.stderr).toContain(
       'UPSTREAM_CLIENT_CERT_FILE: required when PORTICO_MODE=production',
     );
+  });
+
+  it('names the variable that moves a port already in use, without a stack trace', async () => {
+    const holder = createServer();
+    const taken = await freePort();
+    await new Promise<void>((listening) => holder.listen(taken, '127.0.0.1', listening));
+    try {
+      const quiet = {
+        DATABASE_URL: testDatabaseUrl(),
+        PROVIDER_SYNC_INTERVAL_MS: '0',
+        RESOLVER_INTERVAL_MS: '0',
+        RECONCILE_ON_START: 'false',
+        ...FREE_SANDBOX_PORTS,
+      };
+      const gatewayPort = await runProcess(MAIN, [], { ...quiet, PORT: String(taken) });
+      expect(gatewayPort.code).toBe(1);
+      expect(gatewayPort.stderr).toBe(
+        `portico: port ${taken} on 127.0.0.1 is already in use (PORT): another program, or another Portico, listens there. Stop it, or start with PORT=<another port> (0: any free port).\n`,
+      );
+      const sandboxPort = await runProcess(MAIN, [], {
+        ...quiet,
+        PORT: String(await freePort()),
+        SANDBOX_CARD_PORT: String(taken),
+      });
+      expect(sandboxPort.code).toBe(1);
+      expect(sandboxPort.stderr).toContain(
+        `portico: port ${taken} on 127.0.0.1 is already in use (SANDBOX_CARD_PORT)`,
+      );
+      expect(sandboxPort.stderr).not.toMatch(/at .*\.js:\d+/);
+    } finally {
+      holder.close();
+    }
   });
 
   it('starts on the embedded database with nothing configured, prints the docs address and a working demo key', async () => {
