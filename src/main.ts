@@ -8,7 +8,11 @@ import { startSandbox, type RunningSandbox } from './sandbox/sandbox.js';
 import { createGateway, listenGateway } from './gateway.js';
 import { createLogger } from './platform/logging/logger.js';
 import { DOCS_PATH } from './platform/openapi/openapi-document.js';
-import { DEMO_TENANT_SLUG, issueSandboxKeys } from './access/tenants/demo-tenant.js';
+import {
+  DEMO_TENANT_SLUG,
+  issueSandboxKeys,
+  sandboxKeysFile,
+} from './access/tenants/demo-tenant.js';
 import { CardCredentialsService } from './card/credentials/card-credentials.service.js';
 import { TenantsService } from './access/tenants/tenants.service.js';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -187,7 +191,7 @@ async function sandboxKeyLines(
 ): Promise<string[]> {
   const base = config.http.publicBaseUrl;
   const tenants = app.get(TenantsService);
-  const keys = await issueSandboxKeys(tenants);
+  const keys = await issueSandboxKeys(tenants, sandboxKeysFile(config.database.embeddedDir));
   // The demo tenant is a merchant of the sandbox's card API too (kept across restarts).
   const card = await app
     .get(CardCredentialsService)
@@ -201,6 +205,9 @@ async function sandboxKeyLines(
     `  Demo API key (tenant "demo", role app): ${keys.demo}`,
     `  Try: curl -H "Authorization: Bearer ${keys.demo}" ${base}/v1/me`,
     `  Operator key (tenant "operations", role operator): ${keys.operator}`,
+    keys.keptIn
+      ? `  Keys kept in ${keys.keptIn} (yours only): the same keys at the next start`
+      : `  Keys not kept${config.database.embeddedDir === 'memory://' ? ' (EMBEDDED_DB_DIR=memory://)' : ''}: new ones at every start; a lasting key: npm run cli -- key:issue demo --role app`,
     `  Card API:     ${base}/v1/card/payments (demo tenant's card merchant: ${card})`,
   ];
 }

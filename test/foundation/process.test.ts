@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, statSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import {
   FREE_SANDBOX_PORTS,
   freePort,
@@ -124,6 +124,34 @@ describe('the gateway process', () => {
       expect(logLines.join('\n')).not.toContain(operatorKey);
       gateway.child.kill('SIGTERM');
       expect((await gateway.exited).code).toBe(0);
+
+      // The keys are kept beside the data directory, readable by this user only, and printed again.
+      const keysFile = join(dirname(dataDir), 'sandbox-keys.json');
+      expect(statSync(keysFile).mode & 0o777).toBe(0o600);
+      expect(gateway.stdout()).toContain(`Keys kept in ${keysFile} (yours only)`);
+      const again = startProcess(MAIN, [], {
+        PORT: String(port),
+        EMBEDDED_DB_DIR: dataDir,
+        ...FREE_SANDBOX_PORTS,
+      });
+      try {
+        const [, keptKey] = await again.waitFor(
+          /Demo API key \(tenant "demo", role app\): (ptk_\S+)/,
+          60_000,
+        );
+        const [, keptOperatorKey] = await again.waitFor(
+          /Operator key \(tenant "operations", role operator\): (ptk_\S+)/,
+        );
+        expect([keptKey, keptOperatorKey]).toEqual([key, operatorKey]);
+        const meAgain = await fetch(`http://127.0.0.1:${port}/v1/me`, {
+          headers: { authorization: `Bearer ${keptKey}` },
+        });
+        expect(meAgain.status).toBe(200);
+        again.child.kill('SIGTERM');
+        expect((await again.exited).code).toBe(0);
+      } finally {
+        again.child.kill('SIGKILL');
+      }
     } finally {
       gateway.child.kill('SIGKILL');
     }
