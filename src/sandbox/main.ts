@@ -12,7 +12,7 @@ async function main(): Promise<void> {
       `  card API (TLS, Basic auth):     ${sandbox.cardUrl}   test merchant: POST ${sandbox.scaUrl}/sandbox/card/merchants\n` +
       `  POS interface (TLS, p_ keys):  ${sandbox.posUrl}/pos/v1   terminals: POST ${sandbox.scaUrl}/sandbox/pos/merchants/{merchantId}/terminals\n` +
       `  SCA pages and controls:        ${sandbox.scaUrl}\n` +
-      `  test users: see README.md ("Sandbox test users")\n`,
+      `  test users: see docs/sandbox.md ("Sandbox test users")\n`,
   );
   const stop = () => void sandbox.close().then(() => process.exit(0));
   process.once('SIGTERM', stop);

@@ -4,7 +4,7 @@ import type { TenantsService } from './tenants.service.js';
 
 export const DEMO_TENANT_SLUG = 'demo';
 const DEMO_KEY_LABEL = 'demo key (printed by npm start)';
-/** The installation's own tenant: it holds the operator keys (the CLI's README example uses it too). */
+/** The installation's own tenant: it holds the operator keys (docs/conventions.md's CLI example uses it too). */
 export const OPERATIONS_TENANT_SLUG = 'operations';
 const OPERATOR_KEY_LABEL = 'operator key (printed by npm start)';
 
