@@ -8,15 +8,28 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-// `node scripts/start.js --build-only`: build when stale and stop (the pre-scripts of cli, bench, …).
-// `--prepare` (npm install's `prepare`): the same, so that the first `npm start` finds the build made;
+// `node scripts/start.js --build-only`: build when stale and stop (the pre-scripts of cli, …);
+// `--build-tools`: the same, then the tooling (tools/ into dist-tools/, read the product from dist/) when
+// stale (the pre-scripts of bench, openapi, generate, migration:*, config:docs).
+// `--prepare` (npm install's `prepare`): the product's build, so that the first `npm start` finds it made;
 // skipped where there is nothing to build yet (a Docker layer holding package.json alone) or no compiler
 // (an install without devDependencies).
-const PREPARE = process.argv[2] === '--prepare';
-const BUILD_ONLY = PREPARE || process.argv[2] === '--build-only';
+const MODE = process.argv[2];
+const PREPARE = MODE === '--prepare';
+const BUILD_ONLY = PREPARE || MODE === '--build-only' || MODE === '--build-tools';
 const entry = resolve(BUILD_ONLY ? 'dist/main.js' : (process.argv[2] ?? 'dist/main.js'));
-const BUILD_INFO = 'dist/.tsbuildinfo';
-const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
+const PRODUCT = {
+  config: 'tsconfig.build.json',
+  entry,
+  info: 'dist/.tsbuildinfo',
+  inputs: ['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'],
+};
+const TOOLS = {
+  config: 'tools/tsconfig.build.json',
+  entry: resolve('dist-tools/bench.js'),
+  info: 'dist-tools/.tsbuildinfo',
+  inputs: ['tools', 'tsconfig.json', 'dist/.tsbuildinfo', 'package-lock.json'],
+};
 
 /** The newest modification time under a file or folder. */
 function newest(path) {
@@ -26,10 +39,10 @@ function newest(path) {
   return readdirSync(path).reduce((max, name) => Math.max(max, newest(join(path, name))), 0);
 }
 
-function needsBuild() {
-  if (!existsSync(entry) || !existsSync(BUILD_INFO)) return true;
+function needsBuild({ entry, info, inputs }) {
+  if (!existsSync(entry) || !existsSync(info)) return true;
   // tsc rewrites its build info whenever it emits; a build that found nothing to do leaves it as it was.
-  return Math.max(...INPUTS.map(newest)) > statSync(BUILD_INFO).mtimeMs;
+  return Math.max(...inputs.map(newest)) > statSync(info).mtimeMs;
 }
 
 /** The TypeScript compiler's entry point, or undefined when it is not installed. */
@@ -42,8 +55,8 @@ function compiler() {
 }
 
 /** Runs tsc as `npm run build` does; a signal meanwhile stops it and this process. */
-function build(tsc) {
-  const child = spawn(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+function build({ config }, tsc) {
+  const child = spawn(process.execPath, [tsc, '-p', config], { stdio: 'inherit' });
   const stop = (signal) => child.kill(signal);
   process.on('SIGTERM', stop).on('SIGINT', stop);
   return new Promise((done, fail) => {
@@ -63,25 +76,27 @@ function build(tsc) {
 
 try {
   const tsc = compiler();
-  if (PREPARE && (!existsSync('src') || !existsSync('tsconfig.build.json') || !tsc)) {
+  if (PREPARE && (!existsSync('src') || !existsSync(PRODUCT.config) || !tsc)) {
     process.stderr.write(
       'portico: nothing to build here yet (no sources or no compiler); skipped\n',
     );
     process.exit(0);
   }
-  if (needsBuild()) {
-    if (!tsc)
-      throw new Error('the build is missing and TypeScript is not installed (run npm install)');
-    // tsc prints nothing while it works: say what the wait is for.
-    const started = Date.now();
-    process.stderr.write('portico: building (TypeScript → dist/, about 10-20 s)…\n');
-    await build(tsc);
-    process.stderr.write(`portico: built in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-    // tsc leaves its build info untouched when it found nothing to emit (a file saved unchanged):
-    // mark the build current, or every start would run tsc again.
-    const now = new Date();
-    if (existsSync(BUILD_INFO)) utimesSync(BUILD_INFO, now, now);
-  }
+  for (const project of MODE === '--build-tools' ? [PRODUCT, TOOLS] : [PRODUCT])
+    if (needsBuild(project)) {
+      if (!tsc)
+        throw new Error('the build is missing and TypeScript is not installed (run npm install)');
+      // tsc prints nothing while it works: say what the wait is for.
+      const started = Date.now();
+      const output = project === PRODUCT ? 'dist/' : 'dist-tools/';
+      process.stderr.write(`portico: building (TypeScript → ${output}, about 10-20 s)…\n`);
+      await build(project, tsc);
+      process.stderr.write(`portico: built in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+      // tsc leaves its build info untouched when it found nothing to emit (a file saved unchanged):
+      // mark the build current, or every start would run tsc again.
+      const now = new Date();
+      if (existsSync(project.info)) utimesSync(project.info, now, now);
+    }
 } catch (error) {
   process.stderr.write(`portico: ${error.message}\n`);
   process.exit(1);

@@ -13,7 +13,7 @@ import {
   issueSandboxKeys,
   sandboxKeysFile,
 } from './access/tenants/demo-tenant.js';
-import { CardCredentialsService } from './card/credentials/card-credentials.service.js';
+import { CardCredentialsService } from './access/merchant-credentials/card-credentials.service.js';
 import { TenantsService } from './access/tenants/tenants.service.js';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import cluster from 'node:cluster';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { failureInWords } from '../../src/cli/commands.js';
+import { ownDatabase } from '../support/own-database.js';
 import { runProcess } from '../support/processes.js';
 import {
   bearer,
@@ -119,7 +120,11 @@ describe('npm run cli', () => {
   });
 
   it('prints exactly one JSON document for audit:verify --json, and nothing else on standard output', async () => {
-    const result = await cli('audit:verify', '--json');
+    // A database of its own: the shared one holds other files' rows, which no sealer runs for.
+    const own = await ownDatabase('cli_verify');
+    const result = await runProcess(CLI, ['audit:verify', '--json'], {
+      DATABASE_URL: own.url,
+    }).finally(() => own.drop());
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, firstBreak: null });
     // No TypeORM extension warning (pgcrypto) or other log line, on either stream.

@@ -2,10 +2,10 @@ import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { VARIABLE_GROUPS, VARIABLES } from '../../src/platform/config/app-config.js';
-import { renderConfigurationMarkdown, renderEnvExample } from '../../src/scripts/config-docs.js';
+import { renderConfigurationMarkdown, renderEnvExample } from '../../tools/config-docs.js';
 
-/** Tooling, not the product: the bench's own BENCH_* settings are documented with the bench. */
-const TOOLING = ['src/scripts', 'src/generated'];
+/** Generated code reads no environment; tooling (tools/, its BENCH_* settings with the bench) is not scanned. */
+const TOOLING = ['src/generated'];
 /**
  * Read from the environment but not configuration: how a cluster primary hands its workers the
  * configuration it resolved (src/platform/cluster/gateway-workers.ts).

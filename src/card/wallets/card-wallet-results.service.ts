@@ -7,7 +7,7 @@ import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.j
 import { signedResultRefused } from '../common/signed-result-refused.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { verifyIrisHash } from '../../shared/iris/iris-hash.js';
-import { CardCredentialsService } from '../credentials/card-credentials.service.js';
+import { CardCredentialsService } from '../../access/merchant-credentials/card-credentials.service.js';
 import type { CardResource } from '../store/card-resource.entity.js';
 import { CardStore } from '../store/card-store.service.js';
 import {

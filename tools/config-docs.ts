@@ -8,9 +8,9 @@ import {
   VARIABLES,
   type VariableName,
   type VariableSpec,
-} from '../platform/config/app-config.js';
+} from '#src/platform/config/app-config.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MARKDOWN_FILE = join(ROOT, 'docs', 'configuration.md');
 const ENV_FILE = join(ROOT, '.env.example');
 const WIDTH = 100;
