@@ -19,7 +19,27 @@ async function main(): Promise<void> {
   process.once('SIGINT', stop);
 }
 
+/** The sandbox's listeners, each with the variable that moves it. */
+const PORT_VARIABLES = [
+  ['SANDBOX_OB_PORT', 'openBankingPort'],
+  ['SANDBOX_SCA_PORT', 'scaPort'],
+  ['SANDBOX_CARD_PORT', 'cardPort'],
+  ['SANDBOX_POS_PORT', 'posPort'],
+] as const;
+
 main().catch((error: unknown) => {
+  const { code, port } = (error ?? {}) as { code?: unknown; port?: unknown };
+  if (code === 'EADDRINUSE' && typeof port === 'number') {
+    // eslint-disable-next-line no-restricted-properties -- the sandbox is its own program, with its own settings
+    const options = sandboxOptionsFromEnv(process.env);
+    const variable = PORT_VARIABLES.find(([, key]) => options[key] === port)?.[0];
+    if (variable) {
+      process.stderr.write(
+        `portico sandbox: port ${port} is already in use (${variable}): stop what listens there, or start with ${variable}=<another port> (0: any free port).\n`,
+      );
+      process.exit(1);
+    }
+  }
   process.stderr.write(
     `portico sandbox: ${error instanceof Error && error.message.includes(': must be') ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );

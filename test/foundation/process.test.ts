@@ -64,6 +64,15 @@ describe('the gateway process', () => {
         `portico: port ${taken} on 127.0.0.1 is already in use (SANDBOX_CARD_PORT)`,
       );
       expect(sandboxPort.stderr).not.toMatch(/at .*\.js:\d+/);
+      // The sandbox alone (npm run sandbox) says the same of its own ports.
+      const alone = await runProcess('dist/sandbox/main.js', [], {
+        ...FREE_SANDBOX_PORTS,
+        SANDBOX_POS_PORT: String(taken),
+      });
+      expect(alone.code).toBe(1);
+      expect(alone.stderr).toBe(
+        `portico sandbox: port ${taken} is already in use (SANDBOX_POS_PORT): stop what listens there, or start with SANDBOX_POS_PORT=<another port> (0: any free port).\n`,
+      );
     } finally {
       holder.close();
     }
