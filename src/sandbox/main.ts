@@ -35,7 +35,7 @@ main().catch((error: unknown) => {
     const variable = PORT_VARIABLES.find(([, key]) => options[key] === port)?.[0];
     if (variable) {
       process.stderr.write(
-        `portico sandbox: port ${port} is already in use (${variable}): stop what listens there, or start with ${variable}=<another port> (0: any free port).\n`,
+        `portico sandbox: port ${port} is already in use (EADDRINUSE): stop what listens there, or start with ${variable}=<another port> (0: any free port).\n`,
       );
       process.exit(1);
     }

@@ -52,7 +52,7 @@ describe('the gateway process', () => {
       const gatewayPort = await runProcess(MAIN, [], { ...quiet, PORT: String(taken) });
       expect(gatewayPort.code).toBe(1);
       expect(gatewayPort.stderr).toBe(
-        `portico: port ${taken} on 127.0.0.1 is already in use (PORT): another program, or another Portico, listens there. Stop it, or start with PORT=<another port> (0: any free port).\n`,
+        `portico: port ${taken} on 127.0.0.1 is already in use (EADDRINUSE): another program, or another Portico, listens there. Stop it, or start with PORT=<another port> (0: any free port).\n`,
       );
       const sandboxPort = await runProcess(MAIN, [], {
         ...quiet,
@@ -61,7 +61,7 @@ describe('the gateway process', () => {
       });
       expect(sandboxPort.code).toBe(1);
       expect(sandboxPort.stderr).toContain(
-        `portico: port ${taken} on 127.0.0.1 is already in use (SANDBOX_CARD_PORT)`,
+        `is already in use (EADDRINUSE): another program, or another Portico, listens there. Stop it, or start with SANDBOX_CARD_PORT=<another port>`,
       );
       expect(sandboxPort.stderr).not.toMatch(/at .*\.js:\d+/);
       // The sandbox alone (npm run sandbox) says the same of its own ports.
@@ -71,7 +71,7 @@ describe('the gateway process', () => {
       });
       expect(alone.code).toBe(1);
       expect(alone.stderr).toBe(
-        `portico sandbox: port ${taken} is already in use (SANDBOX_POS_PORT): stop what listens there, or start with SANDBOX_POS_PORT=<another port> (0: any free port).\n`,
+        `portico sandbox: port ${taken} is already in use (EADDRINUSE): stop what listens there, or start with SANDBOX_POS_PORT=<another port> (0: any free port).\n`,
       );
     } finally {
       holder.close();

@@ -29,7 +29,7 @@ export function portInUseMessage(error: unknown, config: AppConfig): string | un
   if (names.length === 0) return undefined;
   const where = typeof address === 'string' ? ` on ${address}` : '';
   return (
-    `port ${port}${where} is already in use (${names.join(', ')}): another program, or another ` +
-    `Portico, listens there. Stop it, or start with ${names[0]}=<another port> (0: any free port).`
+    `port ${port}${where} is already in use (EADDRINUSE): another program, or another Portico, ` +
+    `listens there. Stop it, or start with ${names[0]}=<another port> (0: any free port).`
   );
 }
