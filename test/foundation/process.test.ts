@@ -164,7 +164,7 @@ describe('the gateway process', () => {
     } finally {
       gateway.child.kill('SIGKILL');
     }
-  });
+  }, 180_000);
 
   it('finishes in-flight requests on SIGTERM, refuses new connections, and exits cleanly', async () => {
     const port = await freePort();
