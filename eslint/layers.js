@@ -3,7 +3,10 @@
 // "imports") against src/.
 import { dirname, relative, resolve } from 'node:path';
 
-const SRC = resolve(import.meta.dirname, '..', 'src');
+const ROOT = resolve(import.meta.dirname, '..');
+const SRC = resolve(ROOT, 'src');
+/** Folders of the repository that src/ never imports: the tooling and its build stay out of the product. */
+const TOOLING = ['tools/', 'dist-tools/'];
 
 /** What a folder of src/ may not import, and why. Folders are matched as prefixes of the path under src/. */
 export const LAYERS = [
@@ -20,7 +23,6 @@ export const LAYERS = [
       'health/',
       'cli/',
       'sandbox/',
-      'scripts/',
     ],
     why: 'platform/ is the bottom layer: it imports no capability, tenant or upstream (register with it instead)',
   },
@@ -99,6 +101,14 @@ function check(context, node) {
   if (typeof source !== 'string') return;
   const from = relative(SRC, context.filename);
   if (from.startsWith('..')) return;
+  if (source.startsWith('.')) {
+    const inRepository = relative(ROOT, resolve(dirname(context.filename), source));
+    if (TOOLING.some((folder) => `${inRepository}/`.startsWith(folder)))
+      context.report({
+        node: node.source,
+        message: `${from} → ${inRepository}: src/ holds what runs in production and the sandbox; it imports no tooling.`,
+      });
+  }
   const to = targetUnderSrc(context.filename, source);
   if (to === undefined) return;
   for (const layer of LAYERS) {

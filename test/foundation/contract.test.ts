@@ -77,7 +77,7 @@ describe('contract and schema checks', () => {
   });
 
   it('passes the spec check when openapi/gateway.json is current', async () => {
-    const result = await runProcess('dist/scripts/openapi.js', ['--check'], {});
+    const result = await runProcess('dist-tools/openapi.js', ['--check'], {});
     expect(result.stdout).toContain('openapi/gateway.json is up to date');
     expect(result.code).toBe(0);
   });
@@ -86,7 +86,7 @@ describe('contract and schema checks', () => {
     const stale = join(mkdtempSync(join(tmpdir(), 'portico-spec-')), 'gateway.json');
     copyFileSync(COMMITTED_SPEC, stale);
     writeFileSync(stale, readFileSync(stale, 'utf8').replace('"getCurrentPrincipal"', '"whoAmI"'));
-    const result = await runProcess('dist/scripts/openapi.js', ['--check', '--file', stale], {});
+    const result = await runProcess('dist-tools/openapi.js', ['--check', '--file', stale], {});
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('is stale');
     expect(result.stderr).toContain('whoAmI');
@@ -189,7 +189,7 @@ describe('contract and schema checks', () => {
 
   it('finds no difference between the entities and the migrated schema', async () => {
     expect(await findSchemaDrift(gateway.dataSource)).toEqual({ up: [], down: [] });
-    const result = await runProcess('dist/scripts/migrations.js', ['check'], {
+    const result = await runProcess('dist-tools/migrations.js', ['check'], {
       DATABASE_URL: testDatabaseUrl(),
     });
     expect(result).toMatchObject({

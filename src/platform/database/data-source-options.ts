@@ -22,7 +22,10 @@ export function dataSourceOptions(
     migrationsTableName: 'schema_migrations',
     migrationsTransactionMode: 'each',
     synchronize: false,
+    // gen_random_uuid() is built into PostgreSQL 13+ (and PGlite): no extension to install, so no
+    // CREATE EXTENSION attempt and no warning where the role may not create one.
     uuidExtension: 'pgcrypto',
+    installExtensions: false,
     extra: { max: poolSize, connectionTimeoutMillis: 10_000 },
     ...(logger ? { logger: new QueryLogger(logger) } : { logging: false }),
   };
