@@ -61,7 +61,7 @@ export class MarketplaceInDoubtResolver implements OnModuleInit {
       await this.store.transition(row, 'failed', 'resolver:not-at-provider');
       return;
     }
-    const data = found as unknown as JsonObject;
+    const data: JsonObject = found;
     await this.store.settle(row, data, statusOf(row.kind as 'transfer', data), 'found-at-provider');
   }
 }

@@ -24,19 +24,24 @@ export const walletCallbackUrlOf = (config: AppConfig, reference: string) =>
   `${config.http.publicBaseUrl}/v1/card/wallets/callback/${reference}`;
 
 export function walletView(row: CardResource): WalletTokenizationView {
-  const data = (row.data ?? {}) as unknown as Partial<WalletTokenizationData>;
+  const data = row.data ?? {};
+  const text = (field: keyof WalletTokenizationData) => {
+    const value = data[field];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const flow = text('flow');
   const chargeable = row.status === 'verified' || row.status === 'charged';
   return {
     id: row.id,
     status: row.status,
-    flow: data.flow ?? null,
+    flow: flow === 'direct' || flow === 'form' ? flow : null,
     cardToken: chargeable ? row.token : null,
-    form: row.status === 'pending' ? (data.form ?? null) : null,
+    form: row.status === 'pending' ? (text('form') ?? null) : null,
     amount: row.amount ?? 0,
     currency: 'EUR',
-    md: data.md ?? '',
-    paymentId: data.payment ?? null,
-    returnUrl: data.return_url ?? '',
+    md: text('md') ?? '',
+    paymentId: text('payment') ?? null,
+    returnUrl: text('return_url') ?? '',
   };
 }
 

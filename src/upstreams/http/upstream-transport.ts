@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Agent, type Dispatcher, type Request as UndiciRequest } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { currentRequestId } from '../../platform/logging/request-context.js';
 import { encodeForm } from './form-encoding.js';
 import { AnswerHeaders, ReceivedAnswer } from './received-answer.js';
@@ -108,8 +108,7 @@ export class UpstreamTransport {
    * as a ReceivedAnswer whose body is read when the caller reads it (`text()`: the contract check),
    * so a body that breaks off or stalls fails there.
    */
-  readonly fetch = async (input: Request): Promise<Response> => {
-    const request = input as unknown as OutgoingRequest | UndiciRequest;
+  readonly fetch = async (request: Request): Promise<Response> => {
     const headers: Record<string, string> = {};
     request.headers.forEach((value, name) => {
       headers[name] = value;
