@@ -101,14 +101,18 @@ function check(context, node) {
   if (typeof source !== 'string') return;
   const from = relative(SRC, context.filename);
   if (from.startsWith('..')) return;
-  if (source.startsWith('.')) {
-    const inRepository = relative(ROOT, resolve(dirname(context.filename), source));
-    if (TOOLING.some((folder) => `${inRepository}/`.startsWith(folder)))
-      context.report({
-        node: node.source,
-        message: `${from} → ${inRepository}: src/ holds what runs in production and the sandbox; it imports no tooling.`,
-      });
-  }
+  const target = source.startsWith('#src/')
+    ? resolve(SRC, source.slice('#src/'.length))
+    : source.startsWith('.')
+      ? resolve(dirname(context.filename), source)
+      : undefined;
+  if (target === undefined) return;
+  const inRepository = relative(ROOT, target);
+  if (TOOLING.some((folder) => `${inRepository}/`.startsWith(folder)))
+    context.report({
+      node: node.source,
+      message: `${from} → ${inRepository}: src/ holds what runs in production and the sandbox; it imports no tooling.`,
+    });
   const to = targetUnderSrc(context.filename, source);
   if (to === undefined) return;
   for (const layer of LAYERS) {
