@@ -10,7 +10,7 @@ import {
   AuditSealFloor,
 } from './audit/trail/audit-chain.entity.js';
 import { StatusChange } from './audit/trail/status-change.entity.js';
-import { CardResource } from './card/store/card-resource.entity.js';
+import { ProviderResource } from './provider-ledger/provider-resource.entity.js';
 import { ConsentUsage } from './open-banking/consent-access/consent-usage.entity.js';
 import { Consent } from './open-banking/consents/consent.entity.js';
 import { Payment } from './open-banking/payments/payment.entity.js';
@@ -41,5 +41,5 @@ export const APP_ENTITIES = [
   AuditSealFloor,
   AuditRetentionCut,
   ...WEBHOOK_ENTITIES,
-  CardResource,
+  ProviderResource,
 ];

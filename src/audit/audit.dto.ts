@@ -18,7 +18,10 @@ import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '../platform/common/text.j
 import { CONSENT_STATUSES, type ConsentStatus } from '../open-banking/consents/consent.entity.js';
 import { BRAND_ID_DOC, ConsentView } from '../open-banking/consents/dto/consent.dto.js';
 import { PaymentView } from '../open-banking/payments/dto/payment.dto.js';
-import { CARD_RESOURCE_KINDS, type CardResourceKind } from '../card/store/card-resource.entity.js';
+import {
+  PROVIDER_RESOURCE_KINDS,
+  type ProviderResourceKind,
+} from '../provider-ledger/provider-resource.entity.js';
 
 export const ACCESS_KINDS = ['consent', 'payment', 'card'] as const;
 export type AccessKind = (typeof ACCESS_KINDS)[number];
@@ -299,10 +302,10 @@ export class AuditAccessPage extends PageInfo {
 }
 
 export class AuditCardResourcesQuery extends AuditPageQuery {
-  @ApiPropertyOptional({ enum: CARD_RESOURCE_KINDS })
+  @ApiPropertyOptional({ enum: PROVIDER_RESOURCE_KINDS })
   @IsOptional()
-  @IsIn(CARD_RESOURCE_KINDS)
-  kind?: CardResourceKind;
+  @IsIn(PROVIDER_RESOURCE_KINDS)
+  kind?: ProviderResourceKind;
 
   @ApiPropertyOptional({
     description:
@@ -328,8 +331,8 @@ export class AuditCardResourceView {
   @ApiProperty({ format: 'uuid', maxLength: 36 })
   tenantId: string;
 
-  @ApiProperty({ enum: CARD_RESOURCE_KINDS })
-  kind: CardResourceKind;
+  @ApiProperty({ enum: PROVIDER_RESOURCE_KINDS })
+  kind: ProviderResourceKind;
 
   @ApiPropertyOptional({
     description:

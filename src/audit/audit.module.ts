@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Consent } from '../open-banking/consents/consent.entity.js';
 import { Payment } from '../open-banking/payments/payment.entity.js';
-import { CardResource } from '../card/store/card-resource.entity.js';
+import { ProviderResource } from '../provider-ledger/provider-resource.entity.js';
 import { AuditTrailModule } from './trail/audit-trail.module.js';
 import { AuditController } from './audit.controller.js';
 import { AuditService } from './audit.service.js';
@@ -14,7 +14,7 @@ import { Tenant } from '../access/tenants/tenant.entity.js';
 /** The auditor's read of the trail: consents and payments with their status history and access log, the chain. */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([Consent, Payment, CardResource, AuditCheckpoint, Tenant]),
+    TypeOrmModule.forFeature([Consent, Payment, ProviderResource, AuditCheckpoint, Tenant]),
     AuditTrailModule,
   ],
   controllers: [AuditController, AuditorPageController],

@@ -10,7 +10,10 @@ import { PaymentView } from '../open-banking/payments/dto/payment.dto.js';
 import { StatusHistoryService } from './trail/status-history.service.js';
 import type { AccessLogEntry } from './trail/access-log-entry.entity.js';
 import type { StatusChange } from './trail/status-change.entity.js';
-import { CARD_SUBJECT_KINDS, CardResource } from '../card/store/card-resource.entity.js';
+import {
+  PROVIDER_RESOURCE_SUBJECTS,
+  ProviderResource,
+} from '../provider-ledger/provider-resource.entity.js';
 import type {
   AccessLogView,
   AuditCardResourceDetail,
@@ -46,7 +49,8 @@ export class AuditService {
   constructor(
     @InjectRepository(Consent) private readonly consents: Repository<Consent>,
     @InjectRepository(Payment) private readonly payments: Repository<Payment>,
-    @InjectRepository(CardResource) private readonly cardResources: Repository<CardResource>,
+    @InjectRepository(ProviderResource)
+    private readonly cardResources: Repository<ProviderResource>,
     @InjectRepository(AuditCheckpoint) private readonly checkpointRows: Repository<AuditCheckpoint>,
     @InjectRepository(Tenant) private readonly tenants: Repository<Tenant>,
     private readonly history: StatusHistoryService,
@@ -138,7 +142,7 @@ export class AuditService {
   async cardResourceDetail(id: string): Promise<AuditCardResourceDetail> {
     const row = await this.cardResources.findOne({ where: { id } });
     if (!row) throw notFound(`No card resource ${id}`);
-    const kind = CARD_SUBJECT_KINDS[row.kind];
+    const kind = PROVIDER_RESOURCE_SUBJECTS[row.kind];
     const [history, accesses] = await Promise.all([
       this.history.of(kind, row.id),
       this.accessLog.forCardResource(row.id),
@@ -258,7 +262,7 @@ function accessView(entry: AccessLogEntry): AccessLogView {
   };
 }
 
-function cardResourceView(row: CardResource): AuditCardResourceView {
+function cardResourceView(row: ProviderResource): AuditCardResourceView {
   return {
     id: row.id,
     tenantId: row.tenantId,

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditTrailModule } from '../audit/trail/audit-trail.module.js';
 import { IdempotencyModule } from '../platform/idempotency/idempotency.module.js';
+import { ProviderLedgerModule } from '../provider-ledger/provider-ledger.module.js';
 import { CardUpstreamModule } from '../upstreams/card/card-upstream.module.js';
 import { CardBranchesController } from './branches/card-branches.controller.js';
 import { CardBranchesService } from './branches/card-branches.service.js';
@@ -18,7 +18,6 @@ import { CardPaymentsController } from './payments/card-payments.controller.js';
 import { CardPaymentsService } from './payments/card-payments.service.js';
 import { CardRefundsController } from './refunds/card-refunds.controller.js';
 import { CardRefundsService } from './refunds/card-refunds.service.js';
-import { CardResource } from './store/card-resource.entity.js';
 import { CardIrisController } from './iris/card-iris.controller.js';
 import { CardIrisResultsController } from './iris/card-iris-results.controller.js';
 import { CardIrisResultsService } from './iris/card-iris-results.service.js';
@@ -39,12 +38,13 @@ import { CardWalletsService } from './wallets/card-wallets.service.js';
 /**
  * The card API facade (`/v1/card/...`): a service per capability (payments, refunds, card tokens,
  * browser-side tokenisation (public key, token endpoint, embeddable page), customers with their cards and mandates, branches, notifications, IRIS sessions and their results,
- * web-wallet tokenisations and device-wallet domains) on one store (rows, status history, write-ahead
- * access log) and the card upstream client, with each tenant's merchant keys.
+ * web-wallet tokenisations and device-wallet domains) on the provider-resource ledger (rows, status
+ * history, write-ahead access log, writes in doubt) and the card upstream client, with each tenant's
+ * merchant keys.
  */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([CardResource]),
+    ProviderLedgerModule,
     AuditTrailModule,
     IdempotencyModule,
     CardCredentialsModule,

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditTrailModule } from '../audit/trail/audit-trail.module.js';
-import { CardResource } from '../card/store/card-resource.entity.js';
+import { ProviderResource } from '../provider-ledger/provider-resource.entity.js';
 import { IdempotencyModule } from '../platform/idempotency/idempotency.module.js';
 import { PosUpstreamModule } from '../upstreams/pos/pos-upstream.module.js';
 import { PosInDoubtResolver } from './pos-in-doubt-resolver.service.js';
@@ -16,11 +16,11 @@ import { PosTransactionSync } from './transactions/pos-transaction-sync.js';
 /**
  * The POS terminal facade (`/v1/pos/...`): payments and voids on a tenant's terminals with a bounded
  * wait (202 and polling beyond it), their results resolved by transaction_id, the terminals and their
- * transactions pending for the ERP; rows in the card side's store, calls in the access log.
+ * transactions pending for the ERP; rows in the provider-resource ledger's table, calls in the access log.
  */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([CardResource]),
+    TypeOrmModule.forFeature([ProviderResource]),
     AuditTrailModule,
     PosUpstreamModule,
     IdempotencyModule,

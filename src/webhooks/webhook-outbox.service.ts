@@ -64,7 +64,7 @@ export class WebhookOutboxService {
     let extra: JsonObject = {};
     if (event.cardResource) {
       const [row] = (await manager.query(
-        'SELECT token, merchant_ref, data FROM card_resources WHERE id = $1',
+        'SELECT token, merchant_ref, data FROM provider_resources WHERE id = $1',
         [subject.id],
       )) as { token: string | null; merchant_ref: string | null; data: JsonObject | null }[];
       id = row?.token ?? subject.id;

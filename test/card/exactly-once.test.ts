@@ -64,7 +64,7 @@ describe('card payments exactly once: a lost answer is found by merchant_ref, ne
     expect(found.totalCount).toBe(1);
     expect(found.items[0].token).toBe(first.json().token);
     const causes = (await sut.dataSource.query(
-      `SELECT h.to_status, h.cause FROM status_changes h JOIN card_resources r ON r.id = h.subject_id
+      `SELECT h.to_status, h.cause FROM status_changes h JOIN provider_resources r ON r.id = h.subject_id
         WHERE r.merchant_ref = $1 ORDER BY h.id`,
       [merchantRef],
     )) as { to_status: string; cause: string }[];
@@ -115,7 +115,7 @@ describe('card payments exactly once: a lost answer is found by merchant_ref, ne
     sut.sandbox.chaos.remove(lookups.id);
     // The resolver works rows older than the upstream deadline: age this one.
     await sut.dataSource.query(
-      "UPDATE card_resources SET created_at = now() - interval '1 hour' WHERE id = $1",
+      "UPDATE provider_resources SET created_at = now() - interval '1 hour' WHERE id = $1",
       [problem.paymentId],
     );
     await sut.app.get(InDoubtResolver).resolveOnce();
@@ -141,7 +141,7 @@ describe('card payments exactly once: a lost answer is found by merchant_ref, ne
     expect(answer.json()).toMatchObject({ upstream: { status: 500, code: '99999' } });
     expect(answer.json().outcome).toBeUndefined();
     const [row] = (await sut.dataSource.query(
-      'SELECT status FROM card_resources WHERE merchant_ref = $1',
+      'SELECT status FROM provider_resources WHERE merchant_ref = $1',
       [merchantRef],
     )) as { status: string }[];
     expect(row.status).toBe('failed');

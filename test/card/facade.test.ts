@@ -120,7 +120,7 @@ describe('card facade: payments, refunds, tokens, customers, branches through th
 
     // The status history of the payment, in Portico's store.
     const history = (await sut.dataSource.query(
-      `SELECT h.to_status FROM status_changes h JOIN card_resources r ON r.id = h.subject_id
+      `SELECT h.to_status FROM status_changes h JOIN provider_resources r ON r.id = h.subject_id
         WHERE r.token = $1 AND h.subject_kind = 'card_payment' ORDER BY h.id`,
       [token],
     )) as { to_status: string }[];
@@ -263,7 +263,7 @@ describe('card facade: payments, refunds, tokens, customers, branches through th
     const deleted = await call('DELETE', `/v1/card/customers/${customer.token}`);
     expect(deleted.json()).toMatchObject({ token: customer.token, isActive: false });
     const history = (await sut.dataSource.query(
-      `SELECT h.to_status, h.cause FROM status_changes h JOIN card_resources r ON r.id = h.subject_id
+      `SELECT h.to_status, h.cause FROM status_changes h JOIN provider_resources r ON r.id = h.subject_id
         WHERE r.token = $1 ORDER BY h.id`,
       [customer.token],
     )) as { to_status: string; cause: string }[];
@@ -294,7 +294,7 @@ describe('card facade: payments, refunds, tokens, customers, branches through th
     const { cvv: _cvv, ...noCvv } = CARD;
     const customer = (await call('POST', '/v1/card/customers', noCvv)).json();
     const [row] = (await sut.dataSource.query(
-      "SELECT id FROM card_resources WHERE token = $1 AND kind = 'payment'",
+      "SELECT id FROM provider_resources WHERE token = $1 AND kind = 'payment'",
       [payment.token],
     )) as { id: string }[];
     const before = sut.sandbox.card.callCounts();
@@ -403,7 +403,7 @@ describe('card facade: payments, refunds, tokens, customers, branches through th
       'idempotency-key': randomUUID(),
     });
     const tables = [
-      'card_resources',
+      'provider_resources',
       'status_changes',
       'access_log',
       'idempotency_records',
@@ -427,7 +427,7 @@ describe('card facade: payments, refunds, tokens, customers, branches through th
     await call('GET', `/v1/card/payments/${payment.token}`);
     const rows = (await sut.dataSource.query(
       `SELECT a.operation, a.outcome, a.upstream_status FROM access_log a
-         JOIN card_resources r ON r.id = a.card_resource_id WHERE r.token = $1 ORDER BY a.id`,
+         JOIN provider_resources r ON r.id = a.card_resource_id WHERE r.token = $1 ORDER BY a.id`,
       [payment.token],
     )) as { operation: string; outcome: string; upstream_status: number }[];
     expect(rows).toEqual([

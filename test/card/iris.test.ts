@@ -72,7 +72,7 @@ describe('card facade: IRIS bank payments, paid exactly once whatever the arriva
     Number(
       (
         (await sut.dataSource.query(
-          "SELECT count(*) AS n FROM card_resources WHERE kind = 'payment' AND parent_token = $1 AND status <> 'failed'",
+          "SELECT count(*) AS n FROM provider_resources WHERE kind = 'payment' AND parent_token = $1 AND status <> 'failed'",
           [source],
         )) as { n: string }[]
       )[0].n,

@@ -315,7 +315,7 @@ describe('marketplace facade: sellers, transfers, reversals, payouts and balance
       items: [{ token: payout.token, isDeposited: true }],
     });
     const history = (await sut.dataSource.query(
-      `SELECT h.to_status, h.cause FROM status_changes h JOIN card_resources r ON r.id = h.subject_id
+      `SELECT h.to_status, h.cause FROM status_changes h JOIN provider_resources r ON r.id = h.subject_id
         WHERE r.token = $1 ORDER BY h.id`,
       [payout.token],
     )) as { to_status: string; cause: string }[];
@@ -335,7 +335,7 @@ describe('marketplace facade: sellers, transfers, reversals, payouts and balance
     });
     const reversal = await ok('POST', '/v1/marketplace/reversals', { transfer: transfer.token });
     const rows = (await sut.dataSource.query(
-      `SELECT r.kind, r.status, r.amount, r.parent_token, r.tenant_id FROM card_resources r
+      `SELECT r.kind, r.status, r.amount, r.parent_token, r.tenant_id FROM provider_resources r
         WHERE r.token = ANY($1) ORDER BY r.created_at`,
       [[transfer.token, reversal.token]],
     )) as Json[];
@@ -356,13 +356,13 @@ describe('marketplace facade: sellers, transfers, reversals, payouts and balance
       },
     ]);
     const calls = (await sut.dataSource.query(
-      `SELECT a.operation, a.outcome FROM access_log a JOIN card_resources r ON r.id = a.card_resource_id
+      `SELECT a.operation, a.outcome FROM access_log a JOIN provider_resources r ON r.id = a.card_resource_id
         WHERE r.token = $1 ORDER BY a.id`,
       [transfer.token],
     )) as Json[];
     expect(calls).toEqual([{ operation: 'createPaymentTransfer', outcome: 'ok' }]);
     const history = (await sut.dataSource.query(
-      `SELECT h.subject_kind, h.to_status FROM status_changes h JOIN card_resources r ON r.id = h.subject_id
+      `SELECT h.subject_kind, h.to_status FROM status_changes h JOIN provider_resources r ON r.id = h.subject_id
         WHERE r.token = $1 ORDER BY h.id`,
       [reversal.token],
     )) as Json[];

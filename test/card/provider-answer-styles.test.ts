@@ -84,7 +84,7 @@ describe.each(['seed', 'provider-clients'] as const)(
       const captured = await call('POST', `/v1/card/payments/${token}/capture`);
       expect(captured.json().status).toBe('Captured');
       const history = (await sut.dataSource.query(
-        `SELECT h.to_status FROM status_changes h JOIN card_resources r ON r.id = h.subject_id
+        `SELECT h.to_status FROM status_changes h JOIN provider_resources r ON r.id = h.subject_id
           WHERE r.token = $1 AND h.subject_kind = 'card_payment' ORDER BY h.id`,
         [token],
       )) as { to_status: string }[];

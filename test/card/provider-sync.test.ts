@@ -88,7 +88,9 @@ describe('provider sync: statuses the provider never pushes', () => {
     );
   const rowIdOf = async (token: string) =>
     (
-      (await sut.dataSource.query('SELECT id FROM card_resources WHERE token = $1', [token])) as {
+      (await sut.dataSource.query('SELECT id FROM provider_resources WHERE token = $1', [
+        token,
+      ])) as {
         id: string;
       }[]
     )[0].id;
@@ -227,7 +229,7 @@ describe('provider sync: statuses the provider never pushes', () => {
     expect(new URL(String(returned.headers.location)).searchParams.get('status')).toBe('pending');
     // The resolver settles the payment by its merchant_ref (rows older than the deadline: age it).
     await sut.dataSource.query(
-      "UPDATE card_resources SET created_at = now() - interval '1 hour' WHERE kind = 'payment' AND merchant_ref = $1",
+      "UPDATE provider_resources SET created_at = now() - interval '1 hour' WHERE kind = 'payment' AND merchant_ref = $1",
       [`iris-${session.token}`],
     );
     await sut.app.get(InDoubtResolver).resolveOnce();
@@ -259,7 +261,7 @@ describe('provider sync: statuses the provider never pushes', () => {
     const ids = await Promise.all(tokens.map(rowIdOf));
     // Out of the running gateway's own turns until the test makes them due.
     await sut.dataSource.query(
-      "UPDATE card_resources SET next_sync_at = now() + interval '1 hour' WHERE id = ANY($1::uuid[])",
+      "UPDATE provider_resources SET next_sync_at = now() + interval '1 hour' WHERE id = ANY($1::uuid[])",
       [ids],
     );
     const readsOf = async () => Promise.all(ids.map((id) => reads('retrieveNotification', id)));
@@ -267,7 +269,7 @@ describe('provider sync: statuses the provider never pushes', () => {
     const turn = async () => {
       // Every pending row due now, on both gateways at the same moment.
       await sut.dataSource.query(
-        "UPDATE card_resources SET next_sync_at = now() - interval '1 second' WHERE id = ANY($1::uuid[])",
+        "UPDATE provider_resources SET next_sync_at = now() - interval '1 second' WHERE id = ANY($1::uuid[])",
         [ids],
       );
       await Promise.all([

@@ -228,7 +228,7 @@ describe('card facade: wallets', () => {
     const back = await page(new URL(formOf(shown.html).action, checkout.action).toString(), {});
     const late = formOf(back.html);
     await sut.dataSource.query(
-      "UPDATE card_resources SET created_at = now() - interval '16 minutes' WHERE id = $1",
+      "UPDATE provider_resources SET created_at = now() - interval '16 minutes' WHERE id = $1",
       [created.body.id],
     );
     const read = await call<Tokenization>(
@@ -329,7 +329,7 @@ describe('card facade: wallets', () => {
     expect(created.status).toBe(502);
     expect(created.body.type).toBe('urn:portico:problem:upstream-failed');
     const [row] = (await sut.dataSource.query(
-      "SELECT id, token, status FROM card_resources WHERE tenant_id = $1 AND kind = 'wallet_token'",
+      "SELECT id, token, status FROM provider_resources WHERE tenant_id = $1 AND kind = 'wallet_token'",
       [tenant.tenantId],
     )) as { id: string; token: string; status: string }[];
     expect(row.status).toBe('rejected');
@@ -348,7 +348,7 @@ describe('card facade: wallets', () => {
     expect(created.body.type).toBe('urn:portico:problem:upstream-refused');
     expect(created.body.upstream?.code).toBe('20026');
     const [row] = (await sut.dataSource.query(
-      "SELECT status FROM card_resources WHERE tenant_id = $1 AND kind = 'wallet_token' ORDER BY created_at DESC LIMIT 1",
+      "SELECT status FROM provider_resources WHERE tenant_id = $1 AND kind = 'wallet_token' ORDER BY created_at DESC LIMIT 1",
       [app.tenantId],
     )) as { status: string }[];
     expect(row.status).toBe('failed');
@@ -419,7 +419,7 @@ describe('card facade: wallets', () => {
     expect(deleted.status).toBe(200);
     expect(deleted.body.items.map((d) => d.domainName)).toEqual(['pay.shop.example']);
     const [row] = (await sut.dataSource.query(
-      "SELECT id, status, data FROM card_resources WHERE tenant_id = $1 AND kind = 'wallet_domain' AND token = 'shop.example'",
+      "SELECT id, status, data FROM provider_resources WHERE tenant_id = $1 AND kind = 'wallet_domain' AND token = 'shop.example'",
       [app.tenantId],
     )) as { id: string; status: string; data: { deletion_reason?: string } }[];
     expect(row.status).toBe('deleted');
@@ -462,7 +462,7 @@ describe('card facade: wallets', () => {
     const lost = await tokenize({}, tenant.key);
     expect(lost.status).toBe(502);
     const [row] = (await sut.dataSource.query(
-      "SELECT id, status, token FROM card_resources WHERE tenant_id = $1 AND kind = 'wallet_token'",
+      "SELECT id, status, token FROM provider_resources WHERE tenant_id = $1 AND kind = 'wallet_token'",
       [tenant.tenantId],
     )) as { id: string; status: string; token: string | null }[];
     expect(row).toMatchObject({ status: 'unknown', token: null });
@@ -483,7 +483,7 @@ describe('card facade: wallets', () => {
     const status = async () =>
       (
         (await sut.dataSource.query(
-          "SELECT status FROM card_resources WHERE tenant_id = $1 AND kind = 'wallet_domain'",
+          "SELECT status FROM provider_resources WHERE tenant_id = $1 AND kind = 'wallet_domain'",
           [tenant.tenantId],
         )) as { status: string }[]
       ).map((r) => r.status);

@@ -50,7 +50,7 @@ describe('a same-key retry answers the settled outcome', () => {
   /** The resolver works rows older than the deadline: this one is made old enough. */
   const resolveCard = async (id: string) => {
     await sut.dataSource.query(
-      `UPDATE card_resources SET created_at = now() - interval '1 minute', resolver_lease_until = NULL
+      `UPDATE provider_resources SET created_at = now() - interval '1 minute', resolver_lease_until = NULL
         WHERE id = $1`,
       [id],
     );
@@ -189,7 +189,7 @@ describe('a same-key retry answers the settled outcome', () => {
     await eventually(
       async () => {
         const [row] = (await sut.dataSource.query(
-          'SELECT status FROM card_resources WHERE token = $1',
+          'SELECT status FROM provider_resources WHERE token = $1',
           [body.transactionId],
         )) as { status: string }[];
         return row.status === 'CAPTURED';

@@ -44,7 +44,7 @@ describe("input bounds: the provider's limits, checked by Portico before anythin
       accessLog: await count('access_log'),
       // The key keeps the 400 for a replay; a key left in progress would be an outcome in doubt.
       keysInProgress: await count('idempotency_records', `state <> 'completed'`),
-      cardResources: await count('card_resources'),
+      cardResources: await count('provider_resources'),
     };
   };
 

@@ -40,7 +40,7 @@ const upstreamCode = (response: { json: () => unknown }) =>
 
 async function rowOf(transactionId: string) {
   const [row] = (await sut.dataSource.query(
-    'SELECT id, kind, status, tenant_id FROM card_resources WHERE token = $1',
+    'SELECT id, kind, status, tenant_id FROM provider_resources WHERE token = $1',
     [transactionId],
   )) as { id: string; kind: string; status: string; tenant_id: string }[];
   const history = (await sut.dataSource.query(

@@ -67,9 +67,10 @@ function slowPayer(
           terminal: terminal.token,
         });
         expect(accepted.statusCode).toBe(202);
-        const [row] = await sql<{ id: string }>('SELECT id FROM card_resources WHERE token = $1', [
-          transactionId,
-        ]);
+        const [row] = await sql<{ id: string }>(
+          'SELECT id FROM provider_resources WHERE token = $1',
+          [transactionId],
+        );
         // The sealer really runs during the wait: the row's first status change is sealed long before
         // the payer acts, while its access-log row (the call still held) is not.
         const [created] = await sql<{ id: string }>(
@@ -94,7 +95,7 @@ function slowPayer(
 
         const settled = await eventually(async () => {
           const [current] = await sql<{ status: string }>(
-            'SELECT status FROM card_resources WHERE id = $1',
+            'SELECT status FROM provider_resources WHERE id = $1',
             [row.id],
           );
           return current.status === 'creating' ? undefined : current;
@@ -214,7 +215,7 @@ describe('POS payment: its access-log row cannot be completed', () => {
     // Sealed behind the gateway's back while the call is held: the trigger refuses its completion.
     const logRow = await eventually(async () => {
       const [written] = (await sut.dataSource.query(
-        `SELECT a.id, a.tenant_id FROM access_log a JOIN card_resources r ON r.id = a.card_resource_id
+        `SELECT a.id, a.tenant_id FROM access_log a JOIN provider_resources r ON r.id = a.card_resource_id
           WHERE r.token = $1`,
         [transactionId],
       )) as { id: string; tenant_id: string }[];
@@ -233,7 +234,7 @@ describe('POS payment: its access-log row cannot be completed', () => {
     expect(sut.sandbox.pos.transaction(transactionId)?.status).toBe('CAPTURED');
     // Settled by the call's answer or by a GET's read at the provider, whichever came first.
     const history = (await sut.dataSource.query(
-      `SELECT s.to_status FROM status_changes s JOIN card_resources r ON r.id = s.subject_id
+      `SELECT s.to_status FROM status_changes s JOIN provider_resources r ON r.id = s.subject_id
         WHERE r.token = $1 ORDER BY s.id`,
       [transactionId],
     )) as { to_status: string }[];

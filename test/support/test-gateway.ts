@@ -10,12 +10,9 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js'
 import type { ApiKeyRole } from '../../src/access/tenants/api-key.entity.js';
 import { TenantsService } from '../../src/access/tenants/tenants.service.js';
 import { freePort } from './processes.js';
+import { testDatabaseUrl } from './test-database.js';
 
-export function testDatabaseUrl(): string {
-  const url = process.env.PORTICO_TEST_DATABASE_URL;
-  if (!url) throw new Error('PORTICO_TEST_DATABASE_URL is set by the global setup');
-  return url;
-}
+export { testDatabaseUrl };
 
 /** The environment a test gateway runs with: the test database, quiet unless a test asks. */
 export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {

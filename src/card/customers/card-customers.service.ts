@@ -1,12 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { components } from '../../generated/card.js';
-import type { JsonObject } from '../../platform/common/json.js';
-import type { ProblemException } from '../../platform/errors/problem.js';
-import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
+import { notFound } from '../../provider-ledger/resource-store.js';
 import { isUuid } from '../../shared/uuid.js';
-import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
-import type { CardResource } from '../store/card-resource.entity.js';
-import { CardStore, notFound } from '../store/card-store.service.js';
+import { CardStore, type CardRow } from '../store/card-store.service.js';
 
 export type ProviderCustomer = components['schemas']['Customer'];
 
@@ -23,32 +19,14 @@ export class CardCustomersService {
 
   async create(tenantId: string, form: Record<string, unknown>): Promise<ProviderCustomer> {
     const row = await this.store.begin(tenantId, 'customer');
-    await bindIdempotentResource(`/v1/card/customers/${row.id}`);
-    let customer: ProviderCustomer;
-    try {
-      customer = await this.store.call(tenantId, 'createCustomer', { form }, row);
-    } catch (error) {
-      // The provider offers no handle to find a customer whose answer was lost: it stays in doubt.
-      const unknown = outcomeUnknown(error);
-      await this.store.transition(
-        row,
-        unknown ? 'unknown' : 'failed',
-        unknown ? 'upstream-outcome-unknown' : 'upstream-refused',
-      );
-      if (unknown)
-        throw inDoubtProblem(error as ProblemException, {
-          customerId: row.id,
-          resource: `/v1/card/customers/${row.id}`,
-        });
-      throw error;
-    }
-    await this.store.settle(
-      row,
-      customer as unknown as JsonObject,
-      statusOf(customer),
-      'upstream-created',
-    );
-    return customer;
+    // The provider offers no handle to find a customer whose answer was lost: it stays in doubt.
+    return this.store.create(row, {
+      resource: `/v1/card/customers/${row.id}`,
+      names: () => ({ customerId: row.id }),
+      send: () => this.store.call(tenantId, 'createCustomer', { form }, row),
+      settle: (customer) =>
+        this.store.settle(row, customer, statusOf(customer), 'upstream-created'),
+    });
   }
 
   async get(tenantId: string, id: string): Promise<ProviderCustomer> {
@@ -64,13 +42,7 @@ export class CardCustomersService {
       { path: { customerId: id } },
       row,
     );
-    if (!row)
-      await this.store.adopt(
-        tenantId,
-        'customer',
-        customer as unknown as JsonObject,
-        statusOf(customer),
-      );
+    if (!row) await this.store.adopt(tenantId, 'customer', customer, statusOf(customer));
     return customer;
   }
 
@@ -86,7 +58,7 @@ export class CardCustomersService {
       { path: { customerId: token }, form },
       row,
     );
-    await this.store.changed(row, customer as unknown as JsonObject, 'updated');
+    await this.store.changed(row, customer, 'updated');
     return customer;
   }
 
@@ -98,12 +70,7 @@ export class CardCustomersService {
       { path: { customerId: token } },
       row,
     );
-    await this.store.settle(
-      row,
-      { ...(row.data ?? {}), ...(customer as unknown as JsonObject) },
-      'deleted',
-      'deleted-by-app',
-    );
+    await this.store.settle(row, { ...row.data, ...customer }, 'deleted', 'deleted-by-app');
     return customer;
   }
 
@@ -115,7 +82,7 @@ export class CardCustomersService {
       { path: { customerId: token }, form },
       row,
     );
-    await this.store.changed(row, row.data ?? {}, `card-added:${card.token}`);
+    await this.store.note(row, `card-added:${card.token}`);
     return card;
   }
 
@@ -147,7 +114,7 @@ export class CardCustomersService {
       { path: { customerId: token, cardId } },
       row,
     );
-    await this.store.changed(row, row.data ?? {}, `card-deleted:${cardId}`);
+    await this.store.note(row, `card-deleted:${cardId}`);
     return deleted;
   }
 
@@ -173,12 +140,12 @@ export class CardCustomersService {
       { path: { customerId: token, mandateId } },
       row,
     );
-    await this.store.changed(row, row.data ?? {}, `mandate-revoked:${mandateId}`);
+    await this.store.note(row, `mandate-revoked:${mandateId}`);
     return mandate;
   }
 
   /** The tenant's customer row (adopted when the provider knows it for this merchant only). */
-  private async rowOf(tenantId: string, token: string): Promise<CardResource> {
+  private async rowOf(tenantId: string, token: string): Promise<CardRow<'customer'>> {
     const row = await this.store.owned(tenantId, 'customer', token);
     if (row) return row;
     await this.get(tenantId, token);

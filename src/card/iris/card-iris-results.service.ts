@@ -2,22 +2,20 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
-import type { JsonObject } from '../../platform/common/json.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
 import { signedResultRefused } from '../common/signed-result-refused.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { verifyIrisHash } from '../../shared/iris/iris-hash.js';
 import { outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
 import { CardCredentialsService } from '../../access/merchant-credentials/card-credentials.service.js';
-import type { CardResource } from '../store/card-resource.entity.js';
-import { CardStore } from '../store/card-store.service.js';
+import { CardStore, type CardRow } from '../store/card-store.service.js';
 import { callbackUrlOf, markCaptured, referenceDigest } from './card-iris.service.js';
 
 export type IrisArrival = 'callback' | 'webhook';
 export type IrisResultStatus = 'paid' | 'pending' | 'failed' | 'cancelled';
 
 export interface IrisResult {
-  session: CardResource;
+  session: CardRow<'iris_session'>;
   status: IrisResultStatus;
 }
 
@@ -52,7 +50,7 @@ export class CardIrisResultsService {
   ): Promise<IrisResult> {
     const session = REFERENCE.test(reference)
       ? await this.store.byParent('iris_session', referenceDigest(reference))
-      : null;
+      : undefined;
     if (!session) {
       this.securityEvent('iris-unknown-session', via);
       throw new ProblemException({
@@ -84,7 +82,7 @@ export class CardIrisResultsService {
   }
 
   private async failed(
-    session: CardResource,
+    session: CardRow<'iris_session'>,
     signed: Record<string, unknown>,
     via: IrisArrival,
   ): Promise<IrisResult> {
@@ -99,12 +97,12 @@ export class CardIrisResultsService {
   }
 
   /** Makes the payment from the source once, whichever message arrives first. */
-  private async paid(session: CardResource, via: IrisArrival): Promise<IrisResult> {
+  private async paid(session: CardRow<'iris_session'>, via: IrisArrival): Promise<IrisResult> {
     if (session.status === 'captured') return { session, status: 'paid' };
     if (session.status !== 'authorized')
       await this.store.transition(session, 'authorized', `${via}:approved`);
     const merchantRef = `iris-${session.token}`;
-    let payment: CardResource;
+    let payment: CardRow<'payment'>;
     try {
       payment = await this.store.begin(session.tenantId, 'payment', {
         merchantRef,
@@ -124,7 +122,7 @@ export class CardIrisResultsService {
         { form: { token: session.token, amount: session.amount, merchant_ref: merchantRef } },
         payment,
       );
-      await this.store.settle(payment, made as unknown as JsonObject, made.status, `iris-${via}`);
+      await this.store.settle(payment, made, made.status, `iris-${via}`);
       await this.captured(session, made.token, via);
       return { session, status: 'paid' };
     } catch (error) {
@@ -142,8 +140,8 @@ export class CardIrisResultsService {
    * its merchant_ref and adopted, never reported to the app as an error.
    */
   private async refusedPayment(
-    session: CardResource,
-    payment: CardResource,
+    session: CardRow<'iris_session'>,
+    payment: CardRow<'payment'>,
     error: unknown,
     via: IrisArrival,
   ): Promise<IrisResult> {
@@ -158,12 +156,7 @@ export class CardIrisResultsService {
       );
       const [found] = page.items;
       if (found) {
-        await this.store.settle(
-          payment,
-          found as unknown as JsonObject,
-          found.status,
-          'found-by-merchant-ref',
-        );
+        await this.store.settle(payment, found, found.status, 'found-by-merchant-ref');
         await this.captured(session, found.token, via);
         return { session, status: 'paid' };
       }
@@ -180,11 +173,11 @@ export class CardIrisResultsService {
     return { session, status: 'failed' };
   }
 
-  private captured(session: CardResource, paymentToken: string, via: IrisArrival) {
+  private captured(session: CardRow<'iris_session'>, paymentToken: string, via: IrisArrival) {
     return markCaptured(this.store, session, paymentToken, `payment-created:${via}`);
   }
 
-  private securityEvent(event: string, via: IrisArrival, session?: CardResource): void {
+  private securityEvent(event: string, via: IrisArrival, session?: CardRow<'iris_session'>): void {
     this.logger.warn(
       { security: event, via, tenantId: session?.tenantId, sessionId: session?.id },
       'IRIS result refused: nothing was created',

@@ -2,12 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
-import type { JsonObject } from '../../platform/common/json.js';
 import { ProblemException } from '../../platform/errors/problem.js';
-import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
-import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
-import type { CardResource } from '../store/card-resource.entity.js';
-import { CardStore } from '../store/card-store.service.js';
+import { CardStore, type CardRow } from '../store/card-store.service.js';
 import type {
   CreateIrisSessionRequest,
   IrisPayformView,
@@ -15,7 +11,7 @@ import type {
 } from './card-iris.dto.js';
 
 /** What an IRIS session row keeps besides the provider's answer. */
-export interface IrisSessionData {
+export type IrisSessionData = {
   token: string;
   signature: string;
   uuid: string;
@@ -26,7 +22,7 @@ export interface IrisSessionData {
   expires_at?: string;
   /** The provider's expiration_date, on the provider's clock. */
   provider_expires?: string;
-}
+};
 
 /** The lifetime when the provider's answer does not state one (card.yaml createIrisSession). */
 export const IRIS_SESSION_LIFETIME_MS = 15 * 60_000;
@@ -50,8 +46,10 @@ export function expiredAtProvider(data: IrisSessionData, answerDate: string | un
   return providerNow >= Math.floor(expires / 1000) * 1000;
 }
 
-export const irisSessionExpired = (row: CardResource) => {
-  const expiresAt = (row.data as Partial<IrisSessionData> | null)?.expires_at ?? null;
+type IrisRow = CardRow<'iris_session'>;
+
+export const irisSessionExpired = (row: IrisRow) => {
+  const expiresAt = row.data?.expires_at ?? null;
   return new ProblemException({
     status: 410,
     type: 'urn:portico:problem:iris-session-expired',
@@ -69,12 +67,13 @@ export const irisSessionExpired = (row: CardResource) => {
 /** Settles a session as paid by the payment made from its source. */
 export async function markCaptured(
   store: CardStore,
-  session: CardResource,
+  session: IrisRow,
   paymentToken: string,
   cause: string,
 ): Promise<void> {
-  const data = { ...(session.data as unknown as IrisSessionData), payment: paymentToken };
-  await store.settle(session, data as unknown as JsonObject, 'captured', cause);
+  if (session.data)
+    await store.settle(session, { ...session.data, payment: paymentToken }, 'captured', cause);
+  else await store.transition(session, 'captured', cause);
 }
 
 /** The digest under which a session's callback reference is found (the reference is not stored). */
@@ -86,8 +85,8 @@ export const callbackUrlOf = (config: AppConfig, reference: string) =>
 export const webhookUrlOf = (config: AppConfig, reference: string) =>
   `${config.http.publicBaseUrl}/v1/card/iris/webhook/${reference}`;
 
-export function irisView(row: CardResource): IrisSessionView {
-  const data = (row.data ?? {}) as unknown as Partial<IrisSessionData>;
+export function irisView(row: IrisRow): IrisSessionView {
+  const data: Partial<IrisSessionData> = row.data ?? {};
   return {
     id: row.id,
     token: row.token,
@@ -119,7 +118,6 @@ export class CardIrisService {
       amount: request.amount,
       parentToken: referenceDigest(reference),
     });
-    await bindIdempotentResource(`/v1/card/iris/sessions/${row.id}`);
     const form = {
       amount: request.amount,
       currency: 'EUR',
@@ -129,30 +127,26 @@ export class CardIrisService {
       ...(request.md !== undefined ? { md: request.md } : {}),
       ...(request.uuid !== undefined ? { uuid: request.uuid } : {}),
     };
-    let session;
-    try {
-      session = await this.store.call(tenantId, 'createIrisSession', { form }, row);
-    } catch (error) {
-      if (!outcomeUnknown(error)) {
-        await this.store.transition(row, 'failed', 'upstream-refused');
-        throw error;
-      }
-      await this.store.transition(row, 'unknown', 'upstream-outcome-unknown');
-      throw inDoubtProblem(error as ProblemException, {
-        sessionId: row.id,
-        resource: `/v1/card/iris/sessions/${row.id}`,
-      });
-    }
-    const data: IrisSessionData = {
-      token: session.token,
-      signature: session.signature,
-      uuid: session.uuid,
-      md: session.md,
-      return_url: request.returnUrl,
-      expires_at: new Date(Date.now() + lifetimeOf(session)).toISOString(),
-      provider_expires: session.expiration_date,
-    };
-    await this.store.settle(row, data as unknown as JsonObject, session.status, 'upstream-created');
+    await this.store.create(row, {
+      resource: `/v1/card/iris/sessions/${row.id}`,
+      names: () => ({ sessionId: row.id }),
+      send: () => this.store.call(tenantId, 'createIrisSession', { form }, row),
+      settle: (session) =>
+        this.store.settle(
+          row,
+          {
+            token: session.token,
+            signature: session.signature,
+            uuid: session.uuid,
+            md: session.md,
+            return_url: request.returnUrl,
+            expires_at: new Date(Date.now() + lifetimeOf(session)).toISOString(),
+            provider_expires: session.expiration_date,
+          },
+          session.status,
+          'upstream-created',
+        ),
+    });
     return irisView(row);
   }
 
@@ -167,14 +161,14 @@ export class CardIrisService {
    * once the payment from its source is settled (by the resolver, after a lost answer).
    */
   async refresh(id: string): Promise<void> {
-    const row = await this.store.row(id);
+    const row = await this.store.row('iris_session', id);
     if (!row) return;
     await this.expireIfDue(row);
     await this.capturedIfPaid(row, 'provider-sync:payment-settled');
   }
 
   /** An approved session whose payment was settled after its answer was lost is captured. */
-  private async capturedIfPaid(row: CardResource, cause: string): Promise<void> {
+  private async capturedIfPaid(row: IrisRow, cause: string): Promise<void> {
     if (row.status !== 'authorized' || !row.token) return;
     const payment = await this.store.liveByMerchantRef(row.tenantId, `iris-${row.token}`);
     if (payment?.token && !IN_DOUBT.has(payment.status))
@@ -182,12 +176,12 @@ export class CardIrisService {
   }
 
   /** The session, moved to `expired` once its lifetime has passed on Portico's clock. */
-  private async current(tenantId: string, id: string): Promise<CardResource> {
+  private async current(tenantId: string, id: string): Promise<IrisRow> {
     return this.expireIfDue(await this.store.byId(tenantId, 'iris_session', id));
   }
 
-  private async expireIfDue(row: CardResource): Promise<CardResource> {
-    const expiresAt = (row.data as Partial<IrisSessionData> | null)?.expires_at;
+  private async expireIfDue(row: IrisRow): Promise<IrisRow> {
+    const expiresAt = row.data?.expires_at;
     if (OPEN.has(row.status) && expiresAt && Date.now() >= Date.parse(expiresAt))
       await this.store.transition(row, 'expired', 'lifetime-passed');
     return row;
@@ -196,7 +190,7 @@ export class CardIrisService {
   /** The provider's payment form for the session, asked with the tenant's public key. */
   async payform(tenantId: string, id: string): Promise<IrisPayformView> {
     const row = await this.current(tenantId, id);
-    const data = row.data as unknown as IrisSessionData | null;
+    const data = row.data;
     if (!data?.signature) throw this.store.notKnownYet('IRIS session', row);
     if (row.status === 'expired') throw irisSessionExpired(row);
     const answer = await this.store.callRaw(
@@ -215,6 +209,6 @@ export class CardIrisService {
       throw this.store.client.refusal('createIrisPayform', answer);
     }
     if (row.status === 'created') await this.store.transition(row, 'initiated', 'payform-opened');
-    return { payload: (answer.data as { data: { payload: string } }).data.payload };
+    return { payload: answer.data?.data.payload ?? '' };
   }
 }

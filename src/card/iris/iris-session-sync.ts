@@ -22,7 +22,7 @@ export class IrisSessionSync implements OnModuleInit {
     this.parts.register({
       name: 'iris-sessions',
       pending: {
-        table: 'card_resources',
+        table: 'provider_resources',
         kinds: ['iris_session'],
         statuses: ['created', 'initiated', 'authorized'],
         lifetimeMs: IRIS_SYNC_LIFETIME_MS,

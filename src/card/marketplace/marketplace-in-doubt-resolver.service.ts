@@ -1,10 +1,8 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import type { JsonObject } from '../../platform/common/json.js';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { InDoubtSettlers } from '../../platform/in-doubt/in-doubt-settlers.js';
-import type { CardResource } from '../store/card-resource.entity.js';
-import { CardStore } from '../store/card-store.service.js';
+import { ProviderLedger } from '../../provider-ledger/provider-ledger.service.js';
+import { CardStore, type CardRow } from '../store/card-store.service.js';
 import { statusOf } from './marketplace-resources.js';
 
 /**
@@ -15,53 +13,54 @@ import { statusOf } from './marketplace-resources.js';
  */
 @Injectable()
 export class MarketplaceInDoubtResolver implements OnModuleInit {
+  private readonly kinds = [
+    this.store.inDoubt('transfer', (row) => this.settleTransfer(row)),
+    this.store.inDoubt('reversal', (row) => this.settleReversal(row)),
+  ];
+
   constructor(
-    private readonly settlers: InDoubtSettlers,
+    private readonly ledger: ProviderLedger,
     private readonly store: CardStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onModuleInit(): void {
-    this.settlers.register({
-      name: 'marketplace',
-      settle: () => this.resolveInDoubt(this.config.upstreams.card.http.deadlineMs),
-    });
-  }
-
-  async resolveInDoubt(olderThanMs: number): Promise<number> {
-    const settle = (row: CardResource) => this.lookup(row);
-    return (
-      (await this.store.settleInDoubt('transfer', olderThanMs, settle)) +
-      (await this.store.settleInDoubt('reversal', olderThanMs, settle))
+    this.ledger.onInDoubt(
+      'marketplace',
+      () => this.config.upstreams.card.http.deadlineMs,
+      this.kinds,
     );
   }
 
-  private async lookup(row: CardResource): Promise<void> {
+  /** One pass over the marketplace's rows in doubt older than `olderThanMs`. */
+  resolveInDoubt(olderThanMs: number): Promise<number> {
+    return this.ledger.settleInDoubt(this.kinds, olderThanMs);
+  }
+
+  private async settleTransfer(row: CardRow<'transfer'>): Promise<void> {
     const parent = row.parentToken ?? '';
-    const items: { token: string; amount: number }[] =
-      row.kind === 'reversal'
-        ? (
-            await this.store.call(
-              row.tenantId,
-              'listReversals',
-              { query: { transfer: parent, count: 20 } },
-              row,
-            )
-          ).items
-        : (
-            await this.store.call(
-              row.tenantId,
-              'listTransfers',
-              { query: { [parent.startsWith('sel_') ? 'seller' : 'payment']: parent, count: 20 } },
-              row,
-            )
-          ).items;
+    const { items } = await this.store.call(
+      row.tenantId,
+      'listTransfers',
+      { query: { [parent.startsWith('sel_') ? 'seller' : 'payment']: parent, count: 20 } },
+      row,
+    );
     const found = await this.store.unclaimed(row, items);
-    if (!found) {
-      await this.store.transition(row, 'failed', 'resolver:not-at-provider');
-      return;
-    }
-    const data: JsonObject = found;
-    await this.store.settle(row, data, statusOf(row.kind as 'transfer', data), 'found-at-provider');
+    if (found)
+      await this.store.settle(row, found, statusOf('transfer', found), 'found-at-provider');
+    else await this.store.transition(row, 'failed', 'resolver:not-at-provider');
+  }
+
+  private async settleReversal(row: CardRow<'reversal'>): Promise<void> {
+    const { items } = await this.store.call(
+      row.tenantId,
+      'listReversals',
+      { query: { transfer: row.parentToken ?? '', count: 20 } },
+      row,
+    );
+    const found = await this.store.unclaimed(row, items);
+    if (found)
+      await this.store.settle(row, found, statusOf('reversal', found), 'found-at-provider');
+    else await this.store.transition(row, 'failed', 'resolver:not-at-provider');
   }
 }

@@ -10,9 +10,9 @@ export class MarketplacePayoutsService {
   constructor(private readonly resources: MarketplaceResources) {}
 
   get(tenantId: string, payoutId: string) {
-    return this.resources.read(tenantId, 'payout', 'retrievePayout', payoutId, {
-      path: { payoutId },
-    });
+    return this.resources.read(tenantId, 'payout', payoutId, (row) =>
+      this.resources.store.call(tenantId, 'retrievePayout', { path: { payoutId } }, row),
+    );
   }
 
   async list(tenantId: string, query: Record<string, string | number | undefined>) {

@@ -1,19 +1,18 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import type { JsonObject } from '../../platform/common/json.js';
-import type { ProblemException } from '../../platform/errors/problem.js';
 import { BoundResources } from '../../platform/idempotency/bound-resources.js';
-import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
-import { facade } from '../common/card-api.js';
 import { isUuid } from '../../shared/uuid.js';
-import type { CardAnswer, CardOperation, CardRequest } from '../../upstreams/card/card.client.js';
-import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
-import type { CardResource, CardResourceKind } from '../store/card-resource.entity.js';
-import { CardStore } from '../store/card-store.service.js';
+import { facade } from '../common/card-api.js';
+import {
+  CardStore,
+  type CardKind,
+  type CardKinds,
+  type CardRow,
+} from '../store/card-store.service.js';
 
-export type MarketplaceKind = Extract<
-  CardResourceKind,
-  'seller' | 'transfer' | 'reversal' | 'payout'
->;
+export type MarketplaceKind = Extract<CardKind, 'seller' | 'transfer' | 'reversal' | 'payout'>;
+
+/** The provider's call about a marketplace resource of kind K (about its row, when Portico has one). */
+type Send<K extends MarketplaceKind> = (row: CardRow<K> | undefined) => Promise<CardKinds[K]>;
 
 /** Where a facade resource of a kind lives (`/v1/marketplace/<path>/<id>`). */
 const PATHS: Record<MarketplaceKind, string> = {
@@ -38,10 +37,10 @@ export function statusOf(kind: MarketplaceKind, data: Record<string, unknown>): 
 }
 
 /**
- * The marketplace's resources in Portico's store: every create written (row, history, access log)
- * before the provider is called and bound to the Idempotency-Key, so that it never runs twice and a
- * lost answer is in doubt, never failed; every resource read is kept up to date in its row (those
- * Portico did not make, like the scheduler's payouts, are adopted), with its status history.
+ * The marketplace's resources in the provider-resource ledger: every create written (row, history,
+ * access log) before the provider is called and bound to the Idempotency-Key, so that it never runs
+ * twice and a lost answer is in doubt, never failed; every resource read is kept up to date in its row
+ * (those Portico did not make, like the scheduler's payouts, are adopted), with its status history.
  */
 @Injectable()
 export class MarketplaceResources implements OnModuleInit {
@@ -60,93 +59,78 @@ export class MarketplaceResources implements OnModuleInit {
       });
   }
 
-  async create<O extends CardOperation>(
+  async create<K extends MarketplaceKind>(
     tenantId: string,
-    kind: MarketplaceKind,
-    operation: O,
-    request: CardRequest,
+    kind: K,
+    send: Send<K>,
     fields: { parentToken?: string; amount?: number } = {},
-  ): Promise<CardAnswer<O>> {
+  ): Promise<CardKinds[K]> {
     const row = await this.store.begin(tenantId, kind, fields);
-    const resource = `/v1/marketplace/${PATHS[kind]}/${row.id}`;
-    await bindIdempotentResource(resource);
-    let answer: CardAnswer<O>;
-    try {
-      answer = await this.store.call(tenantId, operation, request, row);
-    } catch (error) {
-      if (!outcomeUnknown(error)) {
-        await this.store.transition(row, 'failed', 'upstream-refused');
-        throw error;
-      }
-      await this.store.transition(row, 'unknown', 'upstream-outcome-unknown');
-      throw inDoubtProblem(error as ProblemException, { [`${kind}Id`]: row.id, resource });
-    }
-    const data = answer as unknown as JsonObject;
-    await this.store.settle(row, data, statusOf(kind, data), 'upstream-created');
-    return answer;
+    return this.store.create(row, {
+      resource: `/v1/marketplace/${PATHS[kind]}/${row.id}`,
+      names: () => ({ [`${kind}Id`]: row.id }),
+      send: () => send(row),
+      settle: (answer) =>
+        this.store.settle(row, answer, statusOf(kind, answer), 'upstream-created'),
+    });
   }
 
   /**
    * A resource by the provider's id (read there, its row brought up to date) or by Portico's id (a
    * create in doubt: its last known answer, 409 until settled).
    */
-  async read<O extends CardOperation>(
+  async read<K extends MarketplaceKind>(
     tenantId: string,
-    kind: MarketplaceKind,
-    operation: O,
+    kind: K,
     id: string,
-    request: CardRequest,
-  ): Promise<CardAnswer<O>> {
+    send: Send<K>,
+  ): Promise<CardKinds[K]> {
     if (isUuid(id)) {
       const row = await this.store.byId(tenantId, kind, id);
       if (!row.data) throw this.store.notKnownYet(kind, row);
-      return row.data as unknown as CardAnswer<O>;
+      return row.data;
     }
     const row = await this.store.owned(tenantId, kind, id);
-    const answer = await this.store.call(tenantId, operation, request, row);
-    await this.keep(tenantId, kind, answer as unknown as JsonObject, row);
+    const answer = await send(row);
+    await this.keep(tenantId, kind, answer, row);
     return answer;
   }
 
   /** A change of an existing resource (update): the provider's answer kept, with its history. */
-  async change<O extends CardOperation>(
+  async change<K extends MarketplaceKind>(
     tenantId: string,
-    kind: MarketplaceKind,
-    operation: O,
+    kind: K,
     token: string,
-    request: CardRequest,
-  ): Promise<CardAnswer<O>> {
+    send: Send<K>,
+  ): Promise<CardKinds[K]> {
     const row = await this.store.owned(tenantId, kind, token);
-    const answer = await this.store.call(tenantId, operation, request, row);
-    const data = answer as unknown as JsonObject;
-    if (row && row.status === statusOf(kind, data)) await this.store.changed(row, data, 'updated');
-    else await this.keep(tenantId, kind, data, row, 'updated');
+    const answer = await send(row);
+    if (row && row.status === statusOf(kind, answer))
+      await this.store.changed(row, answer, 'updated');
+    else await this.keep(tenantId, kind, answer, row, 'updated');
     return answer;
   }
 
   /** The tenant's row of a provider id another resource names: another tenant's is 404. */
-  async owned(tenantId: string, kind: CardResourceKind, token: string): Promise<void> {
+  async owned(tenantId: string, kind: CardKind, token: string): Promise<void> {
     await this.store.owned(tenantId, kind, token);
   }
 
   /** Keeps every resource of a page the provider listed (payouts: money that left the marketplace). */
-  async keepAll(tenantId: string, kind: MarketplaceKind, items: readonly object[]): Promise<void> {
-    for (const item of items) {
-      const data = item as JsonObject;
-      await this.keep(
-        tenantId,
-        kind,
-        data,
-        await this.store.owned(tenantId, kind, String(data.token)),
-      );
-    }
+  async keepAll<K extends MarketplaceKind>(
+    tenantId: string,
+    kind: K,
+    items: readonly (CardKinds[K] & { token: string })[],
+  ): Promise<void> {
+    for (const item of items)
+      await this.keep(tenantId, kind, item, await this.store.owned(tenantId, kind, item.token));
   }
 
-  private async keep(
+  private async keep<K extends MarketplaceKind>(
     tenantId: string,
-    kind: MarketplaceKind,
-    data: JsonObject,
-    row: CardResource | undefined,
+    kind: K,
+    data: CardKinds[K],
+    row: CardRow<K> | undefined,
     cause = 'upstream-status',
   ): Promise<void> {
     const status = statusOf(kind, data);

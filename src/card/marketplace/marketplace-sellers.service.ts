@@ -9,20 +9,21 @@ export class MarketplaceSellersService {
   constructor(private readonly resources: MarketplaceResources) {}
 
   create(tenantId: string, form: Record<string, unknown>) {
-    return this.resources.create(tenantId, 'seller', 'createSeller', { form });
+    return this.resources.create(tenantId, 'seller', (row) =>
+      this.resources.store.call(tenantId, 'createSeller', { form }, row),
+    );
   }
 
   get(tenantId: string, sellerId: string) {
-    return this.resources.read(tenantId, 'seller', 'retrieveSeller', sellerId, {
-      path: { sellerId },
-    });
+    return this.resources.read(tenantId, 'seller', sellerId, (row) =>
+      this.resources.store.call(tenantId, 'retrieveSeller', { path: { sellerId } }, row),
+    );
   }
 
   update(tenantId: string, sellerId: string, form: Record<string, unknown>) {
-    return this.resources.change(tenantId, 'seller', 'updateSeller', sellerId, {
-      path: { sellerId },
-      form,
-    });
+    return this.resources.change(tenantId, 'seller', sellerId, (row) =>
+      this.resources.store.call(tenantId, 'updateSeller', { path: { sellerId }, form }, row),
+    );
   }
 
   list(tenantId: string, query: ListQuery) {
@@ -45,8 +46,13 @@ export class MarketplaceSellersService {
     return this.resources.create(
       tenantId,
       'transfer',
-      'createSellerTransfer',
-      { path: { sellerId }, form },
+      (row) =>
+        this.resources.store.call(
+          tenantId,
+          'createSellerTransfer',
+          { path: { sellerId }, form },
+          row,
+        ),
       { parentToken: sellerId, amount: form.amount as number },
     );
   }

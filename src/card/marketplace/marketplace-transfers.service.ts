@@ -15,23 +15,27 @@ export class MarketplaceTransfersService {
     return this.resources.create(
       tenantId,
       'transfer',
-      'createPaymentTransfer',
-      { path: { paymentId }, form },
+      (row) =>
+        this.resources.store.call(
+          tenantId,
+          'createPaymentTransfer',
+          { path: { paymentId }, form },
+          row,
+        ),
       { parentToken: paymentId, amount: form.amount as number },
     );
   }
 
   get(tenantId: string, transferId: string) {
-    return this.resources.read(tenantId, 'transfer', 'retrieveTransfer', transferId, {
-      path: { transferId },
-    });
+    return this.resources.read(tenantId, 'transfer', transferId, (row) =>
+      this.resources.store.call(tenantId, 'retrieveTransfer', { path: { transferId } }, row),
+    );
   }
 
   update(tenantId: string, transferId: string, form: Record<string, unknown>) {
-    return this.resources.change(tenantId, 'transfer', 'updateTransfer', transferId, {
-      path: { transferId },
-      form,
-    });
+    return this.resources.change(tenantId, 'transfer', transferId, (row) =>
+      this.resources.store.call(tenantId, 'updateTransfer', { path: { transferId }, form }, row),
+    );
   }
 
   async list(tenantId: string, query: ListQuery) {
@@ -50,16 +54,15 @@ export class MarketplaceTransfersService {
     return this.resources.create(
       tenantId,
       'reversal',
-      'createReversal',
-      { form },
+      (row) => this.resources.store.call(tenantId, 'createReversal', { form }, row),
       { parentToken: form.transfer as string, amount: form.amount as number | undefined },
     );
   }
 
   getReversal(tenantId: string, reversalId: string) {
-    return this.resources.read(tenantId, 'reversal', 'retrieveReversal', reversalId, {
-      path: { reversalId },
-    });
+    return this.resources.read(tenantId, 'reversal', reversalId, (row) =>
+      this.resources.store.call(tenantId, 'retrieveReversal', { path: { reversalId } }, row),
+    );
   }
 
   async listReversals(tenantId: string, query: ListQuery) {

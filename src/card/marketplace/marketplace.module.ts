@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../../platform/idempotency/idempotency.module.js';
+import { ProviderLedgerModule } from '../../provider-ledger/provider-ledger.module.js';
 import { CardModule } from '../card.module.js';
 import { MarketplaceInDoubtResolver } from './marketplace-in-doubt-resolver.service.js';
 import { MarketplacePayoutsController } from './marketplace-payouts.controller.js';
@@ -13,11 +14,11 @@ import { MarketplaceTransfersService } from './marketplace-transfers.service.js'
 /**
  * The card provider's marketplace behind the facade (`/v1/marketplace/...`): a tenant is one
  * marketplace (its merchant at the provider); sellers, split and direct transfers, reversals, payouts
- * and balances, every money movement in the card store (rows, history, access log) before and after
+ * and balances, every money movement in the provider-resource ledger (rows, history, access log) before and after
  * the provider is called.
  */
 @Module({
-  imports: [CardModule, IdempotencyModule],
+  imports: [CardModule, ProviderLedgerModule, IdempotencyModule],
   controllers: [
     MarketplaceSellersController,
     MarketplaceTransfersController,

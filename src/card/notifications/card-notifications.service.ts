@@ -1,11 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { components } from '../../generated/card.js';
-import type { JsonObject } from '../../platform/common/json.js';
-import { ProblemException } from '../../platform/errors/problem.js';
-import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
-import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
-import type { CardResource } from '../store/card-resource.entity.js';
-import { CardStore } from '../store/card-store.service.js';
+import { CardStore, type CardRow } from '../store/card-store.service.js';
 
 export type ProviderNotification = components['schemas']['Notification'];
 
@@ -23,28 +18,12 @@ export class CardNotificationsService {
     const row = await this.store.begin(tenantId, 'notification', {
       amount: form.amount as number,
     });
-    await bindIdempotentResource(`/v1/card/notifications/${row.id}`);
-    let notification: ProviderNotification;
-    try {
-      notification = await this.store.call(tenantId, 'createNotification', { form }, row);
-    } catch (error) {
-      if (!outcomeUnknown(error)) {
-        await this.store.transition(row, 'failed', 'upstream-refused');
-        throw error;
-      }
-      await this.store.transition(row, 'unknown', 'upstream-outcome-unknown');
-      throw inDoubtProblem(error as ProblemException, {
-        notificationId: row.id,
-        resource: `/v1/card/notifications/${row.id}`,
-      });
-    }
-    await this.store.settle(
-      row,
-      notification as unknown as JsonObject,
-      notification.status,
-      'upstream-created',
-    );
-    return notification;
+    return this.store.create(row, {
+      resource: `/v1/card/notifications/${row.id}`,
+      names: () => ({ notificationId: row.id }),
+      send: () => this.store.call(tenantId, 'createNotification', { form }, row),
+      settle: (made) => this.store.settle(row, made, made.status, 'upstream-created'),
+    });
   }
 
   /** A notification by the provider's id, its row brought up to date (Paid, Expired: an event). */
@@ -55,14 +34,14 @@ export class CardNotificationsService {
 
   /** A pending notification read by the provider sync, as a GET reads it. */
   async refresh(id: string): Promise<void> {
-    const row = await this.store.row(id);
+    const row = await this.store.row('notification', id);
     if (row?.token) await this.read(row.tenantId, row.token, row, 'provider-sync');
   }
 
   private async read(
     tenantId: string,
     token: string,
-    row: CardResource | undefined,
+    row: CardRow<'notification'> | undefined,
     cause: string,
   ): Promise<ProviderNotification> {
     const notification = await this.store.call(
@@ -93,13 +72,12 @@ export class CardNotificationsService {
 
   private async track(
     tenantId: string,
-    row: CardResource | undefined,
+    row: CardRow<'notification'> | undefined,
     notification: ProviderNotification,
     cause: string,
   ): Promise<void> {
-    const data = notification as unknown as JsonObject;
-    if (!row) await this.store.adopt(tenantId, 'notification', data, notification.status);
+    if (!row) await this.store.adopt(tenantId, 'notification', notification, notification.status);
     else if (row.status !== notification.status)
-      await this.store.settle(row, data, notification.status, cause);
+      await this.store.settle(row, notification, notification.status, cause);
   }
 }

@@ -21,7 +21,7 @@ export class NotificationSync implements OnModuleInit {
     this.parts.register({
       name: 'notifications',
       pending: {
-        table: 'card_resources',
+        table: 'provider_resources',
         kinds: ['notification'],
         statuses: ['Pending'],
         lifetimeMs: NOTIFICATION_SYNC_LIFETIME_MS,

@@ -3,18 +3,12 @@ import { randomUUID } from 'node:crypto';
 import type { components } from '../../generated/card.js';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
-import type { JsonObject } from '../../platform/common/json.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
-import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
 import { requestContext } from '../../platform/logging/request-context.js';
+import { notFound } from '../../provider-ledger/resource-store.js';
 import { isUuid } from '../../shared/uuid.js';
-import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
-import type { CardResource } from '../store/card-resource.entity.js';
-import { CardStore, notFound } from '../store/card-store.service.js';
-import {
-  walletChargeRefusal,
-  type WalletTokenizationData,
-} from '../wallets/wallet-tokenization.js';
+import { CardStore, type CardRow } from '../store/card-store.service.js';
+import { walletChargeRefusal, walletData } from '../wallets/wallet-tokenization.js';
 
 export type ProviderPayment = components['schemas']['Payment'];
 
@@ -49,48 +43,30 @@ export class CardPaymentsService {
       merchantRef: (form.merchant_ref as string | undefined) ?? `portico-${id}`,
       amount: form.amount as number,
     });
-    await bindIdempotentResource(`/v1/card/payments/${row.id}`);
-    let payment: ProviderPayment;
-    try {
-      payment = await this.store.call(
-        tenantId,
-        'createPayment',
-        {
-          form: { ...form, merchant_ref: row.merchantRef },
-        },
-        row,
-      );
-    } catch (error) {
-      if (!outcomeUnknown(error)) {
-        await this.store.transition(row, 'failed', causeOf(error));
-        throw error;
-      }
-      await this.store.transition(row, 'unknown', 'upstream-outcome-unknown');
+    return this.store.create(row, {
+      resource: `/v1/card/payments/${row.id}`,
+      names: () => ({ paymentId: row.id, merchantRef: row.merchantRef ?? '' }),
+      send: () =>
+        this.store.call(
+          tenantId,
+          'createPayment',
+          { form: { ...form, merchant_ref: row.merchantRef } },
+          row,
+        ),
+      settle: async (made) => {
+        await this.store.settle(row, made, made.status, 'upstream-created');
+        if (wallet)
+          await this.store.settle(
+            wallet,
+            walletData(wallet, { payment: made.token }),
+            'charged',
+            'payment-created',
+          );
+      },
+      refusedCause: causeOf,
       // The provider's own handle settles it: the payment exists with this merchant_ref, or it does not.
-      const found = await this.lookup(row, true).catch(() => undefined);
-      if (found === undefined)
-        throw inDoubtProblem(error as ProblemException, {
-          paymentId: row.id,
-          merchantRef: row.merchantRef ?? '',
-          resource: `/v1/card/payments/${row.id}`,
-        });
-      if (found === null) throw error;
-      return found;
-    }
-    await this.store.settle(
-      row,
-      payment as unknown as JsonObject,
-      payment.status,
-      'upstream-created',
-    );
-    if (wallet) {
-      const data = {
-        ...(wallet.data as unknown as WalletTokenizationData),
-        payment: payment.token,
-      };
-      await this.store.settle(wallet, data as unknown as JsonObject, 'charged', 'payment-created');
-    }
-    return payment;
+      lookup: () => this.lookup(row, true).catch(() => undefined),
+    });
   }
 
   /** A payment by the provider's id (`pmt_…`) or Portico's (a payment in doubt has only that). */
@@ -124,34 +100,20 @@ export class CardPaymentsService {
       { path: { paymentId: token }, form: emptied ? { ...form, metadata: '' } : form },
       row,
     );
-    await this.store.changed(row, payment as unknown as JsonObject, 'updated');
+    await this.store.changed(row, payment, 'updated');
     return payment;
   }
 
   /** Captures a pre-authorised payment; bound to the Idempotency-Key first, so it never runs twice. */
   async capture(tenantId: string, token: string): Promise<ProviderPayment> {
     const row = await this.rowOf(tenantId, token);
-    await bindIdempotentResource(`/v1/card/payments/${token}`);
-    let payment: ProviderPayment;
-    try {
-      payment = await this.store.call(
-        tenantId,
-        'capturePayment',
-        { path: { paymentId: token } },
-        row,
-      );
-    } catch (error) {
-      if (outcomeUnknown(error)) {
-        await this.store.transition(row, 'unknown', 'capture-outcome-unknown');
-        throw inDoubtProblem(error as ProblemException, {
-          paymentId: token,
-          resource: `/v1/card/payments/${token}`,
-        });
-      }
-      throw error;
-    }
-    await this.store.settle(row, payment as unknown as JsonObject, payment.status, 'captured');
-    return payment;
+    return this.store.write(row, {
+      resource: `/v1/card/payments/${token}`,
+      unknownCause: 'capture-outcome-unknown',
+      names: () => ({ paymentId: token }),
+      send: () => this.store.call(tenantId, 'capturePayment', { path: { paymentId: token } }, row),
+      settle: (payment) => this.store.settle(row, payment, payment.status, 'captured'),
+    });
   }
 
   /** Reads a payment from the provider and brings the tenant's row up to date (adopting one it lacks). */
@@ -164,19 +126,19 @@ export class CardPaymentsService {
       row,
     );
     if (!row)
-      await this.store.adopt(tenantId, 'payment', payment as unknown as JsonObject, payment.status);
+      await this.store.adopt(tenantId, 'payment', payment, payment.status, {
+        merchantRef: payment.merchant_ref ?? null,
+      });
     else if (row.status !== payment.status)
-      await this.store.settle(row, payment as unknown as JsonObject, payment.status, cause);
+      await this.store.settle(row, payment, payment.status, cause);
     return payment;
   }
 
-  /** Settles payments (and captures) in doubt, each under a lease (N replicas work each row once). */
-  resolveInDoubt(olderThanMs: number): Promise<number> {
-    return this.store.settleInDoubt('payment', olderThanMs, (row) =>
-      row.token
-        ? this.read(row.tenantId, row.token, 'resolver')
-        : this.lookup(row, false, 'resolver'),
-    );
+  /** Settles one payment (or capture) in doubt: by reading it, or by its merchant_ref when it has no id. */
+  settleInDoubt(row: CardRow<'payment'>): Promise<unknown> {
+    return row.token
+      ? this.read(row.tenantId, row.token, 'resolver')
+      : this.lookup(row, false, 'resolver');
   }
 
   /**
@@ -184,7 +146,7 @@ export class CardPaymentsService {
    * certainly absent, the row fails (null); a failed lookup throws (still in doubt).
    */
   private async lookup(
-    row: CardResource,
+    row: CardRow<'payment'>,
     inline: boolean,
     cause = 'found-by-merchant-ref',
   ): Promise<ProviderPayment | null> {
@@ -206,11 +168,11 @@ export class CardPaymentsService {
       await this.store.transition(row, 'failed', `${inline ? '' : 'resolver:'}not-at-provider`);
       return null;
     }
-    await this.store.settle(row, payment as unknown as JsonObject, payment.status, cause);
+    await this.store.settle(row, payment, payment.status, cause);
     return payment;
   }
 
-  private async rowOf(tenantId: string, token: string): Promise<CardResource> {
+  private async rowOf(tenantId: string, token: string): Promise<CardRow<'payment'>> {
     const row = await this.store.owned(tenantId, 'payment', token);
     if (row) return row;
     // Not made through Portico (or before it kept rows): the provider says whether it is this merchant's.
@@ -231,7 +193,7 @@ function causeOf(error: unknown): string {
       : 'upstream-failed';
 }
 
-function outcomeNotKnown(row: CardResource): ProblemException {
+function outcomeNotKnown(row: CardRow<'payment'>): ProblemException {
   return new ProblemException({
     status: 409,
     type: 'urn:portico:problem:outcome-unknown',

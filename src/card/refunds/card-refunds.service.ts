@@ -1,13 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { components } from '../../generated/card.js';
-import type { JsonObject } from '../../platform/common/json.js';
-import type { ProblemException } from '../../platform/errors/problem.js';
-import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
 import { isUuid } from '../../shared/uuid.js';
-import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
 import { CardPaymentsService } from '../payments/card-payments.service.js';
-import type { CardResource } from '../store/card-resource.entity.js';
-import { CardStore } from '../store/card-store.service.js';
+import { CardStore, type CardRow } from '../store/card-store.service.js';
 import { REFUND_FAILED, refundFailedProblem } from './refund-failed.js';
 
 export type ProviderRefund = components['schemas']['Refund'];
@@ -33,46 +28,31 @@ export class CardRefundsService {
       parentToken: paymentToken,
       amount: (form.amount as number | undefined) ?? null,
     });
-    await bindIdempotentResource(`/v1/card/refunds/${row.id}`);
-    let refund: ProviderRefund;
-    try {
-      refund = await this.store.call(tenantId, 'createRefund', { form }, row);
-    } catch (error) {
-      if (!outcomeUnknown(error)) {
-        await this.store.transition(row, 'failed', 'upstream-refused');
-        throw error;
-      }
-      await this.store.transition(row, 'unknown', 'upstream-outcome-unknown');
-      const found = await this.lookup(row).catch(() => undefined);
-      await this.refreshPayment(tenantId, paymentToken);
-      if (found === undefined)
-        throw inDoubtProblem(error as ProblemException, {
-          refundId: row.id,
-          resource: `/v1/card/refunds/${row.id}`,
-        });
-      if (found === null) throw error;
-      // The refund-failing test cards answer 5xx and record a Failed refund.
-      if (found.status === REFUND_FAILED) throw refundFailedProblem(row);
-      return found;
-    }
-    await this.store.settle(
-      row,
-      refund as unknown as JsonObject,
-      refund.status,
-      'upstream-created',
-    );
-    await this.refreshPayment(tenantId, paymentToken);
-    return refund;
+    return this.store.create(row, {
+      resource: `/v1/card/refunds/${row.id}`,
+      names: () => ({ refundId: row.id }),
+      send: () => this.store.call(tenantId, 'createRefund', { form }, row),
+      settle: async (refund) => {
+        await this.store.settle(row, refund, refund.status, 'upstream-created');
+        await this.refreshPayment(tenantId, paymentToken);
+      },
+      lookup: async () => {
+        const found = await this.lookup(row).catch(() => undefined);
+        await this.refreshPayment(tenantId, paymentToken);
+        // The refund-failing test cards answer 5xx and record a Failed refund.
+        if (found?.status === REFUND_FAILED) throw refundFailedProblem(row);
+        return found;
+      },
+    });
   }
 
   async get(tenantId: string, id: string): Promise<ProviderRefund> {
-    let row: CardResource | undefined;
     if (isUuid(id)) {
-      row = await this.store.byId(tenantId, 'refund', id);
+      const row = await this.store.byId(tenantId, 'refund', id);
       if (!row.data) throw this.store.notKnownYet('refund', row);
-      return row.data as unknown as ProviderRefund;
+      return row.data;
     }
-    row = await this.store.owned(tenantId, 'refund', id);
+    const row = await this.store.owned(tenantId, 'refund', id);
     const refund = await this.store.call(
       tenantId,
       'retrieveRefund',
@@ -80,7 +60,9 @@ export class CardRefundsService {
       row,
     );
     if (!row)
-      await this.store.adopt(tenantId, 'refund', refund as unknown as JsonObject, refund.status);
+      await this.store.adopt(tenantId, 'refund', refund, refund.status, {
+        parentToken: refund.payment ?? null,
+      });
     return refund;
   }
 
@@ -90,16 +72,16 @@ export class CardRefundsService {
     return this.store.call(tenantId, 'listRefunds', { query });
   }
 
-  /** Settles refunds in doubt, each under a lease. */
-  resolveInDoubt(olderThanMs: number): Promise<number> {
-    return this.store.settleInDoubt('refund', olderThanMs, (row) => this.lookup(row));
+  /** Settles one refund in doubt (the resolver): among its payment's refunds. */
+  settleInDoubt(row: CardRow<'refund'>): Promise<unknown> {
+    return this.lookup(row);
   }
 
   /**
    * The refund of this row at the provider: among the payment's refunds, the newest one of the row's
    * amount (any, when the row has none) that no Portico row holds. null when there is none.
    */
-  private async lookup(row: CardResource): Promise<ProviderRefund | null> {
+  private async lookup(row: CardRow<'refund'>): Promise<ProviderRefund | null> {
     const page = await this.store.call(
       row.tenantId,
       'listRefunds',
@@ -111,12 +93,7 @@ export class CardRefundsService {
       await this.store.transition(row, 'failed', 'not-at-provider');
       return null;
     }
-    await this.store.settle(
-      row,
-      refund as unknown as JsonObject,
-      refund.status,
-      'found-at-provider',
-    );
+    await this.store.settle(row, refund, refund.status, 'found-at-provider');
     return refund;
   }
 

@@ -1,6 +1,6 @@
 import { ProblemException } from '../../platform/errors/problem.js';
 import { facade } from '../common/card-api.js';
-import type { CardResource } from '../store/card-resource.entity.js';
+import type { CardRow } from '../store/card-store.service.js';
 
 /** The status the provider gives a refund it recorded but did not carry out. */
 export const REFUND_FAILED = 'Failed';
@@ -10,7 +10,7 @@ export const REFUND_FAILED = 'Failed';
  * problem names the refund so that the app can read it; built from the row alone, so that a repeat
  * with the same Idempotency-Key answers exactly this.
  */
-export function refundFailedProblem(row: CardResource): ProblemException {
+export function refundFailedProblem(row: CardRow<'refund'>): ProblemException {
   const refundId = row.token ?? row.id;
   const resource = `/v1/card/refunds/${refundId}`;
   return new ProblemException({
@@ -29,5 +29,5 @@ export function refundFailedProblem(row: CardResource): ProblemException {
 }
 
 /** How a repeat of a refund's creation answers it: the refund, or the problem of a failed one. */
-export const refundView = (row: CardResource) =>
+export const refundView = (row: CardRow<'refund'>) =>
   row.status === REFUND_FAILED ? refundFailedProblem(row) : facade('Refund', row.data);

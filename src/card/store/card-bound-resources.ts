@@ -4,18 +4,20 @@ import { facade } from '../common/card-api.js';
 import { irisView } from '../iris/card-iris.service.js';
 import { refundView } from '../refunds/refund-failed.js';
 import { walletView } from '../wallets/wallet-tokenization.js';
-import type { CardResource, CardResourceKind } from './card-resource.entity.js';
-import { CardStore } from './card-store.service.js';
+import { CardStore, type CardKind, type CardRow } from './card-store.service.js';
+
+/** How a repeat of a card write answers its row once settled. */
+type View<K extends CardKind> = (row: CardRow<K>) => unknown;
 
 /** Where each card write binds its Idempotency-Key, and how its answer shows the row. */
-const BOUND: [prefix: string, kind: CardResourceKind, view: (row: CardResource) => unknown][] = [
-  ['/v1/card/payments/', 'payment', (row) => facade('Payment', row.data)],
-  ['/v1/card/refunds/', 'refund', refundView],
-  ['/v1/card/customers/', 'customer', (row) => facade('Customer', row.data)],
-  ['/v1/card/notifications/', 'notification', (row) => facade('Notification', row.data)],
-  ['/v1/card/iris/sessions/', 'iris_session', irisView],
-  ['/v1/card/wallets/tokenizations/', 'wallet_token', walletView],
-];
+const BOUND: { [K in CardKind]?: [prefix: string, view: View<K>] } = {
+  payment: ['/v1/card/payments/', (row) => facade('Payment', row.data)],
+  refund: ['/v1/card/refunds/', refundView],
+  customer: ['/v1/card/customers/', (row) => facade('Customer', row.data)],
+  notification: ['/v1/card/notifications/', (row) => facade('Notification', row.data)],
+  iris_session: ['/v1/card/iris/sessions/', irisView],
+  wallet_token: ['/v1/card/wallets/tokenizations/', walletView],
+};
 
 /** Lets a repeat of a card write whose outcome was unknown answer the row once the resolver settled it. */
 @Injectable()
@@ -26,10 +28,16 @@ export class CardBoundResources implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    for (const [prefix, kind, view] of BOUND)
-      this.resources.register({
-        prefix,
-        read: (tenantId, id) => this.store.boundState(tenantId, kind, id, view),
-      });
+    for (const kind of Object.keys(BOUND) as CardKind[]) this.bind(kind);
+  }
+
+  private bind<K extends CardKind>(kind: K): void {
+    const bound = BOUND[kind];
+    if (!bound) return;
+    const [prefix, view] = bound;
+    this.resources.register({
+      prefix,
+      read: (tenantId, id) => this.store.boundState(tenantId, kind, id, view),
+    });
   }
 }

@@ -1,13 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import type { components } from '../../generated/card.js';
-import type { JsonObject } from '../../platform/common/json.js';
-import type { ProblemException } from '../../platform/errors/problem.js';
+import { ProblemException } from '../../platform/errors/problem.js';
 import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
 import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
-import type { CardResource } from '../store/card-resource.entity.js';
-import { CardStore } from '../store/card-store.service.js';
+import { CardStore, type CardRow } from '../store/card-store.service.js';
 
 export type DomainList = components['schemas']['DeviceWalletDomainList'];
+
+/** What a domain's row keeps: the provider's item (its name as `token` too), and why it was deleted. */
+export type WalletDomainData = Partial<components['schemas']['DeviceWalletDomain']> & {
+  domain_name: string;
+  token?: string;
+  deletion_reason?: string;
+};
+
+type DomainRow = CardRow<'wallet_domain'>;
 
 const RESOURCE = '/v1/card/wallets/domains';
 
@@ -27,7 +34,7 @@ export class CardWalletDomainsService {
   async register(tenantId: string, form: Record<string, unknown>): Promise<DomainList> {
     const names = namesOf(form);
     const rows = await this.rowsOf(tenantId);
-    const fresh: CardResource[] = [];
+    const fresh: DomainRow[] = [];
     // A domain deleted earlier keeps its row (and history): only a name never held gets a new one.
     for (const name of names)
       if (!rows.some((row) => row.token === name))
@@ -64,7 +71,7 @@ export class CardWalletDomainsService {
     for (const row of rows)
       await this.store.settle(
         row,
-        { ...row.data, deletion_reason: form.reason as string } as JsonObject,
+        { domain_name: row.token ?? '', ...row.data, deletion_reason: form.reason as string },
         'deleted',
         'deleted-by-app',
       );
@@ -81,7 +88,7 @@ export class CardWalletDomainsService {
   /** A write whose answer was lost leaves its new rows `unknown`; the next list settles them. */
   private async call(
     tenantId: string,
-    fresh: CardResource[],
+    fresh: DomainRow[],
     write: () => Promise<DomainList>,
   ): Promise<DomainList> {
     try {
@@ -94,8 +101,8 @@ export class CardWalletDomainsService {
           unknown ? 'unknown' : 'failed',
           unknown ? 'upstream-outcome-unknown' : 'upstream-refused',
         );
-      if (!unknown) throw error;
-      throw inDoubtProblem(error as ProblemException, { resource: RESOURCE });
+      if (!unknown || !(error instanceof ProblemException)) throw error;
+      throw inDoubtProblem(error, { resource: RESOURCE });
     }
   }
 
@@ -105,7 +112,7 @@ export class CardWalletDomainsService {
     const rows = await this.rowsOf(tenantId);
     const held = new Set(rows.filter((row) => row.token).map((row) => row.token as string));
     for (const row of rows) {
-      const name = row.token ?? (row.data?.domain_name as string | undefined) ?? '';
+      const name = row.token ?? row.data?.domain_name ?? '';
       const item = listed.get(name);
       if (row.status === 'registered' && !item)
         await this.store.transition(row, 'deleted', 'not-at-provider');
@@ -120,7 +127,7 @@ export class CardWalletDomainsService {
         await this.store.adopt(tenantId, 'wallet_domain', { ...item, token: name }, 'registered');
   }
 
-  private async rowsOf(tenantId: string): Promise<CardResource[]> {
+  private async rowsOf(tenantId: string): Promise<DomainRow[]> {
     return this.store.ofKind(tenantId, 'wallet_domain');
   }
 }

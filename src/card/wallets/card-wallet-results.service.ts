@@ -2,19 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
-import type { JsonObject } from '../../platform/common/json.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
 import { signedResultRefused } from '../common/signed-result-refused.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { verifyIrisHash } from '../../shared/iris/iris-hash.js';
 import { CardCredentialsService } from '../../access/merchant-credentials/card-credentials.service.js';
-import type { CardResource } from '../store/card-resource.entity.js';
-import { CardStore } from '../store/card-store.service.js';
-import {
-  walletCallbackUrlOf,
-  walletReferenceDigest,
-  type WalletTokenizationData,
-} from './wallet-tokenization.js';
+import { CardStore, type CardRow } from '../store/card-store.service.js';
+import { walletCallbackUrlOf, walletData, walletReferenceDigest } from './wallet-tokenization.js';
+
+type WalletRow = CardRow<'wallet_token'>;
 
 const REFERENCE = /^[A-Za-z0-9_-]{43}$/;
 const CARD_TOKEN = /^ctn_[A-Za-z0-9]{1,60}$/;
@@ -39,7 +35,7 @@ export class CardWalletResultsService {
 
   /** The card token the message's signature vouches for, or undefined (the refusal logged). */
   async verifiedToken(
-    row: CardResource,
+    row: WalletRow,
     reference: string,
     message: Record<string, unknown>,
     via: WalletArrival,
@@ -63,21 +59,20 @@ export class CardWalletResultsService {
   }
 
   /** Records the verified card token: from now on (and only now) the app may charge it. */
-  async verified(row: CardResource, cardToken: string, via: WalletArrival): Promise<void> {
-    const data = { ...(row.data as unknown as WalletTokenizationData), token: cardToken };
+  async verified(row: WalletRow, cardToken: string, via: WalletArrival): Promise<void> {
     await this.store.settle(
       row,
-      data as unknown as JsonObject,
+      walletData(row, { token: cardToken }),
       'verified',
       `signature-valid:${via}`,
     );
   }
 
   /** The PAN-only result the payer's browser posts to Portico's callback_url. */
-  async receive(reference: string, message: Record<string, unknown>): Promise<CardResource> {
+  async receive(reference: string, message: Record<string, unknown>): Promise<WalletRow> {
     const row = REFERENCE.test(reference)
       ? await this.store.byParent('wallet_token', walletReferenceDigest(reference))
-      : null;
+      : undefined;
     if (!row) {
       this.securityEvent('wallet-unknown-tokenization', 'callback');
       throw new ProblemException({
@@ -94,8 +89,12 @@ export class CardWalletResultsService {
     else if (row.status === 'expired') {
       // Kept on the row, so that a charge of this late card token is refused without the provider.
       if (!row.token) {
-        const data = { ...(row.data as unknown as WalletTokenizationData), token: cardToken };
-        await this.store.settle(row, data as unknown as JsonObject, 'expired', 'late-result');
+        await this.store.settle(
+          row,
+          walletData(row, { token: cardToken }),
+          'expired',
+          'late-result',
+        );
       }
       throw new ProblemException({
         status: 409,
@@ -112,7 +111,7 @@ export class CardWalletResultsService {
     return row;
   }
 
-  private securityEvent(event: string, via: WalletArrival, row?: CardResource): void {
+  private securityEvent(event: string, via: WalletArrival, row?: WalletRow): void {
     this.logger.warn(
       { security: event, via, tenantId: row?.tenantId, tokenizationId: row?.id },
       'wallet result refused: nothing was recorded as chargeable',

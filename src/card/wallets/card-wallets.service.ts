@@ -1,13 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { components } from '../../generated/card.js';
 import { randomBytes } from 'node:crypto';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
-import type { JsonObject } from '../../platform/common/json.js';
 import { ProblemException } from '../../platform/errors/problem.js';
-import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
-import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
 import { UPSTREAM_PROBLEM_TYPES } from '../../platform/errors/upstream-problems.js';
-import { CardStore } from '../store/card-store.service.js';
+import { CardStore, type CardRow } from '../store/card-store.service.js';
 import type { WalletTokenizationView } from './card-wallets.dto.js';
 import { CardWalletResultsService } from './card-wallet-results.service.js';
 import type { WalletTokenizationRequest } from './wallet-body.pipe.js';
@@ -18,6 +16,8 @@ import {
   walletView,
   type WalletTokenizationData,
 } from './wallet-tokenization.js';
+
+type WebWalletTokenization = components['schemas']['WebWalletTokenization'];
 
 /**
  * Web-wallet tokenisations the app asks for. Portico calls the provider with the tenant's public key
@@ -44,9 +44,8 @@ export class CardWalletsService {
     const row = await this.store.begin(tenantId, 'wallet_token', {
       amount: request.form.amount as number,
       parentToken: walletReferenceDigest(reference),
-      data: base as unknown as JsonObject,
+      data: base,
     });
-    await bindIdempotentResource(`/v1/card/wallets/tokenizations/${row.id}`);
     const form = {
       currency: 'EUR',
       ...request.form,
@@ -54,36 +53,41 @@ export class CardWalletsService {
       sandbox: this.config.mode === 'sandbox' ? 1 : 0,
       uuid: row.id,
     };
-    let answer;
-    try {
-      answer = await this.store.call(tenantId, 'tokenizeWebWallet', { form }, row, {
-        publicKey: true,
-      });
-    } catch (error) {
-      if (!outcomeUnknown(error)) {
-        await this.store.transition(row, 'failed', 'upstream-refused');
-        throw error;
-      }
-      // The provider keeps no lookup of tokenisations: a card token it may have made is never verified.
-      await this.store.transition(row, 'unknown', 'upstream-outcome-unknown');
-      throw inDoubtProblem(error as ProblemException, {
-        tokenizationId: row.id,
-        resource: `/v1/card/wallets/tokenizations/${row.id}`,
-      });
-    }
+    // The provider keeps no lookup of tokenisations: a card token it may have made is never verified.
+    await this.store.create(row, {
+      resource: `/v1/card/wallets/tokenizations/${row.id}`,
+      names: () => ({ tokenizationId: row.id }),
+      send: () =>
+        this.store.call(tenantId, 'tokenizeWebWallet', { form }, row, { publicKey: true }),
+      settle: (answer) => this.answered(row, reference, base, answer),
+    });
+    return walletView(row);
+  }
+
+  /** Takes the provider's answer: a form for the payer, or a card token once its signature is verified. */
+  private async answered(
+    row: CardRow<'wallet_token'>,
+    reference: string,
+    base: WalletTokenizationData,
+    answer: WebWalletTokenization,
+  ): Promise<void> {
     const data: WalletTokenizationData = { ...base, md: answer.data.md, flow: answer.flow };
     if (answer.flow === 'form') {
-      const pending = { ...data, form: answer.data.payload ?? '' };
-      await this.store.settle(row, pending as unknown as JsonObject, 'pending', 'upstream-form');
-      return walletView(row);
+      await this.store.settle(
+        row,
+        { ...data, form: answer.data.payload ?? '' },
+        'pending',
+        'upstream-form',
+      );
+      return;
     }
-    row.data = data as unknown as JsonObject;
+    row.data = data;
     const cardToken = await this.results.verifiedToken(row, reference, answer.data, 'answer');
     if (!cardToken) {
       // The card token it names is kept as rejected: a charge of it is refused without the provider.
       const claimed = { ...data, token: answer.data.token ?? null };
       await this.store
-        .settle(row, claimed as unknown as JsonObject, 'rejected', 'signature-invalid')
+        .settle(row, claimed, 'rejected', 'signature-invalid')
         .catch(() => this.store.transition(row, 'rejected', 'signature-invalid'));
       throw new ProblemException({
         status: 502,
@@ -98,7 +102,6 @@ export class CardWalletsService {
       });
     }
     await this.results.verified(row, cardToken, 'answer');
-    return walletView(row);
   }
 
   async get(tenantId: string, id: string): Promise<WalletTokenizationView> {

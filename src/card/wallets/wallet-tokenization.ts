@@ -1,17 +1,21 @@
 import { createHash } from 'node:crypto';
 import { ProblemException } from '../../platform/errors/problem.js';
 import type { AppConfig } from '../../platform/config/app-config.js';
-import type { CardResource } from '../store/card-resource.entity.js';
+import type { CardRow } from '../store/card-store.service.js';
 import type { WalletTokenizationView } from './card-wallets.dto.js';
 
 /** What a wallet tokenisation row keeps besides its status and card token. */
-export interface WalletTokenizationData {
+export type WalletTokenizationData = {
   flow?: 'direct' | 'form';
   md: string;
   return_url: string;
   form?: string;
   payment?: string;
-}
+  /** The card token the provider named (kept on a rejected or late result, never chargeable then). */
+  token?: string | null;
+};
+
+type WalletRow = CardRow<'wallet_token'>;
 
 /** How long a PAN-only tokenisation waits for the payer (the provider's card token lifetime). */
 export const WALLET_PENDING_MS = 15 * 60_000;
@@ -23,25 +27,26 @@ export const walletReferenceDigest = (reference: string) =>
 export const walletCallbackUrlOf = (config: AppConfig, reference: string) =>
   `${config.http.publicBaseUrl}/v1/card/wallets/callback/${reference}`;
 
-export function walletView(row: CardResource): WalletTokenizationView {
-  const data = row.data ?? {};
-  const text = (field: keyof WalletTokenizationData) => {
-    const value = data[field];
-    return typeof value === 'string' ? value : undefined;
-  };
-  const flow = text('flow');
+/** A tokenisation's data with `changes` (its row holds the app's md and return_url from its start). */
+export const walletData = (
+  row: WalletRow,
+  changes: Partial<WalletTokenizationData>,
+): WalletTokenizationData => ({ md: '', return_url: '', ...row.data, ...changes });
+
+export function walletView(row: WalletRow): WalletTokenizationView {
+  const data: Partial<WalletTokenizationData> = row.data ?? {};
   const chargeable = row.status === 'verified' || row.status === 'charged';
   return {
     id: row.id,
     status: row.status,
-    flow: flow === 'direct' || flow === 'form' ? flow : null,
+    flow: data.flow ?? null,
     cardToken: chargeable ? row.token : null,
-    form: row.status === 'pending' ? (text('form') ?? null) : null,
+    form: row.status === 'pending' ? (data.form ?? null) : null,
     amount: row.amount ?? 0,
     currency: 'EUR',
-    md: text('md') ?? '',
-    paymentId: text('payment') ?? null,
-    returnUrl: text('return_url') ?? '',
+    md: data.md ?? '',
+    paymentId: data.payment ?? null,
+    returnUrl: data.return_url ?? '',
   };
 }
 
@@ -49,9 +54,9 @@ export function walletView(row: CardResource): WalletTokenizationView {
  * A card token of a wallet tokenisation is charged through Portico only once Portico verified the
  * provider's signature over it, and only once: anything else is refused before the provider is called.
  */
-export function walletChargeRefusal(row: CardResource): ProblemException | undefined {
+export function walletChargeRefusal(row: WalletRow): ProblemException | undefined {
   if (row.status === 'verified') return undefined;
-  const payment = (row.data as Partial<WalletTokenizationData> | null)?.payment;
+  const payment = row.data?.payment;
   if (row.status === 'charged')
     return new ProblemException({
       status: 409,

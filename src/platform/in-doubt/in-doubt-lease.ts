@@ -6,10 +6,10 @@ import type { EntityManager } from 'typeorm';
  */
 export async function leaseInDoubt(
   manager: EntityManager,
-  table: 'consents' | 'payments' | 'card_resources',
+  table: string,
   olderThanMs: number,
   limit = 20,
-  /** card_resources: only rows of this kind. */
+  /** provider_resources: only rows of this kind. */
   kind?: string,
 ): Promise<string[]> {
   // TypeORM answers an UPDATE … RETURNING with [rows, affected].

@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 
 /** Which rows of a table a part of the sync reads: its kinds, in a status not final, younger than its lifetime. */
 export interface PendingRows {
-  table: 'card_resources';
+  table: 'provider_resources';
   kinds: readonly string[];
   statuses: readonly string[];
   lifetimeMs: number;

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { QueryFailedError, type Repository } from 'typeorm';
 import { AccessLogService } from '../../audit/trail/access-log.service.js';
 import { StatusHistoryService } from '../../audit/trail/status-history.service.js';
-import { CardResource } from '../../card/store/card-resource.entity.js';
+import { ProviderResource } from '../../provider-ledger/provider-resource.entity.js';
 import type { JsonObject } from '../../platform/common/json.js';
 import type { ProblemException } from '../../platform/errors/problem.js';
 import { leaseInDoubt } from '../../platform/in-doubt/in-doubt-lease.js';
@@ -31,7 +31,7 @@ export interface PosRowData extends JsonObject {
 }
 
 /**
- * Portico's record of POS transactions, on the card side's table (`card_resources`, kinds pos_payment and
+ * Portico's record of POS transactions, in the provider-resource ledger's table (`provider_resources`, kinds pos_payment and
  * pos_void; `token` is the transaction_id, `parent_token` a void's original): the row is written before
  * the provider is called, its status history and webhooks follow each change, and every provider call is
  * written ahead in the access log and completed after it.
@@ -39,7 +39,7 @@ export interface PosRowData extends JsonObject {
 @Injectable()
 export class PosStore {
   constructor(
-    @InjectRepository(CardResource) private readonly rows: Repository<CardResource>,
+    @InjectRepository(ProviderResource) private readonly rows: Repository<ProviderResource>,
     private readonly history: StatusHistoryService,
     private readonly accessLog: AccessLogService,
     readonly client: PosClient,
@@ -51,7 +51,7 @@ export class PosStore {
     kind: PosKind,
     transactionId: string,
     request: JsonObject,
-  ): Promise<CardResource | undefined> {
+  ): Promise<ProviderResource | undefined> {
     const row = this.rows.create({
       id: randomUUID(),
       tenantId,
@@ -65,7 +65,7 @@ export class PosStore {
     });
     try {
       await this.rows.manager.transaction(async (manager) => {
-        await manager.insert(CardResource, row as never);
+        await manager.insert(ProviderResource, row as never);
         await this.history.append(this.subject(row), null, 'creating', 'created', manager);
       });
     } catch (error) {
@@ -80,7 +80,7 @@ export class PosStore {
   }
 
   /** The tenant's row of a transaction_id (payment or void), if any. */
-  byTransactionId(tenantId: string, transactionId: string): Promise<CardResource | null> {
+  byTransactionId(tenantId: string, transactionId: string): Promise<ProviderResource | null> {
     return this.rows
       .createQueryBuilder('r')
       .where('r.tenant_id = :tenantId AND r.token = :transactionId', { tenantId, transactionId })
@@ -88,16 +88,16 @@ export class PosStore {
       .getOne();
   }
 
-  async byId(id: string): Promise<CardResource | undefined> {
+  async byId(id: string): Promise<ProviderResource | undefined> {
     return (await this.rows.findOneBy({ id })) ?? undefined;
   }
 
-  reload(row: CardResource): Promise<CardResource> {
+  reload(row: ProviderResource): Promise<ProviderResource> {
     return this.rows.findOneByOrFail({ id: row.id });
   }
 
   /** Takes the provider's answer: the result and its status (with history and webhook). */
-  async settle(row: CardResource, result: JsonObject, cause: string): Promise<void> {
+  async settle(row: ProviderResource, result: JsonObject, cause: string): Promise<void> {
     const data = { ...(row.data as PosRowData), result };
     await this.rows.update({ id: row.id }, { data: data as never });
     row.data = data;
@@ -105,26 +105,32 @@ export class PosStore {
   }
 
   /** The provider refused it: kept with the refusal, status `failed`. */
-  async refuse(row: CardResource, refusal: JsonObject): Promise<void> {
+  async refuse(row: ProviderResource, refusal: JsonObject): Promise<void> {
     const data = { ...(row.data as PosRowData), refusal };
     await this.rows.update({ id: row.id }, { data: data as never });
     row.data = data;
     await this.transition(row, 'failed', `upstream-refused:${String(refusal.code)}`);
   }
 
-  transition(row: CardResource, to: string, cause: string): Promise<boolean> {
-    return this.history.transition(CardResource, row.kind as PosKind, row, to, cause);
+  transition(row: ProviderResource, to: string, cause: string): Promise<boolean> {
+    return this.history.transition(ProviderResource, row.kind as PosKind, row, to, cause);
   }
 
   /** Works the POS rows left in doubt, each under a lease (one replica per row). */
   async settleInDoubt(
     olderThanMs: number,
-    settle: (row: CardResource) => Promise<unknown>,
+    settle: (row: ProviderResource) => Promise<unknown>,
   ): Promise<number> {
     let worked = 0;
     for (const kind of ['pos_payment', 'pos_void'] as const)
       for (;;) {
-        const ids = await leaseInDoubt(this.rows.manager, 'card_resources', olderThanMs, 20, kind);
+        const ids = await leaseInDoubt(
+          this.rows.manager,
+          'provider_resources',
+          olderThanMs,
+          20,
+          kind,
+        );
         if (ids.length === 0) break;
         worked += ids.length;
         for (const id of ids)
@@ -142,7 +148,7 @@ export class PosStore {
     tenantId: string,
     operation: O,
     request: PosRequest,
-    row?: CardResource,
+    row?: ProviderResource,
   ): Promise<UpstreamAnswer<PosAnswer<O>>> {
     const started = performance.now();
     const logId = await this.accessLog.begin({
@@ -174,7 +180,7 @@ export class PosStore {
     return answer;
   }
 
-  private subject(row: CardResource) {
+  private subject(row: ProviderResource) {
     return { kind: row.kind as PosKind, id: row.id, tenantId: row.tenantId };
   }
 }

@@ -22,7 +22,7 @@ export class PosTransactionSync implements OnModuleInit {
     this.parts.register({
       name: 'pos-transactions',
       pending: {
-        table: 'card_resources',
+        table: 'provider_resources',
         kinds: ['pos_payment', 'pos_void'],
         statuses: ['unknown'],
         lifetimeMs: POS_SYNC_LIFETIME_MS,

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { CardResource } from '../../card/store/card-resource.entity.js';
+import type { ProviderResource } from '../../provider-ledger/provider-resource.entity.js';
 import type { JsonObject } from '../../platform/common/json.js';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
@@ -75,7 +75,7 @@ export class PosTransactionsService {
   }
 
   /** Settles a row left in doubt (the resolver): by reading it at the provider. */
-  async resolve(row: CardResource): Promise<void> {
+  async resolve(row: ProviderResource): Promise<void> {
     if (this.inFlight.has(row.id)) return;
     await this.lookup(row, 'resolver');
   }
@@ -106,7 +106,7 @@ export class PosTransactionsService {
   }
 
   /** Sends the transaction and settles its row; never rejects (its outcome is an Outcome). */
-  private async send(row: CardResource): Promise<Outcome> {
+  private async send(row: ProviderResource): Promise<Outcome> {
     const request = (row.data as PosRowData).request;
     let answer: UpstreamAnswer<unknown>;
     try {
@@ -128,7 +128,7 @@ export class PosTransactionsService {
   }
 
   /** What the provider answered, stored. */
-  private async answered(row: CardResource, answer: UpstreamAnswer<unknown>): Promise<Outcome> {
+  private async answered(row: ProviderResource, answer: UpstreamAnswer<unknown>): Promise<Outcome> {
     if (answer.status === 200) {
       const result = answer.data as JsonObject;
       await this.store.settle(row, result, 'upstream-answered');
@@ -145,7 +145,7 @@ export class PosTransactionsService {
   }
 
   /** The call failed in the seam: certainly not sent (failed), or in doubt and looked up by its id. */
-  private async unanswered(row: CardResource, error: unknown): Promise<Outcome> {
+  private async unanswered(row: ProviderResource, error: unknown): Promise<Outcome> {
     if (!outcomeUnknown(error)) {
       await this.store.transition(row, 'failed', 'upstream-not-sent').catch(() => undefined);
       return { problem: error as ProblemException };
@@ -156,7 +156,7 @@ export class PosTransactionsService {
   }
 
   /** The row's outcome as stored, or read from the provider while it is in flight. */
-  private async current(row: CardResource): Promise<Outcome> {
+  private async current(row: ProviderResource): Promise<Outcome> {
     const data = row.data as PosRowData;
     if (row.status === 'failed')
       return {
@@ -173,7 +173,7 @@ export class PosTransactionsService {
    * settled; unknown to the provider once Portico's call is over, it was never made; otherwise it is
    * still in flight. A failed read throws (still in doubt).
    */
-  private async lookup(row: CardResource, cause: string): Promise<Outcome> {
+  private async lookup(row: ProviderResource, cause: string): Promise<Outcome> {
     const answer = await this.store.call(
       row.tenantId,
       'getPosTransaction',
@@ -220,7 +220,7 @@ export class PosTransactionsService {
     }
   }
 
-  private reply(row: CardResource, outcome: Outcome | undefined): PosReply {
+  private reply(row: ProviderResource, outcome: Outcome | undefined): PosReply {
     const location = `${POS_TRANSACTIONS}${row.token as string}`;
     if (outcome && 'problem' in outcome) throw outcome.problem;
     if (outcome && 'result' in outcome) return { status: 200, body: outcome.result, location };
@@ -246,7 +246,7 @@ export class PosTransactionsService {
   }
 }
 
-const ageMs = (row: CardResource) => Date.now() - row.createdAt.getTime();
+const ageMs = (row: ProviderResource) => Date.now() - row.createdAt.getTime();
 
 function sameRequest(a: JsonObject, b: JsonObject): boolean {
   const canonical = (value: JsonObject) =>

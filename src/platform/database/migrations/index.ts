@@ -16,6 +16,7 @@ import { SealedWebhookSecrets1795450000000 } from './1795450000000-SealedWebhook
 import { FairWebhookDelivery1795697863078 } from './1795697863078-FairWebhookDelivery.js';
 import { AccessLogDeadline1795697933516 } from './1795697933516-AccessLogDeadline.js';
 import { ProviderSync1795701994739 } from './1795701994739-ProviderSync.js';
+import { ProviderResources1795710000000 } from './1795710000000-ProviderResources.js';
 
 export const MIGRATIONS = [
   Initial1795216535010,
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   FairWebhookDelivery1795697863078,
   AccessLogDeadline1795697933516,
   ProviderSync1795701994739,
+  ProviderResources1795710000000,
 ];

@@ -1,53 +1,51 @@
-import type { JsonObject } from '../../platform/common/json.js';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import type { SubjectKind } from '../../audit/trail/status-change.entity.js';
+import type { SubjectKind } from '../audit/trail/status-change.entity.js';
 
-export const CARD_RESOURCE_KINDS = [
-  'payment',
-  'refund',
-  'customer',
-  'notification',
-  'iris_session',
-  // the marketplace (src/card/marketplace)
-  'seller',
-  'transfer',
-  'reversal',
-  'payout',
-  // POS transactions (src/pos/): `token` is the transaction_id, `parent_token` a void's original.
-  'pos_payment',
-  'pos_void',
-  // wallets (src/card/wallets): a web-wallet tokenisation (`token` its ctn_), a device-wallet domain
-  // (`token` the domain name, in lower case).
-  'wallet_token',
-  'wallet_domain',
-] as const;
-export type CardResourceKind = (typeof CARD_RESOURCE_KINDS)[number];
+/**
+ * A JSON object as the `data` column holds it: a JsonObject, spelled so that TypeORM's typed writes
+ * (insert, update) take it as it is.
+ */
+export type ProviderData = { [key: string]: NonNullable<unknown> | null | undefined };
 
-/** The kind of a card resource's status history (status_changes.subject_kind). */
-export const CARD_SUBJECT_KINDS: Record<CardResourceKind, SubjectKind> = {
+/**
+ * The kinds of rows the ledger's shared table holds, each with the kind of its status history
+ * (status_changes.subject_kind, which names its webhook event). What a kind's `data` holds is its
+ * capability's declaration (ResourceStore's kind map).
+ */
+export const PROVIDER_RESOURCE_SUBJECTS = {
+  // card (src/card)
   payment: 'card_payment',
   refund: 'card_refund',
   customer: 'card_customer',
   notification: 'notification',
   iris_session: 'iris_session',
+  // the marketplace (src/card/marketplace)
   seller: 'card_seller',
   transfer: 'card_transfer',
   reversal: 'card_reversal',
   payout: 'card_payout',
+  // POS transactions (src/pos/): `token` is the transaction_id, `parent_token` a void's original.
   pos_payment: 'pos_payment',
   pos_void: 'pos_void',
+  // wallets (src/card/wallets): a web-wallet tokenisation (`token` its ctn_), a device-wallet domain
+  // (`token` the domain name, in lower case).
   wallet_token: 'wallet_token',
   wallet_domain: 'wallet_domain',
-};
+} as const satisfies Record<string, SubjectKind>;
+export type ProviderResourceKind = keyof typeof PROVIDER_RESOURCE_SUBJECTS;
+export const PROVIDER_RESOURCE_KINDS = Object.keys(
+  PROVIDER_RESOURCE_SUBJECTS,
+) as ProviderResourceKind[];
 
 /**
- * Portico's own row of a card payment, refund or customer a tenant made: whose it is (tenant
- * isolation), the provider's id once known, its status (with history in status_changes), and the
- * provider's last answer as the app saw it (the masked card object only: a card number or CVV never
- * reaches this table). Written before the provider is called, so that a write whose outcome is unknown
- * is in doubt here (`creating`, `unknown`) until the resolver settles it.
+ * Portico's own row of a resource a tenant made (or first saw) at a provider, for the capabilities that
+ * keep no table of their own (card, marketplace, wallets, POS): whose it is (tenant isolation), what it
+ * is (`kind`, declared by its capability), the provider's id once known, its status (with history in
+ * status_changes), and the provider's last answer as the app saw it (a card object masked: a card number
+ * or CVV never reaches this table). Written before the provider is called, so that a write whose outcome
+ * is unknown is in doubt here (`creating`, `unknown`) until the resolver settles it.
  */
-@Entity({ name: 'card_resources' })
+@Entity({ name: 'provider_resources' })
 @Index(['tenantId', 'kind', 'createdAt'])
 @Index(['tenantId', 'token'], { unique: true, where: 'token IS NOT NULL' })
 // The provider sync's look for pending rows that are due.
@@ -57,7 +55,7 @@ export const CARD_SUBJECT_KINDS: Record<CardResourceKind, SubjectKind> = {
   unique: true,
   where: "kind = 'payment' AND status <> 'failed'",
 })
-export class CardResource {
+export class ProviderResource {
   @PrimaryColumn({ type: 'uuid' })
   id: string;
 
@@ -65,15 +63,16 @@ export class CardResource {
   tenantId: string;
 
   @Column({ type: 'varchar', length: 16 })
-  kind: CardResourceKind;
+  kind: ProviderResourceKind;
 
-  /** The provider's id (`pmt_…`, `ref_…`, `cus_…`); null until it answered. */
+  /** The provider's id (`pmt_…`, `ref_…`, `cus_…`, a POS transaction_id); null until it answered. */
   @Column({ type: 'varchar', length: 64, nullable: true })
   token: string | null;
 
   /**
    * A refund's payment (`pmt_…`); an IRIS payment's source (`src_…`); an IRIS session's SHA-256 of the
-   * unguessable reference its callback and webhook addresses carry (the reference itself is never stored).
+   * unguessable reference its callback and webhook addresses carry (the reference itself is never
+   * stored); a POS void's original transaction.
    */
   @Column({ name: 'parent_token', type: 'varchar', length: 64, nullable: true })
   parentToken: string | null;
@@ -92,9 +91,9 @@ export class CardResource {
   @Column({ type: 'integer', nullable: true })
   amount: number | null;
 
-  /** The provider's last answer about it (snake_case, as sent; the card object masked). */
+  /** The provider's last answer about it (snake_case, as sent; a card object masked), or the capability's own record. */
   @Column({ type: 'jsonb', nullable: true })
-  data: JsonObject | null;
+  data: ProviderData | null;
 
   /** Until when a resolver replica works this row (writes in doubt only). */
   @Column({ name: 'resolver_lease_until', type: 'timestamptz', nullable: true })

@@ -1,0 +1,253 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, type FindOptionsWhere } from 'typeorm';
+import { AccessLogService, type AccessSubject } from '../audit/trail/access-log.service.js';
+import { StatusHistoryService } from '../audit/trail/status-history.service.js';
+import { ProblemException } from '../platform/errors/problem.js';
+import { bindIdempotentResource } from '../platform/idempotency/idempotency-binding.js';
+import { leaseInDoubt } from '../platform/in-doubt/in-doubt-lease.js';
+import { InDoubtSettlers } from '../platform/in-doubt/in-doubt-settlers.js';
+import {
+  failureOutcome,
+  inDoubtProblem,
+  outcomeUnknown,
+  type UpstreamAnswer,
+} from '../upstreams/http/upstream-caller.js';
+import type { LedgerRow, LedgerTable } from './ledger-table.js';
+
+/** What a capability brings to a write on an existing row (a capture); the ledger does the rest in one order. */
+export interface WriteSteps<R extends LedgerRow, T> {
+  /** The facade path the Idempotency-Key is bound to, and that a write in doubt tells the app to follow. */
+  resource: string;
+  /** How the in-doubt problem names the row besides `resource` (`{ paymentId: row.id }`). */
+  names(row: R): Record<string, string>;
+  /** The provider call (through ProviderLedger.call): its answer, or its refusal or the seam's failure thrown. */
+  send(): Promise<T>;
+  /** Takes the answer into the row: data and status (with history, and the event by the transition hook). */
+  settle(answer: T): Promise<void>;
+  /** The history cause of the row's move to `unknown` (default `upstream-outcome-unknown`). */
+  unknownCause?: string;
+}
+
+/** What a capability brings to the create sequence; the ledger does the rest in one order. */
+export interface CreateSteps<R extends LedgerRow, T> extends WriteSteps<R, T> {
+  /** The history cause of a write the provider certainly did not make (default `upstream-refused`). */
+  refusedCause?(error: unknown): string;
+  /**
+   * A look at the provider at once when the outcome is unknown (a handle such as a merchant_ref): the
+   * answer when found (the row settled), null when certainly not made (the row failed), undefined when
+   * still in doubt. Its own failures must answer undefined.
+   */
+  lookup?(): Promise<T | null | undefined>;
+}
+
+/** A kind of row the resolver settles with its provider: the ledger leases each row, `settle` settles one. */
+export interface InDoubtKind<R extends LedgerRow> {
+  table: LedgerTable<R>;
+  /** provider_resources: only the rows of this kind. */
+  kind?: string;
+  /** How to settle one row: an error (or no change) leaves it in doubt for the next pass. */
+  settle(row: R): Promise<unknown>;
+}
+
+/** Rows leased per statement. */
+const LEASE_BATCH = 20;
+
+/**
+ * The provider-resource ledger: the one mechanism that makes a provider call safe, for every upstream
+ * (open banking, card, marketplace, wallets, POS) and every table that keeps their resources. A row is
+ * begun with its first status, each provider call is written ahead in the access log and completed
+ * after, a create binds the Idempotency-Key before the call and ends `failed` only when the provider
+ * certainly did not act (`unknown` otherwise, with a problem naming the resource), status changes are
+ * compare-and-set with history (and their webhook event through the trail's transition hook), and the
+ * rows left in doubt are settled under a lease by the one resolver. Capabilities declare their tables,
+ * kinds, and how to settle one row.
+ */
+@Injectable()
+export class ProviderLedger {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly history: StatusHistoryService,
+    private readonly accessLog: AccessLogService,
+    private readonly settlers: InDoubtSettlers,
+  ) {}
+
+  /** Stores a row about to be created at the provider, with its first history entry, in one transaction. */
+  async begin<R extends LedgerRow>(table: LedgerTable<R>, row: R): Promise<R> {
+    await this.dataSource.transaction(async (manager) => {
+      await table.insert(manager, row);
+      await this.history.append(this.subject(table, row), null, row.status, 'created', manager);
+    });
+    return row;
+  }
+
+  /**
+   * Moves a row to `to` and records it (history, event), as a compare-and-set on the status the caller
+   * saw: when another request or replica moved it first, nothing is written, `row.status` becomes the
+   * stored one, and the answer is false.
+   */
+  transition<R extends LedgerRow>(
+    table: LedgerTable<R>,
+    row: R,
+    to: string,
+    cause: string,
+  ): Promise<boolean> {
+    return this.history.transition(table.entity, table.subjectKind(row), row, to, cause);
+  }
+
+  /** A change that keeps the status (an update): recorded in the history all the same. */
+  changed<R extends LedgerRow>(table: LedgerTable<R>, row: R, cause: string): Promise<void> {
+    return this.history.append(this.subject(table, row), row.status, row.status, cause);
+  }
+
+  /**
+   * Calls a provider (`send`: any upstream client's call), written ahead in the access log and completed
+   * after with the outcome: `ok`, the provider's refusal code, or the seam's failure (`unknown:504` when
+   * the provider may have acted). Refusals (4xx) are answered, failures rethrown, for the caller to judge.
+   */
+  async call<T>(
+    subject: AccessSubject,
+    send: () => Promise<UpstreamAnswer<T>>,
+  ): Promise<UpstreamAnswer<T>> {
+    const started = performance.now();
+    const logId = await this.accessLog.begin(subject);
+    const latencyMs = () => Math.round(performance.now() - started);
+    let answer: UpstreamAnswer<T>;
+    try {
+      answer = await send();
+    } catch (error) {
+      const upstream = error instanceof ProblemException ? error.init.extensions?.upstream : null;
+      await this.accessLog.complete(logId, {
+        outcome: failureOutcome(error),
+        upstreamStatus: (upstream as { status?: number } | null)?.status ?? null,
+        latencyMs: latencyMs(),
+      });
+      throw error;
+    }
+    await this.accessLog.complete(logId, {
+      outcome: answer.status < 400 ? 'ok' : `upstream:${answer.messages[0]?.code ?? answer.status}`,
+      upstreamStatus: answer.status,
+      latencyMs: latencyMs(),
+    });
+    return answer;
+  }
+
+  /**
+   * The create sequence, for a row just begun: bind the Idempotency-Key, call; a refusal (or a call
+   * certainly not sent) fails the row and is rethrown; an unknown outcome leaves the row `unknown` (a
+   * lookup may settle it at once) and answers the in-doubt problem naming the resource; an answer settles
+   * the row.
+   */
+  create<R extends LedgerRow, T>(
+    table: LedgerTable<R>,
+    row: R,
+    steps: CreateSteps<R, T>,
+  ): Promise<T> {
+    return this.sequence(table, row, steps, (error) =>
+      this.transition(table, row, 'failed', steps.refusedCause?.(error) ?? 'upstream-refused'),
+    );
+  }
+
+  /**
+   * A write on a row that exists at the provider (a capture), in the create's order: a refusal leaves
+   * the row as it is; an unknown outcome leaves it `unknown` for the resolver.
+   */
+  write<R extends LedgerRow, T>(
+    table: LedgerTable<R>,
+    row: R,
+    steps: WriteSteps<R, T>,
+  ): Promise<T> {
+    return this.sequence(table, row, steps, async () => undefined);
+  }
+
+  private async sequence<R extends LedgerRow, T>(
+    table: LedgerTable<R>,
+    row: R,
+    steps: CreateSteps<R, T>,
+    refused: (error: unknown) => Promise<unknown>,
+  ): Promise<T> {
+    await bindIdempotentResource(steps.resource);
+    let answer: T;
+    try {
+      answer = await steps.send();
+    } catch (error) {
+      if (!outcomeUnknown(error) || !(error instanceof ProblemException)) {
+        await refused(error);
+        throw error;
+      }
+      await this.transition(
+        table,
+        row,
+        'unknown',
+        steps.unknownCause ?? 'upstream-outcome-unknown',
+      );
+      const found = steps.lookup ? await steps.lookup() : undefined;
+      if (found === null) throw error;
+      if (found !== undefined) return found;
+      throw inDoubtProblem(error, { ...steps.names(row), resource: steps.resource });
+    }
+    await steps.settle(answer);
+    return answer;
+  }
+
+  /**
+   * Registers a capability's rows in doubt with the one resolver (under `name` in its log): each pass
+   * settles the rows of each kind older than `olderThanMs()` (past any call still in flight).
+   */
+  onInDoubt(
+    name: string,
+    olderThanMs: () => number,
+    kinds: readonly InDoubtKind<LedgerRow>[],
+  ): void {
+    this.settlers.register({ name, settle: () => this.settleInDoubt(kinds, olderThanMs()) });
+  }
+
+  /**
+   * One pass over the rows of these kinds left in doubt, each under a lease (of N replicas one works a
+   * row; a crashed worker's lease lapses); a row it cannot settle yet stays for the next pass. Answers
+   * how many rows it took.
+   */
+  async settleInDoubt(
+    kinds: readonly InDoubtKind<LedgerRow>[],
+    olderThanMs: number,
+  ): Promise<number> {
+    let worked = 0;
+    for (const kind of kinds)
+      for (;;) {
+        const ids = await leaseInDoubt(
+          this.dataSource.manager,
+          kind.table.name,
+          olderThanMs,
+          LEASE_BATCH,
+          kind.kind,
+        );
+        if (ids.length === 0) break;
+        worked += ids.length;
+        const rows = this.dataSource.getRepository(kind.table.entity);
+        for (const id of ids) {
+          const row = await rows.findOneByOrFail({ id } as FindOptionsWhere<LedgerRow>);
+          await kind.settle(row).catch(() => undefined);
+        }
+      }
+    return worked;
+  }
+
+  private subject<R extends LedgerRow>(table: LedgerTable<R>, row: R) {
+    return { kind: table.subjectKind(row), id: row.id, tenantId: row.tenantId };
+  }
+}
+
+/** A row Portico wrote whose outcome at the provider is not known yet (or that failed there): 409. */
+export function notKnownYet(what: string, row: LedgerRow): ProblemException {
+  const failed = row.status === 'failed';
+  return new ProblemException({
+    status: 409,
+    type: 'urn:portico:problem:outcome-unknown',
+    title: 'Outcome unknown',
+    detail: failed
+      ? `The provider did not make ${what} ${row.id}`
+      : `The outcome of ${what} ${row.id} is not known yet; Portico settles it with the provider`,
+    headers: failed ? {} : { 'Retry-After': '5' },
+    // Not `status`: that is the problem's own HTTP status.
+    extensions: { id: row.id, resourceStatus: row.status },
+  });
+}
