@@ -5,6 +5,13 @@ import { currentRequestId } from '../../platform/logging/request-context.js';
 import { StatusChange, type SubjectKind } from './status-change.entity.js';
 import { StatusTransitionListeners } from './status-transition-listeners.js';
 
+/** What a status change moves: a row of a table with a status (consents, payments). */
+interface StatusSubject {
+  id: string;
+  tenantId: string;
+  status: string;
+}
+
 /**
  * Appends to the status history of every provider resource, and (in the same transaction) tells the
  * transition's listeners (the webhook outbox records its event): the one place status changes are written.
@@ -45,8 +52,8 @@ export class StatusHistoryService {
    * compare-and-set on the status the caller saw: when another request or replica changed it first,
    * nothing is written, `subject.status` becomes the stored one, and the answer is false.
    */
-  async transition<T extends { id: string; tenantId: string; status: string }>(
-    entity: EntityTarget<T>,
+  async transition<T extends StatusSubject>(
+    entity: EntityTarget<StatusSubject>,
     kind: SubjectKind,
     subject: T,
     to: string,
@@ -58,7 +65,7 @@ export class StatusHistoryService {
       const result = await manager
         .createQueryBuilder()
         .update(entity)
-        .set({ status: to } as never)
+        .set({ status: to })
         .where('id = :id AND status = :from', { id: subject.id, from })
         .execute();
       if (!result.affected) {

@@ -20,8 +20,7 @@ const fieldPath = (parent: string, key: string | number) =>
   ).slice(0, MAX_FIELD_LENGTH);
 
 /** `String.prototype.isWellFormed` (ES2024, in Node 20): native, where the pattern above backtracks. */
-const isWellFormed = (text: string) =>
-  (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+const isWellFormed = (text: string) => text.isWellFormed();
 
 /** Why a string cannot be taken: PostgreSQL stores neither U+0000 nor a lone surrogate (nor does UTF-8). */
 function stringFault(text: string): string | undefined {

@@ -92,7 +92,7 @@ export class CardClient {
     const form = options.keyInBody ? { ...request.form, [options.keyInBody]: key } : request.form;
     const answer = await this.caller.call<CardAnswer<O>>(
       { operation, safe: method === 'GET', breakerKey: tenantId },
-      (signal) =>
+      (deadline) =>
         (
           api.request as unknown as (
             method: string,
@@ -107,7 +107,7 @@ export class CardClient {
             ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
           },
           ...(form ? { body: form, bodySerializer: (body: never) => encodeForm(body) } : {}),
-          signal,
+          deadline,
         }),
     );
     return this.spellings.answer(operation, answer);

@@ -1,9 +1,9 @@
-import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { ProblemException } from '../../platform/errors/problem.js';
 import { requestContext } from '../../platform/logging/request-context.js';
 import { ID_ONLY_TRACER, type Span, type Tracer } from '../../platform/tracing/tracer.js';
 import { withCallSpan } from './call-trace.js';
+import { DeadlineSignal } from './deadline-signal.js';
 import { CircuitBreakers, type BreakerPolicy, type BreakerState } from './circuit-breaker.js';
 import { UPSTREAM_PROBLEM_TYPES } from '../../platform/errors/upstream-problems.js';
 import { toUpstreamError, UpstreamError } from './upstream-errors.js';
@@ -101,9 +101,9 @@ export function inDoubtProblem(
   });
 }
 
-/** A typed-client call (openapi-fetch) given the signal that ends it at the deadline. */
+/** A typed-client call (openapi-fetch) given the signal that ends it at the deadline (its `deadline` option). */
 export type SendCall<T> = (
-  signal: AbortSignal,
+  deadline: DeadlineSignal,
 ) => Promise<{ data?: T; error?: unknown; response: Response }>;
 
 const capitalised = (text: string) => `${text[0]?.toUpperCase() ?? ''}${text.slice(1)}`;
@@ -111,35 +111,20 @@ const capitalised = (text: string) => `${text[0]?.toUpperCase() ?? ''}${text.sli
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * What ends a call at its deadline: the signal undici's dispatcher listens to (an EventEmitter with
- * `aborted` and `reason`, which undici takes as well as an AbortSignal), made for every upstream call
- * without an AbortController, whose EventTarget costs ten times as much to make and listen to. The
- * typed clients only hand it on to the transport (UpstreamTransport.fetch), hence its AbortSignal type.
- */
-class DeadlineSignal extends EventEmitter {
-  aborted = false;
-  reason: unknown = undefined;
-
-  abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    this.emit('abort');
-  }
-}
-
-/**
  * Runs `send` with a signal that aborts (TimeoutError) after `ms`; its timer is cleared as soon as the
  * call settles (AbortSignal.timeout's would stay armed until it fires, one per call).
  */
-async function withDeadline<T>(ms: number, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
+async function withDeadline<T>(
+  ms: number,
+  send: (signal: DeadlineSignal) => Promise<T>,
+): Promise<T> {
   const signal = new DeadlineSignal();
   const timer = setTimeout(
     () => signal.abort(new DOMException('The deadline passed', 'TimeoutError')),
     ms,
   );
   try {
-    return await send(signal as unknown as AbortSignal);
+    return await send(signal);
   } finally {
     clearTimeout(timer);
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Agent, type Dispatcher, type Request as UndiciRequest } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
+import type { DeadlineSignal } from './deadline-signal.js';
 import { currentRequestId } from '../../platform/logging/request-context.js';
 import { traceHeaders } from './call-trace.js';
 import { encodeForm } from './form-encoding.js';
@@ -18,18 +19,19 @@ export interface TlsSource {
 
 /**
  * A request as openapi-fetch builds it for this transport (its `Request` option): the method, the
- * URL, the headers, the serialised body and the deadline's signal, without the WHATWG Request's
- * stream and signal machinery, which the dispatcher does not need.
+ * URL, the headers, the serialised body and the deadline's signal (the call's `deadline` option, or
+ * a `signal`), without the WHATWG Request's stream and signal machinery, which the dispatcher does
+ * not need.
  */
 export class OutgoingRequest {
   readonly method: string;
   readonly headers: Headers;
   readonly body: string | Uint8Array | undefined;
-  readonly signal: AbortSignal | undefined;
+  readonly signal: AbortSignal | DeadlineSignal | undefined;
 
   constructor(
     readonly url: string,
-    init: RequestInit = {},
+    init: RequestInit & { deadline?: DeadlineSignal } = {},
   ) {
     this.method = (init.method ?? 'GET').toUpperCase();
     this.headers = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
@@ -37,7 +39,7 @@ export class OutgoingRequest {
     if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array))
       throw new TypeError('an upstream request body is a string or bytes');
     this.body = body;
-    this.signal = init.signal ?? undefined;
+    this.signal = init.deadline ?? init.signal ?? undefined;
   }
 }
 
@@ -110,8 +112,7 @@ export class UpstreamTransport {
    * as a ReceivedAnswer whose body is read when the caller reads it (`text()`: the contract check),
    * so a body that breaks off or stalls fails there.
    */
-  readonly fetch = async (input: Request): Promise<Response> => {
-    const request = input as unknown as OutgoingRequest | UndiciRequest;
+  readonly fetch = async (request: Request): Promise<Response> => {
     const headers: Record<string, string> = {};
     request.headers.forEach((value, name) => {
       headers[name] = value;

@@ -2,6 +2,7 @@ import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from '../../generated/psd2.js';
 import type { Psd2Contract } from '../../shared/contracts/psd2-contract.js';
 import { contractCheck, type ContractMismatchListener } from '../http/contract-check.js';
+import type { DeadlineSignal } from '../http/deadline-signal.js';
 import type { UpstreamAnswer, UpstreamCaller } from '../http/upstream-caller.js';
 import { requestIdHeader, type UpstreamTransport } from '../http/upstream-transport.js';
 
@@ -43,17 +44,17 @@ export class OpenBankingClient {
   /** Calls one operation of a brand; reads (GET) are retried within the deadline, writes never. */
   call<T>(operation: string, brandId: string, send: Send<T>): Promise<UpstreamAnswer<T>> {
     const safe = this.contract.operation(operation).method === 'GET';
-    return this.caller.call({ operation, safe, breakerKey: brandId }, (signal) =>
-      send(this.until(signal)),
+    return this.caller.call({ operation, safe, breakerKey: brandId }, (deadline) =>
+      send(this.until(deadline)),
     );
   }
 
   /** The typed API with every call ending at the seam's deadline. */
-  private until(signal: AbortSignal): OpenBankingApi {
+  private until(deadline: DeadlineSignal): OpenBankingApi {
     const api = this.api;
     const bound = <M extends 'GET' | 'POST' | 'DELETE'>(method: M) =>
       ((path: string, init: object) =>
-        (api[method] as (p: string, i: object) => unknown)(path, { ...init, signal })) as never;
+        (api[method] as (p: string, i: object) => unknown)(path, { ...init, deadline })) as never;
     return { ...api, GET: bound('GET'), POST: bound('POST'), DELETE: bound('DELETE') };
   }
 

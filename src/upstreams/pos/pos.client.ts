@@ -68,7 +68,7 @@ export class PosClient {
     const authorization = `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
     return this.caller.call<PosAnswer<O>>(
       { operation, safe: method === 'GET', breakerKey: tenantId },
-      (signal) =>
+      (deadline) =>
         (
           api.request as unknown as (
             method: string,
@@ -79,7 +79,7 @@ export class PosClient {
           params: { path: request.path, query: request.query },
           headers: { authorization, accept: 'application/json' },
           ...(request.json ? { body: request.json } : {}),
-          signal,
+          deadline,
         }),
     );
   }
