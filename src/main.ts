@@ -85,6 +85,7 @@ async function main(): Promise<void> {
     const volatile = embedded !== undefined && config.database.embeddedDir === 'memory://';
     sandbox = await startSandbox({
       ...config.sandbox,
+      log: logger.child({ component: 'sandbox' }),
       ...(config.database.url && !volatile ? { database: { url: config.database.url } } : {}),
     });
     config = {

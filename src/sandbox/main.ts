@@ -1,11 +1,12 @@
 // `npm run sandbox`: the provider's sandbox alone, on the addresses configured by SANDBOX_*.
 import { sandboxOptionsFromEnv } from './sandbox-env.js';
+import { standaloneSandboxLog } from './request-log.js';
 import { startSandbox } from './sandbox.js';
 
 async function main(): Promise<void> {
   // eslint-disable-next-line no-restricted-properties -- the sandbox is its own program, with its own settings
   const options = sandboxOptionsFromEnv(process.env);
-  const sandbox = await startSandbox(options);
+  const sandbox = await startSandbox({ ...options, log: standaloneSandboxLog() });
   process.stdout.write(
     `Portico sandbox is running\n` +
       `  open-banking API (mutual TLS): ${sandbox.openBankingUrl}   client certificates: ${options.certsDir}/tpp.pem (CA ${options.certsDir}/ca.pem)\n` +

@@ -26,6 +26,8 @@ export interface AppConfig {
     keyCacheTtlMs: number;
   };
   log: { level: LogLevel };
+  /** OpenTelemetry traces: exported by OTLP/HTTP when an endpoint is set (trace ids are made either way). */
+  tracing: TracingConfig;
   /** The Prometheus `/metrics` listener, apart from the API port; no port means none is started. */
   metrics: {
     host: string;
@@ -172,6 +174,30 @@ export interface UpstreamHttpConfig {
   breaker: { failureThreshold: number; openMs: number };
 }
 
+/** Where and how spans are exported; no endpoint: none are (no OpenTelemetry module is loaded). */
+export interface TracingConfig {
+  /** The collector's OTLP/HTTP base address; spans go to `<endpoint>/v1/traces`. */
+  endpoint?: string;
+  /** Headers sent with every export (a tracing backend's API key). */
+  headers: Record<string, string>;
+  serviceName: string;
+  sampler: TraceSampler;
+  /** The ratio of the `traceidratio` samplers, 0 to 1. */
+  samplerRatio: number;
+  /** The longest a finished span waits before it is exported. */
+  exportDelayMs: number;
+}
+
+export const TRACE_SAMPLERS = [
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+  'always_on',
+  'always_off',
+  'traceidratio',
+] as const;
+export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
+
 export const OPEN_BANKING_SERVICES = ['ais', 'cof', 'pis'] as const;
 export type OpenBankingService = (typeof OPEN_BANKING_SERVICES)[number];
 
@@ -231,6 +257,26 @@ export const VARIABLES = {
     default: '5000',
   },
   LOG_LEVEL: { doc: `One of ${LOG_LEVELS.join(', ')}`, default: 'info' },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    doc: 'OpenTelemetry collector base address (OTLP/HTTP, JSON; spans go to <address>/v1/traces); unset = no export and no OpenTelemetry SDK loaded (trace ids are still made, sent to the provider in traceparent and logged)',
+  },
+  OTEL_EXPORTER_OTLP_HEADERS: {
+    doc: "Headers sent with every export, as comma-separated key=value pairs (values percent-encoded), e.g. a tracing backend's API key",
+    secret: true,
+  },
+  OTEL_SERVICE_NAME: { doc: 'service.name of the exported spans', default: 'portico' },
+  OTEL_TRACES_SAMPLER: {
+    doc: `Which traces are recorded: ${TRACE_SAMPLERS.join(', ')} (parentbased: follow the caller's sampled flag when it sent a traceparent)`,
+    default: 'parentbased_always_on',
+  },
+  OTEL_TRACES_SAMPLER_ARG: {
+    doc: 'The ratio of the traceidratio samplers, from 0 to 1',
+    default: '1',
+  },
+  OTEL_BSP_SCHEDULE_DELAY: {
+    doc: 'The longest a finished span waits before it is exported, in milliseconds',
+    default: '5000',
+  },
   METRICS_HOST: {
     doc: 'Interface the Prometheus /metrics listener binds (apart from the API port)',
     default: '127.0.0.1',
@@ -497,6 +543,19 @@ export const VARIABLE_GROUPS: { title: string; about?: string; names: VariableNa
     names: ['LOG_LEVEL', 'METRICS_HOST', 'METRICS_PORT'],
   },
   {
+    title: 'Tracing (OpenTelemetry)',
+    about:
+      "Every request has a W3C trace id (the caller's traceparent, or a new one): on every log line, in problem bodies and in the traceparent sent to the provider. Spans are exported only when an endpoint is set (docs/tracing.md).",
+    names: [
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'OTEL_EXPORTER_OTLP_HEADERS',
+      'OTEL_SERVICE_NAME',
+      'OTEL_TRACES_SAMPLER',
+      'OTEL_TRACES_SAMPLER_ARG',
+      'OTEL_BSP_SCHEDULE_DELAY',
+    ],
+  },
+  {
     title: 'Database',
     names: ['DATABASE_URL', 'DATABASE_POOL_SIZE', 'EMBEDDED_DB_DIR'],
   },
@@ -681,6 +740,16 @@ export function loadConfig(env: Env = process.env): AppConfig {
     }
   };
 
+  const ratio = (name: VariableName): number => {
+    const value = raw(name) as string;
+    const n = Number(value);
+    if (!/^(0|1|0?\.\d+|1\.0*)$/.test(value) || n < 0 || n > 1) {
+      problems.push(`${name}: must be a number from 0 to 1 (got "${value}")`);
+      return 1;
+    }
+    return n;
+  };
+
   const mode = oneOf('PORTICO_MODE', ['sandbox', 'production'] as const);
   const upstreamHttp = (): UpstreamHttpConfig => ({
     connectTimeoutMs: integer('UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000),
@@ -728,6 +797,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
       keyCacheTtlMs: integer('KEY_CACHE_TTL_MS', 0, 60_000),
     },
     log: { level: oneOf('LOG_LEVEL', LOG_LEVELS) },
+    tracing: {
+      endpoint: url('OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
+      headers: otlpHeaders(raw('OTEL_EXPORTER_OTLP_HEADERS'), problems),
+      serviceName: raw('OTEL_SERVICE_NAME') as string,
+      sampler: oneOf('OTEL_TRACES_SAMPLER', TRACE_SAMPLERS),
+      samplerRatio: ratio('OTEL_TRACES_SAMPLER_ARG'),
+      exportDelayMs: integer('OTEL_BSP_SCHEDULE_DELAY', 1, 600_000),
+    },
     metrics: {
       host: raw('METRICS_HOST') as string,
       port: portOrOff('METRICS_PORT'),
@@ -851,6 +928,35 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
   return config;
+}
+
+/** OTEL_EXPORTER_OTLP_HEADERS (`key=value,key2=value2`, values percent-encoded); its values are never shown. */
+function otlpHeaders(value: string | undefined, problems: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (value === undefined) return headers;
+  for (const pair of value.split(',')) {
+    if (pair.trim() === '') continue;
+    const at = pair.indexOf('=');
+    const key = pair.slice(0, at).trim();
+    let decoded: string | undefined;
+    try {
+      decoded = at > 0 ? decodeURIComponent(pair.slice(at + 1).trim()) : undefined;
+    } catch {
+      decoded = undefined;
+    }
+    if (
+      !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key) ||
+      decoded === undefined ||
+      /[\r\n]/.test(decoded)
+    ) {
+      problems.push(
+        'OTEL_EXPORTER_OTLP_HEADERS: must be comma-separated key=value pairs with percent-encoded values',
+      );
+      return {};
+    }
+    headers[key] = decoded;
+  }
+  return headers;
 }
 
 /** Hides the password of a URL so that it can be shown in messages. */

@@ -19,7 +19,9 @@ Every call carries \`Authorization: Bearer <API key>\`. A key belongs to a tenan
 the readiness checks) and \`auditor\` (a compliance officer: the audit trail of every tenant, read-only).
 
 Every error is \`application/problem+json\` (RFC 9457) with the request id. Send \`X-Request-ID\` (a UUID)
-to choose the id; Portico echoes it on every answer and forwards it upstream.`;
+to choose the id; Portico echoes it on every answer and forwards it upstream. Send a W3C \`traceparent\`
+(and \`tracestate\`) to make the request part of your trace; Portico starts one otherwise, and every
+error names its \`traceId\`.`;
 
 /** Sorts object keys recursively so that the written spec is byte-for-byte stable. */
 export function sortKeys<T>(value: T): T {

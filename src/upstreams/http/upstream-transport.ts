@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, type Dispatcher, type Request as UndiciRequest } from 'undici';
 import { currentRequestId } from '../../platform/logging/request-context.js';
+import { traceHeaders } from './call-trace.js';
 import { encodeForm } from './form-encoding.js';
 import { AnswerHeaders, ReceivedAnswer } from './received-answer.js';
 import { toUpstreamError, UpstreamError } from './upstream-errors.js';
@@ -73,7 +74,8 @@ export interface UpstreamResponse<T = unknown> {
 /**
  * One upstream API behind a keep-alive pool of TLS connections (undici). It presents the client
  * certificate when the TLS source has one, verifies the server against the configured CAs, speaks
- * TLS 1.2 or newer, forwards X-Request-ID, and turns transport failures into UpstreamError.
+ * TLS 1.2 or newer, forwards X-Request-ID and the trace (traceparent, tracestate), and turns transport
+ * failures into UpstreamError.
  * A renewed certificate takes effect for new connections: the pool is replaced, the old one drains.
  */
 export class UpstreamTransport {
@@ -115,6 +117,7 @@ export class UpstreamTransport {
       headers[name] = value;
     });
     headers['x-request-id'] ??= requestIdHeader()['X-Request-ID'];
+    Object.assign(headers, traceHeaders());
     if (this.authorization) headers.authorization = this.authorization;
     const url = new URL(request.url);
     let answer: Dispatcher.ResponseData;
@@ -151,6 +154,7 @@ export class UpstreamTransport {
     const headers: Record<string, string> = {
       accept: 'application/json',
       'x-request-id': requestIdHeader()['X-Request-ID'],
+      ...traceHeaders(),
     };
     if (this.authorization) headers.authorization = this.authorization;
     for (const [key, value] of Object.entries(request.headers ?? {}))
