@@ -543,6 +543,19 @@ export const VARIABLE_GROUPS: { title: string; about?: string; names: VariableNa
     names: ['LOG_LEVEL', 'METRICS_HOST', 'METRICS_PORT'],
   },
   {
+    title: 'Tracing (OpenTelemetry)',
+    about:
+      "Every request has a W3C trace id (the caller's traceparent, or a new one): on every log line, in problem bodies and in the traceparent sent to the provider. Spans are exported only when an endpoint is set (docs/tracing.md).",
+    names: [
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'OTEL_EXPORTER_OTLP_HEADERS',
+      'OTEL_SERVICE_NAME',
+      'OTEL_TRACES_SAMPLER',
+      'OTEL_TRACES_SAMPLER_ARG',
+      'OTEL_BSP_SCHEDULE_DELAY',
+    ],
+  },
+  {
     title: 'Database',
     names: ['DATABASE_URL', 'DATABASE_POOL_SIZE', 'EMBEDDED_DB_DIR'],
   },
