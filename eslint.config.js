@@ -4,7 +4,17 @@ import tseslint from 'typescript-eslint';
 import { layersPlugin } from './eslint/layers.js';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', '.jest-cache/', 'data/', 'src/generated/'] },
+  {
+    ignores: [
+      'dist/',
+      'dist-tools/',
+      'node_modules/',
+      'coverage/',
+      '.jest-cache/',
+      'data/',
+      'src/generated/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -53,7 +63,7 @@ export default tseslint.config(
     files: [
       'src/platform/config/app-config.ts',
       'src/platform/cluster/gateway-workers.ts',
-      'src/scripts/bench.ts',
+      'tools/bench.ts',
       'test/**/*.ts',
     ],
     rules: { 'no-restricted-properties': 'off' },

@@ -8,11 +8,24 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-// `node scripts/start.js --build-only`: build when stale and stop (the pre-scripts of cli, bench, …).
-const BUILD_ONLY = process.argv[2] === '--build-only';
+// `node scripts/start.js --build-only`: build when stale and stop (the pre-scripts of cli, …);
+// `--build-tools`: the same, then the tooling (tools/ into dist-tools/, read the product from dist/) when
+// stale (the pre-scripts of bench, openapi, generate, migration:*).
+const MODE = process.argv[2];
+const BUILD_ONLY = MODE === '--build-only' || MODE === '--build-tools';
 const entry = resolve(BUILD_ONLY ? 'dist/main.js' : (process.argv[2] ?? 'dist/main.js'));
-const BUILD_INFO = 'dist/.tsbuildinfo';
-const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
+const PRODUCT = {
+  config: 'tsconfig.build.json',
+  entry,
+  info: 'dist/.tsbuildinfo',
+  inputs: ['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'],
+};
+const TOOLS = {
+  config: 'tools/tsconfig.build.json',
+  entry: resolve('dist-tools/bench.js'),
+  info: 'dist-tools/.tsbuildinfo',
+  inputs: ['tools', 'tsconfig.json', 'dist/.tsbuildinfo', 'package-lock.json'],
+};
 
 /** The newest modification time under a file or folder. */
 function newest(path) {
@@ -22,16 +35,16 @@ function newest(path) {
   return readdirSync(path).reduce((max, name) => Math.max(max, newest(join(path, name))), 0);
 }
 
-function needsBuild() {
-  if (!existsSync(entry) || !existsSync(BUILD_INFO)) return true;
+function needsBuild({ entry, info, inputs }) {
+  if (!existsSync(entry) || !existsSync(info)) return true;
   // tsc rewrites its build info whenever it emits; a build that found nothing to do leaves it as it was.
-  return Math.max(...INPUTS.map(newest)) > statSync(BUILD_INFO).mtimeMs;
+  return Math.max(...inputs.map(newest)) > statSync(info).mtimeMs;
 }
 
 /** Runs tsc as `npm run build` does; a signal meanwhile stops it and this process. */
-function build() {
+function build({ config }) {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const child = spawn(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  const child = spawn(process.execPath, [tsc, '-p', config], { stdio: 'inherit' });
   const stop = (signal) => child.kill(signal);
   process.on('SIGTERM', stop).on('SIGINT', stop);
   return new Promise((done, fail) => {
@@ -50,13 +63,14 @@ function build() {
 }
 
 try {
-  if (needsBuild()) {
-    await build();
-    // tsc leaves its build info untouched when it found nothing to emit (a file saved unchanged):
-    // mark the build current, or every start would run tsc again.
-    const now = new Date();
-    if (existsSync(BUILD_INFO)) utimesSync(BUILD_INFO, now, now);
-  }
+  for (const project of MODE === '--build-tools' ? [PRODUCT, TOOLS] : [PRODUCT])
+    if (needsBuild(project)) {
+      await build(project);
+      // tsc leaves its build info untouched when it found nothing to emit (a file saved unchanged):
+      // mark the build current, or every start would run tsc again.
+      const now = new Date();
+      if (existsSync(project.info)) utimesSync(project.info, now, now);
+    }
 } catch (error) {
   process.stderr.write(`portico: ${error.message}\n`);
   process.exit(1);

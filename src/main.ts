@@ -8,7 +8,7 @@ import { createGateway, listenGateway } from './gateway.js';
 import { createLogger } from './platform/logging/logger.js';
 import { DOCS_PATH } from './platform/openapi/openapi-document.js';
 import { DEMO_TENANT_SLUG, issueSandboxKeys } from './access/tenants/demo-tenant.js';
-import { CardCredentialsService } from './card/credentials/card-credentials.service.js';
+import { CardCredentialsService } from './access/merchant-credentials/card-credentials.service.js';
 import { TenantsService } from './access/tenants/tenants.service.js';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import cluster from 'node:cluster';

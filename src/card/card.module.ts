@@ -10,7 +10,7 @@ import { CardTokensService } from './card-tokens/card-tokens.service.js';
 import { CardTokenizationController } from './browser-tokens/card-tokenization.controller.js';
 import { CardTokenizationService } from './browser-tokens/card-tokenization.service.js';
 import { TokenizePageController } from './browser-tokens/tokenize-page.controller.js';
-import { CardCredentialsModule } from './credentials/card-credentials.module.js';
+import { CardCredentialsModule } from '../access/merchant-credentials/card-credentials.module.js';
 import { CardCustomersController } from './customers/card-customers.controller.js';
 import { CardCustomersService } from './customers/card-customers.service.js';
 import { CardInDoubtResolver } from './card-in-doubt-resolver.service.js';

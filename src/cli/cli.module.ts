@@ -1,11 +1,13 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { APP_ENTITIES } from '../app-entities.js';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../platform/config/app-config.js';
 import { ConfigModule } from '../platform/config/config.module.js';
 import { DatabaseModule } from '../platform/database/database.module.js';
 import { LoggingModule } from '../platform/logging/logging.module.js';
 import { TenantsModule } from '../access/tenants/tenants.module.js';
-import { CardCredentialsModule } from '../card/credentials/card-credentials.module.js';
+import { CardCredentialsModule } from '../access/merchant-credentials/card-credentials.module.js';
 import { AuditTrailModule } from '../audit/trail/audit-trail.module.js';
 import { WebhooksCoreModule } from '../webhooks/webhooks.module.js';
 import { SchedulerModule } from '../platform/scheduler/scheduler.js';
@@ -20,6 +22,8 @@ export class CliModule {
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),
         DatabaseModule,
+        // The whole schema, whichever modules the CLI loads.
+        TypeOrmModule.forFeature(APP_ENTITIES),
         SchedulerModule.idle(),
         TenantsModule,
         AuditTrailModule,

@@ -9,11 +9,12 @@ import { WEBHOOK_EVENT_TYPE_NAMES } from '../webhooks/webhook-event-types.js';
 import { WebhooksService } from '../webhooks/webhooks.service.js';
 import { endpointStatus } from '../webhooks/webhook.entities.js';
 import { validateSync } from 'class-validator';
-import { SetCardCredentialsRequest } from '../card/credentials/card-credentials.dto.js';
-import { CardCredentialsService } from '../card/credentials/card-credentials.service.js';
+import { SetCardCredentialsRequest } from '../access/merchant-credentials/card-credentials.dto.js';
+import { CardCredentialsService } from '../access/merchant-credentials/card-credentials.service.js';
 import { readFileSync } from 'node:fs';
 import { readCertificateChain } from '../shared/qwac/qwac-reader.js';
 import { plainToInstance } from 'class-transformer';
+import { isUuid } from '../shared/uuid.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 export interface CommandContext {
@@ -92,6 +93,14 @@ export function parseCommandArgs(name: string, command: Command, argv: string[])
 function required(args: ParsedArgs, index: number, what: string): string {
   const value = args.positional[index];
   if (!value) throw new UsageError(`missing ${what}`);
+  return value;
+}
+
+/** A positional argument that must be an id (a UUID), checked before it reaches a uuid column. */
+function requiredId(args: ParsedArgs, index: number, what: string): string {
+  const value = required(args, index, what);
+  if (!isUuid(value))
+    throw new UsageError(`${what} must be an id as the list shows it (a UUID), not "${value}"`);
   return value;
 }
 
@@ -193,7 +202,7 @@ export const COMMANDS: Record<string, Command> = {
     positionals: 1,
     needsDatabase: true,
     async run(context) {
-      const key = await tenantsOf(context).revokeKey(required(context.args, 0, '<key id>'));
+      const key = await tenantsOf(context).revokeKey(requiredId(context.args, 0, '<key id>'));
       context.out(`revoked key ${key.id} (ptk_${key.prefix}_…)`);
       return 0;
     },
@@ -300,7 +309,7 @@ COMMANDS['webhook:remove'] = {
   positionals: 2,
   needsDatabase: true,
   async run(context) {
-    const endpointId = required(context.args, 1, '<endpoint id>');
+    const endpointId = requiredId(context.args, 1, '<endpoint id>');
     await webhooksOf(context).removeEndpoint(await tenantIdOf(context), endpointId);
     context.out(`removed webhook endpoint ${endpointId}`);
     return 0;
@@ -314,7 +323,7 @@ COMMANDS['webhook:resume'] = {
   positionals: 2,
   needsDatabase: true,
   async run(context) {
-    const endpointId = required(context.args, 1, '<endpoint id>');
+    const endpointId = requiredId(context.args, 1, '<endpoint id>');
     const endpoint = await webhooksOf(context).resumeEndpoint(
       await tenantIdOf(context),
       endpointId,
@@ -331,7 +340,7 @@ COMMANDS['webhook:rotate-secret'] = {
   positionals: 2,
   needsDatabase: true,
   async run(context) {
-    const endpointId = required(context.args, 1, '<endpoint id>');
+    const endpointId = requiredId(context.args, 1, '<endpoint id>');
     const endpoint = await webhooksOf(context).rotateSecret(await tenantIdOf(context), endpointId);
     context.out(`rotated the secret of webhook endpoint ${endpoint.id}`);
     context.out(`signing secret (shown once, store it now): ${endpoint.secret}`);
@@ -438,6 +447,20 @@ COMMANDS['cert:inspect'] = {
     return 0;
   },
 };
+
+/**
+ * An unexpected failure, told without the driver's own words: a database error's message may quote
+ * the statement's values, and its SQL text is no business of the person at the terminal.
+ */
+export function failureInWords(error: unknown): string {
+  const cause = (error as { driverError?: unknown }).driverError ?? error;
+  const code = (cause as { code?: unknown }).code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code))
+    return `the database refused the command (SQLSTATE ${code}); nothing was changed`;
+  if (typeof code === 'string' && ['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT'].includes(code))
+    return `cannot reach the database (${code}): is DATABASE_URL right, or is the gateway's embedded engine running?`;
+  return error instanceof Error ? error.message : String(error);
+}
 
 export function usage(): string {
   const lines = Object.entries(COMMANDS).map(

@@ -10,6 +10,7 @@ import { CliModule } from './cli.module.js';
 import {
   ArgumentError,
   COMMANDS,
+  failureInWords,
   parseCommandArgs,
   usage,
   UsageError,
@@ -35,7 +36,9 @@ async function main(argv: string[]): Promise<number> {
     } as unknown as CommandContext);
 
   const base = loadConfig();
-  const logger = createLogger(base.log.level === 'info' ? 'warn' : base.log.level);
+  // Standard output is the command's answer alone (one JSON document with --json): log lines go to
+  // standard error, and only errors unless LOG_LEVEL asks for more; the failure is told in words below.
+  const logger = createLogger(base.log.level === 'info' ? 'error' : base.log.level, process.stderr);
   const { config, embedded } = await resolveDatabase(base);
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(config, logger), {
     logger: new PinoNestLogger(logger),
@@ -60,8 +63,7 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`portico: ${error.message}\n\n${usage()}`);
     else if (error instanceof ConfigError) process.stderr.write(`portico: ${error.message}\n`);
     else if (error instanceof ProblemException) process.stderr.write(`portico: ${error.message}\n`);
-    else
-      process.stderr.write(`portico: ${error instanceof Error ? error.message : String(error)}\n`);
+    else process.stderr.write(`portico: ${failureInWords(error)}\n`);
     process.exit(1);
   },
 );

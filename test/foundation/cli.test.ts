@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { failureInWords } from '../../src/cli/commands.js';
+import { ownDatabase } from '../support/own-database.js';
 import { runProcess } from '../support/processes.js';
 import {
   bearer,
@@ -115,5 +117,61 @@ describe('npm run cli', () => {
     const result = await cli('tenant:create', 'Bad Slug');
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/slug must match/);
+  });
+
+  it('prints exactly one JSON document for audit:verify --json, and nothing else on standard output', async () => {
+    // A database of its own: the shared one holds other files' rows, which no sealer runs for.
+    const own = await ownDatabase('cli_verify');
+    const result = await runProcess(CLI, ['audit:verify', '--json'], {
+      DATABASE_URL: own.url,
+    }).finally(() => own.drop());
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, firstBreak: null });
+    // No TypeORM extension warning (pgcrypto) or other log line, on either stream.
+    expect(result.stderr).toBe('');
+  });
+
+  it('refuses a key id that is not one before asking the database: no SQL text, no driver error', async () => {
+    const result = await cli('key:revoke', 'not-a-uuid');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(
+      'portico: <key id> must be an id as the list shows it (a UUID), not "not-a-uuid"',
+    );
+    expect(result.stderr).not.toMatch(/SELECT|invalid input syntax|api_keys/);
+  });
+
+  it('says a tenant exists already, in words, without the failed statement', async () => {
+    const slug = uniqueSlug('cli-twice');
+    expect((await cli('tenant:create', slug)).code).toBe(0);
+    const again = await cli('tenant:create', slug);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toBe('');
+    expect(again.stderr).toBe(`portico: A tenant with slug "${slug}" already exists\n`);
+  });
+});
+
+describe('failureInWords', () => {
+  it("names a database refusal by its SQLSTATE, never the driver's message", () => {
+    const driverError = Object.assign(new Error('invalid input syntax for type uuid: "x"'), {
+      code: '22P02',
+    });
+    const queryFailed = Object.assign(new Error('SELECT "ApiKey"."id" FROM api_keys'), {
+      driverError,
+    });
+    expect(failureInWords(queryFailed)).toBe(
+      'the database refused the command (SQLSTATE 22P02); nothing was changed',
+    );
+    expect(failureInWords(driverError)).not.toContain('invalid input syntax');
+  });
+
+  it('says the database cannot be reached, and passes other failures on as they are', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+      code: 'ECONNREFUSED',
+    });
+    expect(failureInWords(refused)).toMatch(/^cannot reach the database \(ECONNREFUSED\)/);
+    expect(failureInWords(new Error('tenant acme has no card merchant keys'))).toBe(
+      'tenant acme has no card merchant keys',
+    );
   });
 });

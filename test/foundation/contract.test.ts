@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { APP_ENTITIES } from '../../src/app-entities.js';
 import { findSchemaDrift } from '../../src/platform/database/schema-drift.js';
 import { runProcess } from '../support/processes.js';
 import {
@@ -76,7 +77,7 @@ describe('contract and schema checks', () => {
   });
 
   it('passes the spec check when openapi/gateway.json is current', async () => {
-    const result = await runProcess('dist/scripts/openapi.js', ['--check'], {});
+    const result = await runProcess('dist-tools/openapi.js', ['--check'], {});
     expect(result.stdout).toContain('openapi/gateway.json is up to date');
     expect(result.code).toBe(0);
   });
@@ -85,7 +86,7 @@ describe('contract and schema checks', () => {
     const stale = join(mkdtempSync(join(tmpdir(), 'portico-spec-')), 'gateway.json');
     copyFileSync(COMMITTED_SPEC, stale);
     writeFileSync(stale, readFileSync(stale, 'utf8').replace('"getCurrentPrincipal"', '"whoAmI"'));
-    const result = await runProcess('dist/scripts/openapi.js', ['--check', '--file', stale], {});
+    const result = await runProcess('dist-tools/openapi.js', ['--check', '--file', stale], {});
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('is stale');
     expect(result.stderr).toContain('whoAmI');
@@ -188,13 +189,21 @@ describe('contract and schema checks', () => {
 
   it('finds no difference between the entities and the migrated schema', async () => {
     expect(await findSchemaDrift(gateway.dataSource)).toEqual({ up: [], down: [] });
-    const result = await runProcess('dist/scripts/migrations.js', ['check'], {
+    const result = await runProcess('dist-tools/migrations.js', ['check'], {
       DATABASE_URL: testDatabaseUrl(),
     });
     expect(result).toMatchObject({
       code: 0,
       stdout: 'migrations are up to date with the entities\n',
     });
+  });
+
+  // The app's entities are registered by their modules; the migrations see the composed list.
+  it('registers in the app exactly the entities the migrations are checked against', () => {
+    const names = (entities: readonly { name: string }[]) => entities.map((e) => e.name).sort();
+    expect(
+      names(gateway.dataSource.entityMetadatas.map((m) => m.target as { name: string })),
+    ).toEqual(names(APP_ENTITIES));
   });
 
   it('reports readiness with the database check', async () => {

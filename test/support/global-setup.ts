@@ -1,14 +1,16 @@
 import { execFileSync } from 'node:child_process';
 
 /**
- * Once per test run: build dist/ (tests that start the real process use it; this file loads from it too,
+ * Once per test run: build dist/ and dist-tools/ (tests that start the real process use it; this file loads from it too,
  * since jest's module mapping does not apply here), pick the database (DATABASE_URL, or else an
  * embedded engine kept in memory) and bring its schema up to date.
  */
 export default async function globalSetup(): Promise<void> {
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
-    stdio: 'inherit',
-  });
+  // The product, then the tooling that reads it from dist/ (the spec and migration checks run it).
+  for (const config of ['tsconfig.build.json', 'tools/tsconfig.build.json'])
+    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', config], {
+      stdio: 'inherit',
+    });
   await import('reflect-metadata');
   const { ensureDevCertificates } = (await import(
     '../../dist/sandbox/dev-certificates.js' as string

@@ -27,6 +27,9 @@ export const OUTCOME_SLACK_MS = 5_000;
 /** Rows sealed per pass and kind; the next pass takes the rest. */
 const BATCH = 2000;
 
+/** Code-point order (the kinds are ASCII; ids are decimal without leading zeros, compared by length first). */
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 interface Candidate {
   kind: ChainedKind;
   id: string;
@@ -158,11 +161,12 @@ export class AuditChainService implements OnModuleInit {
                   OR coalesce(t.deadline_at, t.created_at + make_interval(secs => $3 / 1000.0))
                      < now() - make_interval(secs => ($2 + ${OUTCOME_SLACK_MS}) / 1000.0))`
           : '';
+      // OFFSET 0: a probe of the chain's index per row whatever the statistics (completeSql says why).
       const rows = (await manager.query(
         `SELECT t.id, t.tenant_id, ${rowHashSql('t')} AS row_hash, t.${at} AS at
          FROM ${table} t
          WHERE t.id > $1 AND t.${at} < now() - make_interval(secs => $2 / 1000.0) ${waitForOutcome}
-           AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id)
+           AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id OFFSET 0)
          ORDER BY t.id LIMIT ${BATCH}`,
         kind === 'access_log' ? [floor, grace, this.readDeadlineMs()] : [floor, grace],
       )) as Omit<Candidate, 'kind'>[];
@@ -173,8 +177,9 @@ export class AuditChainService implements OnModuleInit {
       candidates.sort(
         (a, b) =>
           a.at.getTime() - b.at.getTime() ||
-          a.kind.localeCompare(b.kind) ||
-          Number(BigInt(a.id) - BigInt(b.id)),
+          compareText(a.kind, b.kind) ||
+          a.id.length - b.id.length ||
+          compareText(a.id, b.id),
       );
       const [head] = (await manager.query(
         'SELECT seq, chain_hash FROM audit_chain ORDER BY seq DESC LIMIT 1',
@@ -221,7 +226,7 @@ export class AuditChainService implements OnModuleInit {
       `SELECT LEAST(
          coalesce(
            (SELECT t.id - 1 FROM ${table} t WHERE t.id > $1
-              AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = $2 AND c.entry_id = t.id)
+              AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = $2 AND c.entry_id = t.id OFFSET 0)
             ORDER BY t.id LIMIT 1),
            (SELECT max(c.entry_id) FROM audit_chain c WHERE c.entry_kind = $2),
            $1),

@@ -5,7 +5,7 @@ import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.j
 import {
   CARD_CREDENTIALS_MISSING,
   CardCredentialsService,
-} from '../credentials/card-credentials.service.js';
+} from '../../access/merchant-credentials/card-credentials.service.js';
 import type { CardTokenizationConfig } from './card-tokenization.dto.js';
 
 /**

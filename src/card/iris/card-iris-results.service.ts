@@ -7,7 +7,7 @@ import { signedResultRefused } from '../common/signed-result-refused.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { verifyIrisHash } from '../../shared/iris/iris-hash.js';
 import { outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
-import { CardCredentialsService } from '../credentials/card-credentials.service.js';
+import { CardCredentialsService } from '../../access/merchant-credentials/card-credentials.service.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 import { callbackUrlOf, markCaptured, referenceDigest } from './card-iris.service.js';
 

@@ -6,7 +6,7 @@ import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.j
 import { signedResultRefused } from '../common/signed-result-refused.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { verifyIrisHash } from '../../shared/iris/iris-hash.js';
-import { CardCredentialsService } from '../credentials/card-credentials.service.js';
+import { CardCredentialsService } from '../../access/merchant-credentials/card-credentials.service.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 import { walletCallbackUrlOf, walletData, walletReferenceDigest } from './wallet-tokenization.js';
 

@@ -16,7 +16,11 @@ import { runMigrationsLocked } from './migrate.js';
       useFactory: (config: AppConfig, logger: Logger) => {
         if (!config.database.url)
           throw new Error('database.url must be resolved before the app starts');
-        return dataSourceOptions(config.database.url, config.database.poolSize, logger);
+        // Each module registers its own entities (TypeOrmModule.forFeature); they are collected here.
+        return {
+          ...dataSourceOptions(config.database.url, config.database.poolSize, { logger }),
+          autoLoadEntities: true,
+        };
       },
       dataSourceFactory: async (options) => {
         const dataSource = await new DataSource(options as DataSourceOptions).initialize();

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { BoundResources } from './bound-resources.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
+import { IdempotencyRecord } from './idempotency-record.entity.js';
 import { IdempotencyStore } from './idempotency.store.js';
 
 /**
@@ -9,6 +11,7 @@ import { IdempotencyStore } from './idempotency.store.js';
  * A module whose writes bind keys to resources registers their reader with BoundResources.
  */
 @Module({
+  imports: [TypeOrmModule.forFeature([IdempotencyRecord])],
   providers: [IdempotencyStore, IdempotencyInterceptor, BoundResources],
   exports: [IdempotencyStore, IdempotencyInterceptor, BoundResources],
 })

@@ -1,9 +1,9 @@
 import { Body, Controller, Get, Param, Put } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
-import { TenantParams } from '../../access/tenants/dto/params.dto.js';
-import type { Principal } from '../../access/tenants/tenants.service.js';
-import { TenantsService } from '../../access/tenants/tenants.service.js';
+import { Auth, CurrentPrincipal } from '../auth/auth.decorator.js';
+import { TenantParams } from '../tenants/dto/params.dto.js';
+import type { Principal } from '../tenants/tenants.service.js';
+import { TenantsService } from '../tenants/tenants.service.js';
 import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
 import { CardCredentialsService } from './card-credentials.service.js';

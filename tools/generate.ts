@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SPECS = [
   /** The provider's open-banking API, as the gateway's upstream client sees it. */
   { spec: 'openapi/upstream/psd2.yaml', output: 'src/generated/psd2.ts' },

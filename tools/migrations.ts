@@ -4,16 +4,16 @@ import 'reflect-metadata';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runMigrationsLocked } from '../platform/database/migrate.js';
+import { runMigrationsLocked } from '#src/platform/database/migrate.js';
 import { DataSource } from 'typeorm';
-import { loadConfig } from '../platform/config/app-config.js';
-import { dataSourceOptions } from '../platform/database/data-source-options.js';
-import { resolveDatabase } from '../platform/database/database-url.js';
-import { findSchemaDrift } from '../platform/database/schema-drift.js';
+import { APP_ENTITIES } from '#src/app-entities.js';
+import { loadConfig } from '#src/platform/config/app-config.js';
+import { dataSourceOptions } from '#src/platform/database/data-source-options.js';
+import { resolveDatabase } from '#src/platform/database/database-url.js';
+import { findSchemaDrift } from '#src/platform/database/schema-drift.js';
 
 const MIGRATIONS_DIR = join(
   dirname(fileURLToPath(import.meta.url)),
-  '..',
   '..',
   'src',
   'platform',
@@ -57,7 +57,9 @@ function writeIndex(): void {
 async function main(): Promise<void> {
   const [command, name] = process.argv.slice(2);
   const { config, embedded } = await resolveDatabase(loadConfig());
-  const dataSource = new DataSource(dataSourceOptions(config.database.url as string, 1));
+  const dataSource = new DataSource(
+    dataSourceOptions(config.database.url as string, 1, { entities: APP_ENTITIES }),
+  );
   await dataSource.initialize();
   try {
     await runMigrationsLocked(dataSource);

@@ -4,15 +4,9 @@ import 'reflect-metadata';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateGatewaySpec } from '../platform/openapi/generate-spec.js';
+import { generateGatewaySpec } from '#src/platform/openapi/generate-spec.js';
 
-const DEFAULT_FILE = join(
-  dirname(fileURLToPath(import.meta.url)),
-  '..',
-  '..',
-  'openapi',
-  'gateway.json',
-);
+const DEFAULT_FILE = join(dirname(fileURLToPath(import.meta.url)), '..', 'openapi', 'gateway.json');
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);

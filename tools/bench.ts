@@ -20,10 +20,10 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
-import { ensureDevCertificates } from '../sandbox/dev-certificates.js';
+import { ensureDevCertificates } from '#src/sandbox/dev-certificates.js';
 import { Agent, request } from 'undici';
-import { completeSca } from '../sandbox/scripted-psu.js';
-import { encodeForm } from '../upstreams/http/form-encoding.js';
+import { completeSca } from '#src/sandbox/scripted-psu.js';
+import { encodeForm } from '#src/upstreams/http/form-encoding.js';
 
 const args = new Set(process.argv.slice(2));
 const QUICK = args.has('--quick');
