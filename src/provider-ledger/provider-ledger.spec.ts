@@ -81,7 +81,9 @@ interface Replica {
 }
 
 async function replica(url: string): Promise<Replica> {
-  const dataSource = new DataSource(dataSourceOptions(url, 4));
+  const dataSource = new DataSource(
+    dataSourceOptions(url, 4, { entities: [ProviderResource, StatusChange, AccessLogEntry] }),
+  );
   await dataSource.initialize();
   const listeners = new StatusTransitionListeners();
   const transitions: StatusTransition[] = [];
