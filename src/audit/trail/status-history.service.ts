@@ -5,6 +5,13 @@ import { currentRequestId } from '../../platform/logging/request-context.js';
 import { StatusChange, type SubjectKind } from './status-change.entity.js';
 import { StatusTransitionListeners } from './status-transition-listeners.js';
 
+/** What a row whose status has a history holds for it. */
+interface StatusRow {
+  id: string;
+  tenantId: string;
+  status: string;
+}
+
 /**
  * Appends to the status history of every provider resource, and (in the same transaction) tells the
  * transition's listeners (the webhook outbox records its event): the one place status changes are written.
@@ -45,7 +52,7 @@ export class StatusHistoryService {
    * compare-and-set on the status the caller saw: when another request or replica changed it first,
    * nothing is written, `subject.status` becomes the stored one, and the answer is false.
    */
-  async transition<T extends { id: string; tenantId: string; status: string }>(
+  async transition<T extends StatusRow>(
     entity: EntityTarget<T>,
     kind: SubjectKind,
     subject: T,
@@ -54,11 +61,13 @@ export class StatusHistoryService {
   ): Promise<boolean> {
     const from = subject.status;
     if (from === to) return true;
+    // The row's table as any row with a status: the statement writes that column alone.
+    const table: EntityTarget<StatusRow> = entity;
     const current = await this.changes.manager.transaction(async (manager) => {
       const result = await manager
         .createQueryBuilder()
-        .update(entity)
-        .set({ status: to } as never)
+        .update(table)
+        .set({ status: to })
         .where('id = :id AND status = :from', { id: subject.id, from })
         .execute();
       if (!result.affected) {

@@ -279,11 +279,12 @@ export class CardState {
       state.addMerchant(row.data as Merchant);
     for (const row of rows) {
       if (row.kind === 'clock') state.clockOffsetMs = (row.data as { offsetMs: number }).offsetMs;
-      if (row.kind === 'merchant' || row.kind === 'clock') continue;
-      const record = row.data as { merchantId: string; token: string; seq: number };
+      const { kind } = row;
+      if (kind === 'merchant' || kind === 'clock') continue;
+      const record = row.data as RecordOf<typeof kind>;
       const book = state.books.get(record.merchantId);
       if (!book) continue;
-      state.put(book, row.kind, record as never);
+      state.put(book, kind, record);
       state.seq = Math.max(state.seq, record.seq);
     }
     state.changed = new Map();
