@@ -193,7 +193,7 @@ export class MerchantBook {
   constructor(readonly merchant: Merchant) {}
 
   map<K extends CardRecordKind>(kind: K): Map<string, RecordOf<K>> {
-    const maps = {
+    const maps: { [Q in CardRecordKind]: Map<string, RecordOf<Q>> } = {
       payment: this.payments,
       refund: this.refunds,
       token: this.tokens,
@@ -212,7 +212,7 @@ export class MerchantBook {
       entry: this.entries,
       market: this.markets,
     };
-    return maps[kind] as unknown as Map<string, RecordOf<K>>;
+    return maps[kind];
   }
 }
 
