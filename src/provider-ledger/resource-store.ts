@@ -230,9 +230,12 @@ export class ResourceStore<M extends KindMap> {
     await this.ledger.changed(this.table, this.untyped(row), cause);
   }
 
-  /** A change at the provider that leaves the row's data as it is (a card added): in the history only. */
-  note(row: Resource<M>, cause: string): Promise<void> {
-    return this.ledger.changed(this.table, this.untyped(row), cause);
+  /** A change at the provider that leaves the row's data as it is (a card added): touched, with history. */
+  async note(row: Resource<M>, cause: string): Promise<void> {
+    const untyped = this.untyped(row);
+    untyped.data ??= {};
+    await this.rows.update({ id: row.id }, { data: untyped.data });
+    await this.ledger.changed(this.table, untyped, cause);
   }
 
   /** The create sequence (ProviderLedger.create) for a row just begun. */

@@ -43,7 +43,7 @@ export class CardPaymentsService {
       merchantRef: (form.merchant_ref as string | undefined) ?? `portico-${id}`,
       amount: form.amount as number,
     });
-    const payment = await this.store.create(row, {
+    return this.store.create(row, {
       resource: `/v1/card/payments/${row.id}`,
       names: () => ({ paymentId: row.id, merchantRef: row.merchantRef ?? '' }),
       send: () =>
@@ -53,19 +53,20 @@ export class CardPaymentsService {
           { form: { ...form, merchant_ref: row.merchantRef } },
           row,
         ),
-      settle: (made) => this.store.settle(row, made, made.status, 'upstream-created'),
+      settle: async (made) => {
+        await this.store.settle(row, made, made.status, 'upstream-created');
+        if (wallet)
+          await this.store.settle(
+            wallet,
+            walletData(wallet, { payment: made.token }),
+            'charged',
+            'payment-created',
+          );
+      },
       refusedCause: causeOf,
       // The provider's own handle settles it: the payment exists with this merchant_ref, or it does not.
       lookup: () => this.lookup(row, true).catch(() => undefined),
     });
-    if (wallet)
-      await this.store.settle(
-        wallet,
-        walletData(wallet, { payment: payment.token }),
-        'charged',
-        'payment-created',
-      );
-    return payment;
   }
 
   /** A payment by the provider's id (`pmt_…`) or Portico's (a payment in doubt has only that). */
