@@ -1,5 +1,6 @@
 // The direction of dependencies between the folders of src/, as a lint rule: each import is resolved
-// against the importing file, so `../` means the same at every depth.
+// against the importing file, so `../` means the same at every depth, and `#src/…` (package.json
+// "imports") against src/.
 import { dirname, relative, resolve } from 'node:path';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -105,20 +106,35 @@ export const LAYERS = [
 /** Files let off one rule, each with its reason; the list shrinks as the debt is paid. */
 export const EXCEPTIONS = {};
 
+/** Where an import specifier points, as a path under src/ (undefined: a package, or outside src/). */
+export function targetUnderSrc(filename, source) {
+  let target;
+  if (source.startsWith('#src/')) target = resolve(SRC, source.slice('#src/'.length));
+  else if (source.startsWith('.')) target = resolve(dirname(filename), source);
+  else return undefined;
+  const to = relative(SRC, target) + (source.endsWith('/') ? '/' : '');
+  return to.startsWith('..') ? undefined : to;
+}
+
 function check(context, node) {
   const source = node.source?.value;
-  if (typeof source !== 'string' || !source.startsWith('.')) return;
+  if (typeof source !== 'string') return;
   const from = relative(SRC, context.filename);
   if (from.startsWith('..')) return;
-  const target = resolve(dirname(context.filename), source);
+  const target = source.startsWith('#src/')
+    ? resolve(SRC, source.slice('#src/'.length))
+    : source.startsWith('.')
+      ? resolve(dirname(context.filename), source)
+      : undefined;
+  if (target === undefined) return;
   const inRepository = relative(ROOT, target);
   if (TOOLING.some((folder) => `${inRepository}/`.startsWith(folder)))
     context.report({
       node: node.source,
       message: `${from} → ${inRepository}: src/ holds what runs in production and the sandbox; it imports no tooling.`,
     });
-  const to = relative(SRC, target) + (source.endsWith('/') ? '/' : '');
-  if (to.startsWith('..')) return;
+  const to = targetUnderSrc(context.filename, source);
+  if (to === undefined) return;
   for (const layer of LAYERS) {
     if (!from.startsWith(layer.from)) continue;
     const denied = layer.allowOnly

@@ -7,7 +7,7 @@
 //   npm run bench -- --json=FILE   the table, and the figures as JSON in FILE
 //   BENCH_PROFILE=DIR npm run bench   also writes a V8 CPU profile of each Portico process into DIR
 //   BENCH_TARGETS=nginx,postgres npm run bench   only those targets (of nginx, postgres, embedded)
-//   BENCH_SCENARIOS=attended npm run bench       only those scenarios (of attended, unattended, card)
+//   BENCH_SCENARIOS=attended npm run bench       only those scenarios (of attended, unattended, card: the writes)
 //
 // The sandbox runs in its own process (as the bank would); Portico runs on PostgreSQL (a database of its
 // own, BENCH_DATABASE, created fresh) and on the embedded engine, each with GATEWAY_WORKERS=BENCH_WORKERS
@@ -22,6 +22,7 @@ import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { ensureDevCertificates } from '#src/sandbox/dev-certificates.js';
 import { Agent, request } from 'undici';
+import { randomUUID } from 'node:crypto';
 import { completeSca } from '#src/sandbox/scripted-psu.js';
 import { encodeForm } from '#src/upstreams/http/form-encoding.js';
 
@@ -63,7 +64,10 @@ const CERTS = resolve('certs/dev');
 const CLK_TCK = 100;
 const IBAN = 'HU75118000170000001234567817';
 
-const CARD_PAYMENTS = QUICK ? 50 : 200;
+/** Writes of each kind measured one after another (twice as many under concurrency). */
+const WRITES = QUICK ? 50 : 200;
+/** Connections of the concurrent card payments. */
+const WRITE_CONNECTIONS = 16;
 
 const log = (line: string) => {
   if (!JSON_OUT) process.stdout.write(`${line}\n`);
@@ -626,23 +630,81 @@ async function freshDatabase(name = DATABASE): Promise<string | undefined> {
   }
 }
 
-interface CardFigures {
+/** Latencies of one kind of write and, under concurrency, how many completed a second. */
+interface WriteLoad {
+  p50Ms: number;
+  p99Ms: number;
+  perSecond: number;
+}
+
+interface WriteRow {
+  write: string;
+  connections: number;
+  portico: WriteLoad;
+  direct: WriteLoad;
+}
+
+interface WriteFigures {
   target: string;
-  portico: { p50Ms: number; p99Ms: number };
-  direct: { p50Ms: number; p99Ms: number };
   loadAverage: string;
+  rows: WriteRow[];
 }
 
 /**
- * Card payments one after another through Portico (its own sandbox in process, as `npm start` runs it) with
- * the demo tenant's merchant, then as many straight to that sandbox's card API with a merchant of its own:
- * what Portico adds to a write (validation, mapping, row and history, write-ahead access log, key opening,
- * contract check).
+ * `count` writes from `connections` loops sending one after another (after a warm-up of a few each);
+ * the percentiles are of every write, the rate is writes over the wall time of the whole.
  */
-async function measureCardPayments(
-  name: string,
-  env: Record<string, string>,
-): Promise<CardFigures> {
+async function timedWrites(
+  send: () => Promise<number>,
+  count: number,
+  connections: number,
+): Promise<WriteLoad> {
+  const ok = async () => {
+    const status = await send();
+    if (status !== 200 && status !== 201) throw new Error(`a write answered ${status}`);
+  };
+  const loops = (each: number, latencies?: number[]) =>
+    Promise.all(
+      Array.from({ length: connections }, async () => {
+        for (let i = 0; i < each; i++) {
+          const t = performance.now();
+          await ok();
+          latencies?.push(performance.now() - t);
+        }
+      }),
+    );
+  await loops(connections > 1 ? 4 : 20);
+  const latencies: number[] = [];
+  const started = performance.now();
+  await loops(Math.ceil(count / connections), latencies);
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    p50Ms: latencies[Math.floor(latencies.length * 0.5)],
+    p99Ms: latencies[Math.floor(latencies.length * 0.99)],
+    perSecond: latencies.length / seconds,
+  };
+}
+
+/** A JSON POST through Portico; its status. */
+async function postJson(url: string, key: string, body: unknown): Promise<number> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/**
+ * Writes through Portico (its own sandbox in process, as `npm start` runs it) with the demo tenant's
+ * merchant, then the same writes straight to that sandbox with a merchant of its own: what Portico adds
+ * to a write (validation, mapping, row and history, write-ahead access log, key opening, contract
+ * check). Card payments one after another and from WRITE_CONNECTIONS at once; a POS payment on a
+ * terminal that approves at once and a marketplace seller, one after another.
+ */
+async function measureWrites(name: string, env: Record<string, string>): Promise<WriteFigures> {
   const port = PORT_BASE + 50;
   const gateway = start(process.execPath, [...GATEWAY_NODE_FLAGS, 'dist/main.js'], {
     ...env,
@@ -657,14 +719,81 @@ async function measureCardPayments(
     RATE_LIMIT_PER_MINUTE: '1000000',
     RECONCILE_ON_START: 'false',
   });
+  const agent = new Agent({
+    connect: { ca: readFileSync(join(CERTS, 'ca.pem')) },
+    connections: WRITE_CONNECTIONS,
+  });
   try {
     const [, key] = await gateway.waitFor(/Demo API key \(tenant "demo", role app\): (ptk_\S+)/);
     const banner = gateway.output();
+    const operatorKey = /Operator key \(tenant "operations", role operator\): (ptk_\S+)/.exec(
+      banner,
+    )?.[1];
     const cardUrl = /Sandbox card: (https:\/\/\S+)/.exec(banner)?.[1];
+    const posUrl = /Sandbox POS: {2}(https:\/\/\S+)\/pos\/v1/.exec(banner)?.[1];
     const controlUrl = /test merchant: POST (http:\/\/\S+)\/sandbox\/card\/merchants/.exec(
       banner,
     )?.[1];
-    if (!cardUrl || !controlUrl) throw new Error('the banner shows no sandbox card listener');
+    if (!cardUrl || !posUrl || !controlUrl || !operatorKey)
+      throw new Error('the banner shows no sandbox card and POS listeners');
+    const base = `http://127.0.0.1:${port}`;
+    const control = async <T>(path: string, body: unknown): Promise<T> =>
+      (await (
+        await fetch(`${controlUrl}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      ).json()) as T;
+    const asOperator = async <T>(path: string): Promise<T> =>
+      (await (
+        await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${operatorKey}` } })
+      ).json()) as T;
+    const direct = async (
+      url: string,
+      authorization: string,
+      contentType: string,
+      body: string,
+    ): Promise<number> => {
+      const response = await request(url, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: { authorization, 'content-type': contentType },
+        body,
+      });
+      await response.body.arrayBuffer();
+      return response.statusCode;
+    };
+    const basic = (user: string) => `Basic ${Buffer.from(`${user}:`).toString('base64')}`;
+
+    // The demo tenant's merchant (Portico's side) and a merchant of the bench's own (straight).
+    const { tenants } = await asOperator<{ tenants: { id: string; slug: string }[] }>(
+      '/v1/tenants',
+    );
+    const demo = tenants.find((tenant) => tenant.slug === 'demo');
+    const { merchantId: demoMerchant } = await asOperator<{ merchantId: string }>(
+      `/v1/tenants/${demo?.id}/card-credentials`,
+    );
+    const own = await control<{ merchantId: string; secretKey: string }>(
+      '/sandbox/card/merchants',
+      { name: 'bench' },
+    );
+    const { posKey } = await control<{ posKey: string }>('/sandbox/pos/merchants', {
+      merchantId: own.merchantId,
+    });
+    await control('/sandbox/pos/merchants', { merchantId: demoMerchant });
+    const terminalOf = async (merchantId: string) =>
+      (
+        await control<{ terminals: { token: string }[] }>(
+          `/sandbox/pos/merchants/${merchantId}/terminals`,
+          {},
+        )
+      ).terminals[0].token;
+    const [demoTerminal, ownTerminal] = [
+      await terminalOf(demoMerchant),
+      await terminalOf(own.merchantId),
+    ];
+
     const card = {
       cardNumber: '4111111111111111',
       expirationMonth: '12',
@@ -672,45 +801,14 @@ async function measureCardPayments(
       holderName: 'Bench',
       cvv: '123',
     };
-    const timed = async (send: () => Promise<number>) => {
-      for (let i = 0; i < 20; i++) await send();
-      const latencies: number[] = [];
-      for (let i = 0; i < CARD_PAYMENTS; i++) {
-        const t = performance.now();
-        const status = await send();
-        if (status !== 200 && status !== 201) throw new Error(`a card payment answered ${status}`);
-        latencies.push(performance.now() - t);
-      }
-      latencies.sort((a, b) => a - b);
-      return {
-        p50Ms: latencies[Math.floor(CARD_PAYMENTS * 0.5)],
-        p99Ms: latencies[Math.floor(CARD_PAYMENTS * 0.99)],
-      };
-    };
-    const portico = await timed(async () => {
-      const response = await fetch(`http://127.0.0.1:${port}/v1/card/payments`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ amount: 1099, ...card }),
-      });
-      await response.arrayBuffer();
-      return response.status;
-    });
-    const merchant = (await (
-      await fetch(`${controlUrl}/sandbox/card/merchants`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ name: 'bench' }),
-      })
-    ).json()) as { secretKey: string };
-    const agent = new Agent({ connect: { ca: readFileSync(join(CERTS, 'ca.pem')) } });
-    const authorization = `Basic ${Buffer.from(`${merchant.secretKey}:`).toString('base64')}`;
-    const direct = await timed(async () => {
-      const response = await request(`${cardUrl}/payments`, {
-        method: 'POST',
-        dispatcher: agent,
-        headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
-        body: encodeForm({
+    const cardThroughPortico = () =>
+      postJson(`${base}/v1/card/payments`, key, { amount: 1099, ...card });
+    const cardStraight = () =>
+      direct(
+        `${cardUrl}/payments`,
+        basic(own.secretKey),
+        'application/x-www-form-urlencoded',
+        encodeForm({
           amount: 1099,
           card_number: card.cardNumber,
           expiration_month: card.expirationMonth,
@@ -718,16 +816,78 @@ async function measureCardPayments(
           holder_name: card.holderName,
           cvv: card.cvv,
         }),
+      );
+    const posPayment = { amount: 1240, currency: 'EUR', type: 'payment' };
+    const posThroughPortico = () =>
+      postJson(`${base}/v1/pos/transactions`, key, {
+        ...posPayment,
+        transactionId: randomUUID(),
+        terminal: demoTerminal,
       });
-      await response.body.arrayBuffer();
-      return response.statusCode;
-    });
-    await agent.close();
-    log(
-      `card payments ${name}: Portico p50 ${portico.p50Ms.toFixed(1)} ms, sandbox p50 ${direct.p50Ms.toFixed(1)} ms`,
-    );
-    return { target: name, portico, direct, loadAverage: loadAverage() };
+    const posStraight = () =>
+      direct(
+        `${posUrl}/pos/v1/transactions`,
+        basic(posKey),
+        'application/json',
+        JSON.stringify({ ...posPayment, transaction_id: randomUUID(), terminal: ownTerminal }),
+      );
+    let sellers = 0;
+    const seller = () => {
+      sellers++;
+      return {
+        email: `seller${sellers}@shop.example`,
+        contactPhone: '+306900000000',
+        description: `Seller ${sellers}`,
+        businessName: `Business ${sellers}`,
+        businessTitle: `Business ${sellers} S.A.`,
+        businessTaxNumber: `EL${100000000 + sellers}`,
+        businessAddress: 'Ermou 12, Athens',
+        bankAccountIban: 'GR1601101250000000012300695',
+        bankAccountBeneficiary: `Business ${sellers}`,
+      };
+    };
+    const snake = (fields: Record<string, string>) =>
+      Object.fromEntries(
+        Object.entries(fields).map(([name, value]) => [
+          name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+          value,
+        ]),
+      );
+    const sellerThroughPortico = () => postJson(`${base}/v1/marketplace/sellers`, key, seller());
+    const sellerStraight = () =>
+      direct(
+        `${cardUrl}/sellers`,
+        basic(own.secretKey),
+        'application/x-www-form-urlencoded',
+        encodeForm(snake(seller())),
+      );
+
+    const rows: WriteRow[] = [];
+    const measured = async (
+      write: string,
+      connections: number,
+      through: () => Promise<number>,
+      straight: () => Promise<number>,
+    ) => {
+      const count = connections > 1 ? WRITES * 2 : WRITES;
+      const row = {
+        write,
+        connections,
+        portico: await timedWrites(through, count, connections),
+        direct: await timedWrites(straight, count, connections),
+      };
+      log(
+        `${write} ${name}, ${connections} at once: Portico p50 ${row.portico.p50Ms.toFixed(1)} ms, sandbox p50 ${row.direct.p50Ms.toFixed(1)} ms`,
+      );
+      rows.push(row);
+    };
+    await measured('card payment', 1, cardThroughPortico, cardStraight);
+    await measured('card payment', WRITE_CONNECTIONS, cardThroughPortico, cardStraight);
+    await measured('POS payment', 1, posThroughPortico, posStraight);
+    await measured('marketplace seller', 1, sellerThroughPortico, sellerStraight);
+    return { target: name, loadAverage: loadAverage(), rows };
   } finally {
+    await agent.close();
     await gateway.stop();
   }
 }
@@ -742,7 +902,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'portico-bench-'));
   const rows: Row[] = [];
   const startups: Record<string, unknown>[] = [];
-  const cards: CardFigures[] = [];
+  const writes: WriteFigures[] = [];
   try {
     const sandbox = await startSandboxProcess();
     stops.push(sandbox.stop);
@@ -861,18 +1021,16 @@ async function main(): Promise<void> {
       await again.stop();
     }
 
-    // Card payments: a write each (row, history, write-ahead access log, form mapping, contract check).
+    // Writes: card payments (alone and concurrent), a POS payment, a marketplace seller.
     const cardDatabase =
       TARGETS.has('postgres') && SCENARIOS.has('card')
         ? await freshDatabase(`${DATABASE}_card`)
         : undefined;
     if (cardDatabase)
-      cards.push(
-        await measureCardPayments('Portico on PostgreSQL', { DATABASE_URL: cardDatabase }),
-      );
+      writes.push(await measureWrites('Portico on PostgreSQL', { DATABASE_URL: cardDatabase }));
     if (TARGETS.has('embedded') && SCENARIOS.has('card'))
-      cards.push(
-        await measureCardPayments('Portico on the embedded engine', {
+      writes.push(
+        await measureWrites('Portico on the embedded engine', {
           DATABASE_URL: '',
           EMBEDDED_DB_DIR: join(dataDir, 'pglite-card'),
         }),
@@ -882,7 +1040,7 @@ async function main(): Promise<void> {
     rmSync(dataDir, { recursive: true, force: true });
   }
 
-  const figures = `${JSON.stringify({ rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, startups, rows, cards }, null, 2)}\n`;
+  const figures = `${JSON.stringify({ rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, startups, rows, writes }, null, 2)}\n`;
   if (JSON_OUT) {
     process.stdout.write(figures);
     return;
@@ -906,11 +1064,18 @@ async function main(): Promise<void> {
         .join(', ')}`,
     );
   }
-  log(`\nCard payments, ${CARD_PAYMENTS} sequential (p50 / p99):`);
-  for (const card of cards)
-    log(
-      `  ${card.target}: through Portico ${card.portico.p50Ms.toFixed(1)} / ${card.portico.p99Ms.toFixed(1)} ms; straight to the sandbox ${card.direct.p50Ms.toFixed(1)} / ${card.direct.p99Ms.toFixed(1)} ms (load ${card.loadAverage})`,
-    );
+  log(
+    `\nWrites (${WRITES} one after another, ${WRITES * 2} from ${WRITE_CONNECTIONS} connections): p50 / p99 ms, and writes a second`,
+  );
+  log('| target | write | conns | through Portico | straight to the sandbox | added p50 ms |');
+  log('| --- | --- | --- | --- | --- | --- |');
+  const shown = (load: WriteLoad) =>
+    `${load.p50Ms.toFixed(1)} / ${load.p99Ms.toFixed(1)} ms, ${load.perSecond.toFixed(0)}/s`;
+  for (const figures of writes)
+    for (const row of figures.rows)
+      log(
+        `| ${figures.target} | ${row.write} | ${row.connections} | ${shown(row.portico)} | ${shown(row.direct)} | ${(row.portico.p50Ms - row.direct.p50Ms).toFixed(1)} |`,
+      );
   log(
     `\nPortico: GATEWAY_WORKERS=${WORKERS}; nginx: worker_processes ${WORKERS}. CPU ms/req: CPU time of each process over the run divided by requests ("gateway": the primary and its workers together); "postgres" is this database's backends. DB trips/read: statements Portico sent per request (portico_db_statements_total). handshakes: TLS handshakes the sandbox completed during the run.`,
   );

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { CardCredentialsService } from '../../src/access/merchant-credentials/card-credentials.service.js';
-import { SecretsCipher, parseSecretsKey } from '../../src/platform/secrets/secrets-cipher.js';
-import { COMMANDS } from '../../src/cli/commands.js';
+import { CardCredentialsService } from '#src/access/merchant-credentials/card-credentials.service.js';
+import { SecretsCipher, parseSecretsKey } from '#src/platform/secrets/secrets-cipher.js';
+import { COMMANDS } from '#src/cli/commands.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 const secretKey = () => `sk_test_${randomBytes(12).toString('hex')}`;

@@ -4,12 +4,12 @@ import type { Logger } from 'pino';
 import type { Repository } from 'typeorm';
 import type { Tenant } from '../tenants/tenant.entity.js';
 import { TenantsService } from '../tenants/tenants.service.js';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { ProblemException } from '../../platform/errors/problem.js';
-import { LOGGER } from '../../platform/logging/logging.module.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { ProblemException } from '#src/platform/errors/problem.js';
+import { LOGGER } from '#src/platform/logging/logging.module.js';
 import { CardCredentials } from './card-credentials.entity.js';
-import { SecretsService } from '../../platform/secrets/secrets.service.js';
+import { SecretsService } from '#src/platform/secrets/secrets.service.js';
 import { maskKey } from './mask-key.js';
 
 export interface MerchantKeys {

@@ -67,6 +67,8 @@ function forkEngine(
 ): Promise<{ child: ChildProcess; port: number }> {
   const child: ChildProcess = fork(SERVER_SCRIPT, [directory, String(port)], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    // The server collects what an in-memory engine's initdb left (pglite-server.mjs).
+    execArgv: ['--expose-gc'],
   });
   return new Promise((done, fail) => {
     const timer = setTimeout(() => {

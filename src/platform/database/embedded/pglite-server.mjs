@@ -2,9 +2,37 @@
 // Run by embedded-postgres.ts; it exits when its parent goes away, so no engine is left orphaned.
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketHandler } from '@electric-sql/pglite-socket';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const [dataDir, portArg] = process.argv.slice(2);
+const inMemory = dataDir === 'memory://';
+
+// `pglite-server.mjs <dir> --initialise`: makes the data directory and exits.
+if (portArg === '--initialise') {
+  await (await PGlite.create(dataDir)).close();
+  process.exit(0);
+}
+
+/**
+ * A fresh data directory is made by a process of its own: PGlite runs initdb in a second engine and the
+ * initdb program beside the one it serves from, and the memory they took stays with the process (about
+ * 800 MiB resident, against 300 MiB for an engine that opens a directory made before).
+ */
+async function initialise(directory) {
+  const child = spawn(
+    process.execPath,
+    [fileURLToPath(import.meta.url), directory, '--initialise'],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  const code = await new Promise((done) => child.once('exit', done));
+  if (code !== 0) throw new Error(`initialising ${directory} failed (exit ${code})`);
+}
 
 const SYNC = 0x53; // 'S': ends an extended-protocol exchange (Parse, Bind, Describe, Execute, Sync)
 const QUERY = 0x51; // 'Q': a simple query is an exchange of its own
@@ -89,7 +117,11 @@ class ExchangeQueue {
   }
 }
 
-const db = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir);
+if (!inMemory && !existsSync(join(dataDir, 'PG_VERSION'))) await initialise(dataDir);
+const db = await PGlite.create(inMemory ? undefined : dataDir);
+// In memory there is no directory to make beforehand: what initdb left is given back when the engine
+// runs with --expose-gc (embedded-postgres.ts), 800 → 470 MiB.
+if (inMemory) globalThis.gc?.();
 const queryQueue = new ExchangeQueue(db);
 const handlers = new Set();
 const server = createServer((socket) => {
