@@ -6,6 +6,7 @@ import { ConsentsModule } from './consents/consents.module.js';
 import { FundsConfirmationModule } from './funds-confirmation/funds-confirmation.module.js';
 import { PaymentsModule } from './payments/payments.module.js';
 import { IdempotencyModule } from '../platform/idempotency/idempotency.module.js';
+import { ProviderLedgerModule } from '../provider-ledger/provider-ledger.module.js';
 import { OpenBankingBoundResources } from './bound-resources.js';
 import { OpenBankingInDoubtSettler } from './in-doubt-settler.service.js';
 import { ScaCallbackModule } from './sca-callback/sca-callback.module.js';
@@ -21,6 +22,7 @@ import { ScaCallbackModule } from './sca-callback/sca-callback.module.js';
     PaymentsModule,
     ScaCallbackModule,
     IdempotencyModule,
+    ProviderLedgerModule,
   ],
   providers: [OpenBankingInDoubtSettler, OpenBankingBoundResources],
 })

@@ -1,7 +1,5 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { AuditTrailModule } from '../audit/trail/audit-trail.module.js';
-import { ProviderResource } from '../provider-ledger/provider-resource.entity.js';
+import { ProviderLedgerModule } from '../provider-ledger/provider-ledger.module.js';
 import { IdempotencyModule } from '../platform/idempotency/idempotency.module.js';
 import { PosUpstreamModule } from '../upstreams/pos/pos-upstream.module.js';
 import { PosInDoubtResolver } from './pos-in-doubt-resolver.service.js';
@@ -19,12 +17,7 @@ import { PosTransactionSync } from './transactions/pos-transaction-sync.js';
  * transactions pending for the ERP; rows in the provider-resource ledger's table, calls in the access log.
  */
 @Module({
-  imports: [
-    TypeOrmModule.forFeature([ProviderResource]),
-    AuditTrailModule,
-    PosUpstreamModule,
-    IdempotencyModule,
-  ],
+  imports: [ProviderLedgerModule, PosUpstreamModule, IdempotencyModule],
   controllers: [PosTransactionsController, PosTerminalsController],
   providers: [
     PosStore,

@@ -109,7 +109,7 @@ export class ProviderLedger {
     send: () => Promise<UpstreamAnswer<T>>,
   ): Promise<UpstreamAnswer<T>> {
     const started = performance.now();
-    const logId = await this.accessLog.begin(subject);
+    const logId = await this.writeAhead(subject);
     const latencyMs = () => Math.round(performance.now() - started);
     let answer: UpstreamAnswer<T>;
     try {
@@ -129,6 +129,14 @@ export class ProviderLedger {
       latencyMs: latencyMs(),
     });
     return answer;
+  }
+
+  /**
+   * A provider call's access-log row written ahead (outcome `sent`), for a call whose outcome its caller
+   * records (the consent-access guard, around the handler); `call` writes and completes it itself.
+   */
+  writeAhead(subject: AccessSubject): Promise<string> {
+    return this.accessLog.begin(subject);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ProviderLedgerModule } from '../../provider-ledger/provider-ledger.module.js';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditTrailModule } from '../../audit/trail/audit-trail.module.js';
 import { ConsentsModule } from '../consents/consents.module.js';
@@ -9,7 +10,12 @@ import { ConsentUsage } from './consent-usage.entity.js';
 
 /** Calls under a consent: local rules, the daily budget of unattended reads, the access log. */
 @Module({
-  imports: [TypeOrmModule.forFeature([ConsentUsage]), ConsentsModule, AuditTrailModule],
+  imports: [
+    TypeOrmModule.forFeature([ConsentUsage]),
+    ConsentsModule,
+    AuditTrailModule,
+    ProviderLedgerModule,
+  ],
   providers: [BudgetService, ConsentAccessService, ConsentAccessGuard],
   exports: [ConsentAccessService, ConsentAccessGuard],
 })

@@ -16,8 +16,14 @@ import { StatementGroup } from '../../platform/database/statement-group.js';
 import { currentRequestId } from '../../platform/logging/request-context.js';
 import { ProblemException } from '../../platform/errors/problem.js';
 import { Metrics } from '../../platform/metrics/metrics.service.js';
+import { ProviderLedger } from '../../provider-ledger/provider-ledger.service.js';
 import { failureOutcome } from '../../upstreams/http/upstream-caller.js';
-import { appliedFrequencyPerDay, Consent, type ConsentKind } from '../consents/consent.entity.js';
+import {
+  appliedFrequencyPerDay,
+  Consent,
+  type ConsentAccess,
+  type ConsentKind,
+} from '../consents/consent.entity.js';
 import { ConsentsService, consentProblem, renewalProblem } from '../consents/consents.service.js';
 import { BudgetService, budgetOf, secondsToUtcMidnight, type Budget } from './budget.service.js';
 import type { ConsentHeaders } from './consent-headers.js';
@@ -131,7 +137,9 @@ class RecentConsents {
 /** How many consents each process keeps at their last version read (a few MB at most). */
 const RECENT_CONSENTS = 10_000;
 
-type Granted = Partial<Record<'accounts' | 'balances' | 'transactions', { iban: string }[]>>;
+/** The one account a confirmation-of-funds consent covers. */
+const accountOf = (access: ConsentAccess | null) =>
+  access && 'account' in access ? access.account : undefined;
 
 /**
  * The local rules of every call under a consent, checked before the bank is called (tenant, consent
@@ -152,6 +160,7 @@ export class ConsentAccessService {
     private readonly accessLog: AccessLogService,
     private readonly metrics: Metrics,
     private readonly rateLimits: RateLimitService,
+    private readonly ledger: ProviderLedger,
     @InjectDataSource() dataSource: DataSource,
   ) {
     this.sql = new PlainSql(dataSource);
@@ -293,7 +302,7 @@ export class ConsentAccessService {
       logId = begun.id;
       budget = budgetOf(limit, begun.gate.budget_count);
     } else {
-      logId = loggedAhead ?? (await this.accessLog.begin(subject(consent.id)));
+      logId = loggedAhead ?? (await this.ledger.writeAhead(subject(consent.id)));
     }
     return {
       rule,
@@ -412,8 +421,7 @@ export class ConsentAccessService {
 
   private checkAccount(rule: ConsentAccessRule, consent: Consent, call: ConsentCallRequest): void {
     if (call.iban !== undefined) {
-      const account = (consent.grantedAccess?.account ?? consent.requestedAccess.account) as
-        { iban?: string } | undefined;
+      const account = accountOf(consent.grantedAccess) ?? accountOf(consent.requestedAccess);
       if (account?.iban !== call.iban)
         throw consentProblem(
           403,
@@ -430,8 +438,9 @@ export class ConsentAccessService {
         `The consent does not cover account ${call.accountId}`,
       );
     if (rule.need === 'accounts') return;
-    const granted = (consent.grantedAccess ?? consent.requestedAccess) as Granted;
-    if (!(granted[rule.need] ?? []).some((entry) => entry.iban === account.iban)) {
+    const granted = consent.grantedAccess ?? consent.requestedAccess;
+    const list = 'account' in granted ? undefined : granted[rule.need];
+    if (!(list ?? []).some((entry) => entry.iban === account.iban)) {
       throw consentProblem(
         401,
         'CONSENT_INVALID',

@@ -1,5 +1,5 @@
-import type { JsonObject } from '../../platform/common/json.js';
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import type { components } from '../../generated/psd2.js';
 import { ScaSubjectColumns } from '../sca-sessions/sca-subject.columns.js';
 
 export const CONSENT_KINDS = ['ais', 'cof'] as const;
@@ -25,6 +25,11 @@ export const CONSENT_STATUSES = [
   'terminatedByTpp',
 ] as const;
 export type ConsentStatus = (typeof CONSENT_STATUSES)[number];
+
+type Schemas = components['schemas'];
+
+/** What a consent covers, as asked and as the bank granted it: AccountAccess (ais), or one account (cof). */
+export type ConsentAccess = Schemas['AccountAccess'] | Schemas['CofConsentRequest'];
 
 export interface ConsentAccount {
   /** The bank's opaque account id (resourceId); what the app passes as accountId. */
@@ -58,11 +63,11 @@ export class Consent extends ScaSubjectColumns {
 
   /** What the app asked for: AccountAccess (ais) or the account (cof), as sent upstream. */
   @Column({ name: 'requested_access', type: 'jsonb' })
-  requestedAccess: JsonObject;
+  requestedAccess: ConsentAccess;
 
   /** What the bank granted, as it reports it after SCA. */
   @Column({ name: 'granted_access', type: 'jsonb', nullable: true })
-  grantedAccess: JsonObject | null;
+  grantedAccess: ConsentAccess | null;
 
   @Column({ type: 'jsonb', default: [] })
   accounts: ConsentAccount[];

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ProviderLedgerModule } from '../../provider-ledger/provider-ledger.module.js';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditTrailModule } from '../../audit/trail/audit-trail.module.js';
 import { IdempotencyModule } from '../../platform/idempotency/idempotency.module.js';
@@ -17,6 +18,7 @@ import { FundsConsentsController } from './funds-consents.controller.js';
   imports: [
     TypeOrmModule.forFeature([Consent]),
     AuditTrailModule,
+    ProviderLedgerModule,
     ScaSessionsModule,
     OpenBankingUpstreamModule,
     IdempotencyModule,

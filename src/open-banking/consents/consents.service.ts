@@ -2,29 +2,29 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { Repository } from 'typeorm';
-import type { JsonObject } from '../../platform/common/json.js';
+import type { components } from '../../generated/psd2.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
 import { ValidationFailedException } from '../../platform/errors/to-problem.js';
+import type { LedgerTable } from '../../provider-ledger/ledger-table.js';
+import { ProviderLedger } from '../../provider-ledger/provider-ledger.service.js';
 import {
   OpenBankingClient,
   scaRedirectHeaders,
-  type OpenBankingApi,
+  type OpenBankingSend,
 } from '../../upstreams/open-banking/open-banking.client.js';
 import { requestIdHeader } from '../../upstreams/http/upstream-transport.js';
+import { createdAtBank, refusedCause } from '../bank-creation.js';
 import { ScaSessionsService } from '../sca-sessions/sca-sessions.service.js';
 import { newScaSubject, scaApproachOf } from '../sca-sessions/sca-subject.columns.js';
 import {
   Consent,
+  type ConsentAccess,
   type ConsentAccount,
   type ConsentKind,
   type ConsentStatus,
 } from './consent.entity.js';
 import type { CreateCofConsentRequest, CreateConsentRequest } from './dto/consent.dto.js';
-import { StatusHistoryService } from '../../audit/trail/status-history.service.js';
 import { isUuid } from '../../shared/uuid.js';
-import { leaseInDoubt } from '../../platform/in-doubt/in-doubt-lease.js';
-import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
-import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
 
 const FINAL: readonly ConsentStatus[] = [
   'failed',
@@ -70,18 +70,30 @@ export function renewalProblem(consent: Pick<Consent, 'id' | 'kind'>): ProblemEx
 export const bankDoesNotKnow = (answer: { status: number; messages: { code: string }[] }) =>
   answer.status === 403 && answer.messages[0]?.code === 'CONSENT_UNKNOWN';
 
-/**
- * The consent store: one row per consent, written before the bank is called and completed after,
- * with every status change appended to the history.
- */
 /** A consent column's name in a hand-written statement's rows (columnsSql, hydrate): `c_<property>`. */
 const columnAlias = (column: { propertyName: string }) => `c_${column.propertyName}`;
 
+/** Consents in the provider-resource ledger: a table of their own, whose rich columns auditors read. */
+export const CONSENTS: LedgerTable<Consent> = {
+  entity: Consent,
+  name: 'consents',
+  subjectKind: () => 'consent',
+  accessSubject: (consent) => ({ consentId: consent.id }),
+  insert: (manager, consent) => manager.insert(Consent, consent),
+};
+
+/** What the bank answers a consent's creation with. */
+type ConsentCreated = components['schemas']['ConsentResponse'];
+
+/**
+ * The consent store: one row per consent in the provider-resource ledger, written before the bank is
+ * called and completed after, with every status change appended to the history.
+ */
 @Injectable()
 export class ConsentsService {
   constructor(
     @InjectRepository(Consent) private readonly consents: Repository<Consent>,
-    private readonly history: StatusHistoryService,
+    private readonly ledger: ProviderLedger,
     private readonly sca: ScaSessionsService,
     private readonly bank: OpenBankingClient,
   ) {}
@@ -93,15 +105,14 @@ export class ConsentsService {
       ]);
     // A renewal names an account-information consent of the same app (404 otherwise, as for any other).
     if (request.renewsConsentId) await this.find(tenantId, request.renewsConsentId, 'ais');
-    const access = request.access as JsonObject;
-    const consent = await this.insertCreating(tenantId, 'ais', request, access, {
+    const consent = await this.begin(tenantId, 'ais', request, request.access, {
       recurringIndicator: request.recurringIndicator,
       validUntil: request.validUntil,
       frequencyPerDay: request.frequencyPerDay ?? null,
       renewsConsentId: request.renewsConsentId ?? null,
     });
     const callback = await this.sca.open({ kind: 'consent', id: consent.id, tenantId });
-    const answer = await this.upstreamCreate(consent, (api) =>
+    return this.create(consent, 'createConsent', (api) =>
       api.POST('/{brandId}/bg/v1/consents', {
         params: {
           path: { brandId: request.brandId },
@@ -115,19 +126,12 @@ export class ConsentsService {
         },
       }),
     );
-    return this.completeCreation(consent, answer);
   }
 
   async createFundsConsent(tenantId: string, request: CreateCofConsentRequest): Promise<Consent> {
-    const consent = await this.insertCreating(
-      tenantId,
-      'cof',
-      request,
-      { account: request.account as JsonObject },
-      {},
-    );
+    const consent = await this.begin(tenantId, 'cof', request, { account: request.account }, {});
     const callback = await this.sca.open({ kind: 'consent', id: consent.id, tenantId });
-    const answer = await this.upstreamCreate(consent, (api) =>
+    return this.create(consent, 'createCofConsent', (api) =>
       api.POST('/{brandId}/bg/v2/consents/confirmation-of-funds', {
         params: {
           path: { brandId: request.brandId },
@@ -136,7 +140,6 @@ export class ConsentsService {
         body: { account: request.account },
       }),
     );
-    return this.completeCreation(consent, answer);
   }
 
   /** The tenant's consent, or 404: another tenant's consent does not exist for this caller. */
@@ -257,7 +260,7 @@ export class ConsentsService {
         }),
       );
       if (answer.data) {
-        consent.grantedAccess = answer.data.access as unknown as JsonObject;
+        consent.grantedAccess = answer.data.access;
         consent.validUntil = answer.data.validUntil;
         consent.recurringIndicator = answer.data.recurringIndicator;
         if (answer.data.consentStatus === 'valid')
@@ -282,7 +285,7 @@ export class ConsentsService {
         }),
       );
       if (answer.data) {
-        consent.grantedAccess = { account: answer.data.account as unknown as JsonObject };
+        consent.grantedAccess = { account: answer.data.account };
         await this.patch(consent.id, {
           grantedAccess: consent.grantedAccess,
           lastScaAt: consent.lastScaAt,
@@ -327,27 +330,15 @@ export class ConsentsService {
   }
 
   transition(consent: Consent, to: ConsentStatus, cause: string): Promise<boolean> {
-    return this.history.transition(Consent, 'consent', consent, to, cause);
+    return this.ledger.transition(CONSENTS, consent, to, cause);
   }
 
   /**
-   * Settles consents in doubt with the bank, under a lease per row: one whose bank id is known takes
+   * Settles a consent in doubt with the bank (the ledger leases it): one whose bank id is known takes
    * the bank's status; one whose creation may have reached the bank but whose id never arrived stays
    * `unknown` (Berlin Group offers no other lookup) until its lifetime at the bank has passed.
    */
-  async resolveInDoubt(olderThanMs: number, giveUpAfterMs: number): Promise<number> {
-    let worked = 0;
-    // Batch after batch: a leased row is not leased again in this pass, so the loop ends.
-    for (;;) {
-      const ids = await leaseInDoubt(this.consents.manager, 'consents', olderThanMs);
-      if (ids.length === 0) return worked;
-      worked += ids.length;
-      for (const id of ids) await this.resolveOneConsent(id, giveUpAfterMs);
-    }
-  }
-
-  private async resolveOneConsent(id: string, giveUpAfterMs: number): Promise<void> {
-    const consent = await this.consents.findOneByOrFail({ id });
+  async settleInDoubt(consent: Consent, giveUpAfterMs: number): Promise<void> {
     if (consent.upstreamConsentId) {
       const status = await this.upstreamStatus(consent).catch(() => undefined);
       if (status) await this.transition(consent, status, 'resolver');
@@ -359,16 +350,16 @@ export class ConsentsService {
       await this.transition(consent, 'unknown', 'resolver:answer-never-recorded');
   }
 
-  /** Partial update (TypeORM's partial-entity type cannot be computed for jsonb fields typed as objects). */
   private async patch(id: string, fields: Partial<Consent>): Promise<void> {
-    await this.consents.update({ id }, fields as never);
+    await this.consents.update({ id }, fields);
   }
 
-  private async insertCreating(
+  /** Stores a consent about to be asked of the bank (`creating`), with its first history entry. */
+  private async begin(
     tenantId: string,
     kind: ConsentKind,
     request: CreateConsentRequest | CreateCofConsentRequest,
-    requestedAccess: JsonObject,
+    requestedAccess: ConsentAccess,
     fields: Partial<Consent>,
   ): Promise<Consent> {
     const consent = this.consents.create({
@@ -387,74 +378,43 @@ export class ConsentsService {
       ...newScaSubject(request),
       ...fields,
     });
-    await this.consents.manager.transaction(async (manager) => {
-      await manager.insert(Consent, consent as never);
-      await this.history.append(
-        { kind: 'consent', id: consent.id, tenantId },
-        null,
-        'creating',
-        'created',
-        manager,
-      );
-    });
-    await bindIdempotentResource(consentPath(consent));
+    await this.ledger.begin(CONSENTS, consent);
     return this.consents.findOneOrFail({ where: { id: consent.id } });
   }
 
-  private async upstreamCreate<T>(
+  /**
+   * The ledger's create sequence: the Idempotency-Key bound to the consent, the bank asked; refused
+   * (or certainly not sent) the consent fails, in doubt it is `unknown` until the resolver settles it.
+   */
+  private async create(
     consent: Consent,
-    send: (api: OpenBankingApi) => Promise<{ data?: T; error?: unknown; response: Response }>,
-  ) {
-    try {
-      const operation = consent.kind === 'ais' ? 'createConsent' : 'createCofConsent';
-      const answer = await this.bank.call(operation, consent.brandId, send);
-      if (answer.status >= 400) {
-        await this.transition(
-          consent,
-          'failed',
-          `upstream-refused:${answer.messages[0]?.code ?? answer.status}`,
-        );
-        throw this.bank.refusal(
-          consent.kind === 'ais' ? 'createConsent' : 'createCofConsent',
-          answer,
-        );
-      }
-      return answer;
-    } catch (error) {
-      if (consent.status !== 'creating') throw error;
-      if (!outcomeUnknown(error)) {
-        await this.transition(consent, 'failed', 'upstream-not-sent');
-        throw error;
-      }
-      // It may exist at the bank: in doubt until the resolver settles it, never failed.
-      await this.transition(consent, 'unknown', 'upstream-outcome-unknown');
-      throw inDoubtProblem(error as ProblemException, {
-        consentId: consent.id,
-        consentStatus: consent.status,
-        resource: consentPath(consent),
-      });
-    }
+    operation: 'createConsent' | 'createCofConsent',
+    send: OpenBankingSend<ConsentCreated>,
+  ): Promise<Consent> {
+    await this.ledger.create(CONSENTS, consent, {
+      resource: consentPath(consent),
+      names: (row) => ({ consentId: row.id, consentStatus: row.status }),
+      send: () => createdAtBank(this.bank, operation, consent.brandId, send),
+      settle: (created) => this.completeCreation(consent, created.data, created.headers),
+      refusedCause,
+    });
+    return consent;
   }
 
   private async completeCreation(
     consent: Consent,
-    answer: { data?: unknown; headers: Record<string, string> },
-  ): Promise<Consent> {
-    const data = answer.data as {
-      consentId: string;
-      consentStatus: ConsentStatus;
-      _links?: { scaRedirect?: { href: string } };
-    };
+    data: ConsentCreated,
+    headers: Record<string, string>,
+  ): Promise<void> {
     consent.upstreamConsentId = data.consentId;
-    consent.scaRedirect = data._links?.scaRedirect?.href ?? null;
-    consent.scaApproach = scaApproachOf(answer.headers);
+    consent.scaRedirect = data._links.scaRedirect?.href ?? null;
+    consent.scaApproach = scaApproachOf(headers);
     await this.patch(consent.id, {
       upstreamConsentId: consent.upstreamConsentId,
       scaRedirect: consent.scaRedirect,
       scaApproach: consent.scaApproach,
     });
     await this.transition(consent, data.consentStatus, 'upstream-created');
-    return consent;
   }
 
   private async upstreamStatus(consent: Consent): Promise<ConsentStatus | undefined> {

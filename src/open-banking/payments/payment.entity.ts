@@ -1,5 +1,5 @@
-import type { JsonObject } from '../../platform/common/json.js';
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import type { components } from '../../generated/psd2.js';
 import { ScaSubjectColumns } from '../sca-sessions/sca-subject.columns.js';
 
 /** ISO 20022 statuses from the bank, and Portico's own `creating` / `failed` before the bank has one. */
@@ -31,7 +31,7 @@ export class Payment extends ScaSubjectColumns {
 
   /** PaymentDetails as sent upstream. */
   @Column({ type: 'jsonb' })
-  details: JsonObject;
+  details: components['schemas']['PaymentDetails'];
 
   @Column({ type: 'varchar', length: 8 })
   status: PaymentStatus;

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ProviderLedgerModule } from '../../provider-ledger/provider-ledger.module.js';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditTrailModule } from '../../audit/trail/audit-trail.module.js';
 import { IdempotencyModule } from '../../platform/idempotency/idempotency.module.js';
@@ -13,6 +14,7 @@ import { PaymentsService } from './payments.service.js';
   imports: [
     TypeOrmModule.forFeature([Payment]),
     AuditTrailModule,
+    ProviderLedgerModule,
     ScaSessionsModule,
     OpenBankingUpstreamModule,
     IdempotencyModule,

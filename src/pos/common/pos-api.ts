@@ -1,8 +1,9 @@
 import { applyDecorators, Injectable, type PipeTransform } from '@nestjs/common';
-import { ApiBody, ApiParam, ApiQuery, ApiResponse } from '@nestjs/swagger';
+import { ApiBody, ApiParam, ApiQuery, ApiResponse, type HeadersObject } from '@nestjs/swagger';
 import { ApiProblems } from '../../platform/errors/api-problem-responses.js';
 import { ValidationFailedException } from '../../platform/errors/to-problem.js';
 import type { Schema } from '../../shared/contracts/openapi-contract.js';
+import type { PosTransactionRequest } from '../../upstreams/pos/pos.client.js';
 import { POS, posContract } from '../../upstreams/pos/pos-schemas.js';
 import { UPSTREAM_PROBLEMS } from '../../platform/errors/upstream-problems.js';
 
@@ -20,13 +21,13 @@ export const ApiPosAnswer = (
   status: number,
   schema: string,
   description: string,
-  headers?: Record<string, { description: string; required: boolean; schema: object }>,
+  headers?: HeadersObject,
 ) =>
   ApiResponse({
     status,
     description,
     schema: POS.ref(schema),
-    ...(headers ? { headers: headers as never } : {}),
+    ...(headers ? { headers } : {}),
   });
 
 export const ApiPosBody = (schema: string, example: Record<string, unknown>) =>
@@ -113,7 +114,7 @@ export const PosPath = (schema: string) => new PosPathPipe(schema);
 
 @Injectable()
 class PosBodyPipe implements PipeTransform {
-  transform(body: unknown): Record<string, unknown> {
+  transform(body: unknown): PosTransactionRequest {
     const input = body === undefined || body === null ? {} : body;
     if (typeof input !== 'object' || Array.isArray(input))
       throw new ValidationFailedException([{ field: 'body', reason: 'must be a JSON object' }]);
@@ -137,7 +138,8 @@ class PosBodyPipe implements PipeTransform {
         [...byField].map(([field, reasons]) => ({ field, reason: reasons.join('; ') })),
       );
     }
-    return value as Record<string, unknown>;
+    // Valid against pos.yaml's PosTransactionRequest.
+    return value as PosTransactionRequest;
   }
 }
 

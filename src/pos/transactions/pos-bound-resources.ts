@@ -5,7 +5,7 @@ import {
 } from '../../platform/idempotency/bound-resources.js';
 import { ProblemException } from '../../platform/errors/problem.js';
 import { posFacade } from '../common/pos-api.js';
-import { PosStore, type PosRowData } from '../store/pos-store.service.js';
+import { dataOf, PosStore } from '../store/pos-store.service.js';
 import { refusalProblem } from './pos-refusal.js';
 import { POS_TRANSACTIONS, PosTransactionsService } from './pos-transactions.service.js';
 
@@ -35,7 +35,7 @@ export class PosBoundResources implements OnModuleInit {
   ): Promise<BoundResourceState | undefined> {
     const row = await this.store.byTransactionId(tenantId, transactionId);
     if (!row) return undefined;
-    const data = row.data as PosRowData;
+    const data = dataOf(row);
     if (row.status === 'failed')
       return { state: 'failed', problem: refusalProblem(data.refusal ?? NOT_MADE) };
     if (!DECIDED.has(row.status) || !data.result) return this.undecided(tenantId, transactionId);

@@ -1,7 +1,7 @@
-import type { JsonObject } from '../../platform/common/json.js';
 import { ProblemException } from '../../platform/errors/problem.js';
 import type { UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
 import { UPSTREAM_PROBLEM_TYPES } from '../../platform/errors/upstream-problems.js';
+import type { PosRefusal } from '../store/pos-store.service.js';
 
 /**
  * The facade's status for each POS refusal status: the app's own key is fine when the provider says
@@ -11,27 +11,25 @@ import { UPSTREAM_PROBLEM_TYPES } from '../../platform/errors/upstream-problems.
 const FACADE_STATUS: Record<number, number> = { 400: 400, 401: 403, 404: 409, 422: 422 };
 
 /** The provider's refusal as stored with the transaction (status, code, title, fields). */
-export function refusalOf(answer: UpstreamAnswer<unknown>): JsonObject {
+export function refusalOf(answer: UpstreamAnswer<unknown>): PosRefusal {
   const [first] = answer.messages;
   return {
     status: answer.status,
     code: first?.code ?? String(answer.status),
     title: first?.text?.split(':')[0] ?? null,
-    fields: answer.messages.filter((m) => m.path).map((m) => m.path as string),
+    fields: answer.messages.flatMap((m) => (m.path ? [m.path] : [])),
   };
 }
 
 /** A stored refusal as problem+json: the provider's code in `upstream.code`. */
-export function refusalProblem(refusal: JsonObject): ProblemException {
-  const status = Number(refusal.status);
+export function refusalProblem(refusal: PosRefusal): ProblemException {
+  const { status } = refusal;
   return new ProblemException({
     status: FACADE_STATUS[status] ?? (status >= 500 ? 502 : 400),
     type: UPSTREAM_PROBLEM_TYPES.refused,
     title: 'Refused by the POS provider',
-    detail: `${String(refusal.code)}: ${String(refusal.title ?? '')}${
-      Array.isArray(refusal.fields) && refusal.fields.length
-        ? ` (${(refusal.fields as string[]).join(', ')})`
-        : ''
+    detail: `${refusal.code}: ${refusal.title ?? ''}${
+      refusal.fields?.length ? ` (${refusal.fields.join(', ')})` : ''
     }`,
     extensions: {
       upstream: { status, code: refusal.code, text: refusal.title, fields: refusal.fields },

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiQuery, ApiTags, type HeadersObject } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
 import type { Principal } from '../../access/tenants/tenants.service.js';
@@ -8,7 +8,7 @@ import { APP_CONFIG } from '../../platform/config/config.module.js';
 import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
 import { Inject } from '@nestjs/common';
 import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
-import type { JsonObject } from '../../platform/common/json.js';
+import type { PosTransactionRequest } from '../../upstreams/pos/pos.client.js';
 import {
   ApiPosAnswer,
   ApiPosBody,
@@ -21,7 +21,7 @@ import {
 import { PosTransactionsService } from './pos-transactions.service.js';
 import { WaitSeconds } from './wait-seconds.pipe.js';
 
-const LOCATION = {
+const LOCATION: HeadersObject = {
   Location: {
     description: 'The transaction in Portico, to poll until the terminal has decided',
     required: true,
@@ -73,7 +73,7 @@ export class PosTransactionsController {
   })
   async createPosTransaction(
     @CurrentPrincipal() principal: Principal,
-    @Body(PosBody) body: Record<string, unknown>,
+    @Body(PosBody) body: PosTransactionRequest,
     @Query('wait', WaitSeconds) wait: number | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
@@ -81,7 +81,7 @@ export class PosTransactionsController {
       wait === undefined ? Infinity : wait * 1000,
       this.config.upstreams.pos.syncWaitMs,
     );
-    const answer = await this.transactions.start(principal.tenantId, body as JsonObject, waitMs);
+    const answer = await this.transactions.start(principal.tenantId, body, waitMs);
     reply.code(answer.status);
     if (answer.status === 202) reply.header('Location', answer.location);
     return posFacade('PosTransactionResult', answer.body);

@@ -1,24 +1,29 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { ProviderResource } from '../../provider-ledger/provider-resource.entity.js';
-import type { JsonObject } from '../../platform/common/json.js';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
 import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { outcomeUnknown, type UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
-import { PosStore, type PosRowData } from '../store/pos-store.service.js';
+import type {
+  PosTransactionRequest,
+  PosTransactionResult,
+} from '../../upstreams/pos/pos.client.js';
+import { dataOf, PosStore, type PosRow } from '../store/pos-store.service.js';
 import { refusalOf, refusalProblem } from './pos-refusal.js';
 
 /** What became of a transaction so far: its final result, a refusal, or still in flight (with the latest view). */
-type Outcome = { result: JsonObject } | { problem: ProblemException } | { pending: JsonObject };
+type Outcome =
+  | { result: PosTransactionResult }
+  | { problem: ProblemException }
+  | { pending: Partial<PosTransactionResult> };
 
 export interface PosReply {
   /** 200: decided; 202: the terminal has not decided yet (poll `location`). */
   status: 200 | 202;
-  body: JsonObject;
+  body: PosTransactionResult;
   location: string;
 }
 
@@ -46,12 +51,10 @@ export class PosTransactionsService {
   ) {}
 
   /** Starts a payment or void (upstream body) and waits at most `waitMs` for the terminal. */
-  async start(tenantId: string, request: JsonObject, waitMs: number): Promise<PosReply> {
-    const transactionId = request.transaction_id as string;
-    const kind = request.type === 'void' ? 'pos_void' : 'pos_payment';
-    const row = await this.store.begin(tenantId, kind, transactionId, request);
+  async start(tenantId: string, request: PosTransactionRequest, waitMs: number): Promise<PosReply> {
+    const row = await this.store.start(tenantId, request);
     if (!row) return this.repeat(tenantId, request, waitMs);
-    await bindIdempotentResource(`${POS_TRANSACTIONS}${transactionId}`);
+    await bindIdempotentResource(`${POS_TRANSACTIONS}${request.transaction_id}`);
     const outcome = this.send(row);
     this.inFlight.set(row.id, outcome);
     void outcome.finally(() => this.inFlight.delete(row.id));
@@ -75,30 +78,34 @@ export class PosTransactionsService {
   }
 
   /** Settles a row left in doubt (the resolver): by reading it at the provider. */
-  async resolve(row: ProviderResource): Promise<void> {
+  async resolve(row: PosRow): Promise<void> {
     if (this.inFlight.has(row.id)) return;
     await this.lookup(row, 'resolver');
   }
 
   /** A transaction in doubt read by the provider sync, as a GET reads it (unless its call is under way here). */
   async refresh(id: string): Promise<void> {
-    const row = await this.store.byId(id);
+    const row = await this.store.byRowId(id);
     if (!row || this.inFlight.has(row.id) || !IN_FLIGHT.has(row.status)) return;
     await this.lookup(row, 'provider-sync');
   }
 
   /** The same transaction_id again: the earlier request's result, nothing new is started. */
-  private async repeat(tenantId: string, request: JsonObject, waitMs: number): Promise<PosReply> {
-    const row = await this.store.byTransactionId(tenantId, request.transaction_id as string);
-    if (!row || !sameRequest((row.data as PosRowData).request, request))
+  private async repeat(
+    tenantId: string,
+    request: PosTransactionRequest,
+    waitMs: number,
+  ): Promise<PosReply> {
+    const row = await this.store.byTransactionId(tenantId, request.transaction_id);
+    if (!row || !sameRequest(dataOf(row).request, request))
       throw new ProblemException({
         status: 422,
         type: 'urn:portico:problem:idempotency-key-reused',
         title: 'Unprocessable Content',
-        detail: `transactionId ${String(request.transaction_id)} was used for another request; a new payment or void needs a new transactionId`,
+        detail: `transactionId ${request.transaction_id} was used for another request; a new payment or void needs a new transactionId`,
       });
     // An Idempotency-Key first seen here follows the transaction as well, not this answer.
-    await bindIdempotentResource(`${POS_TRANSACTIONS}${row.token as string}`);
+    await bindIdempotentResource(`${POS_TRANSACTIONS}${request.transaction_id}`);
     // Not decided within the wait: what GET shows now (the provider's INITIATING or PENDING).
     const local = this.inFlight.get(row.id);
     const settled = local ? await this.within(local, waitMs) : undefined;
@@ -106,9 +113,9 @@ export class PosTransactionsService {
   }
 
   /** Sends the transaction and settles its row; never rejects (its outcome is an Outcome). */
-  private async send(row: ProviderResource): Promise<Outcome> {
-    const request = (row.data as PosRowData).request;
-    let answer: UpstreamAnswer<unknown>;
+  private async send(row: PosRow): Promise<Outcome> {
+    const { request } = dataOf(row);
+    let answer: UpstreamAnswer<PosTransactionResult>;
     try {
       answer = await this.store.call(row.tenantId, 'createPosTransaction', { json: request }, row);
     } catch (error) {
@@ -128,10 +135,13 @@ export class PosTransactionsService {
   }
 
   /** What the provider answered, stored. */
-  private async answered(row: ProviderResource, answer: UpstreamAnswer<unknown>): Promise<Outcome> {
-    if (answer.status === 200) {
-      const result = answer.data as JsonObject;
-      await this.store.settle(row, result, 'upstream-answered');
+  private async answered(
+    row: PosRow,
+    answer: UpstreamAnswer<PosTransactionResult>,
+  ): Promise<Outcome> {
+    if (answer.status === 200 && answer.data) {
+      const result = answer.data;
+      await this.store.settleResult(row, result, 'upstream-answered');
       return { result };
     }
     if (answer.messages[0]?.code === '10004') {
@@ -145,7 +155,7 @@ export class PosTransactionsService {
   }
 
   /** The call failed in the seam: certainly not sent (failed), or in doubt and looked up by its id. */
-  private async unanswered(row: ProviderResource, error: unknown): Promise<Outcome> {
+  private async unanswered(row: PosRow, error: unknown): Promise<Outcome> {
     if (!outcomeUnknown(error)) {
       await this.store.transition(row, 'failed', 'upstream-not-sent').catch(() => undefined);
       return { problem: error as ProblemException };
@@ -156,8 +166,8 @@ export class PosTransactionsService {
   }
 
   /** The row's outcome as stored, or read from the provider while it is in flight. */
-  private async current(row: ProviderResource): Promise<Outcome> {
-    const data = row.data as PosRowData;
+  private async current(row: PosRow): Promise<Outcome> {
+    const data = dataOf(row);
     if (row.status === 'failed')
       return {
         problem: refusalProblem(
@@ -173,18 +183,18 @@ export class PosTransactionsService {
    * settled; unknown to the provider once Portico's call is over, it was never made; otherwise it is
    * still in flight. A failed read throws (still in doubt).
    */
-  private async lookup(row: ProviderResource, cause: string): Promise<Outcome> {
+  private async lookup(row: PosRow, cause: string): Promise<Outcome> {
     const answer = await this.store.call(
       row.tenantId,
       'getPosTransaction',
-      { path: { transactionId: row.token as string } },
+      { path: { transactionId: dataOf(row).request.transaction_id } },
       row,
     );
     const fresh = await this.store.reload(row);
-    if (answer.status === 200) {
-      const result = answer.data as unknown as JsonObject;
-      if (FINAL.has(String(result.status))) {
-        if (IN_FLIGHT.has(fresh.status)) await this.store.settle(fresh, result, cause);
+    if (answer.status === 200 && answer.data) {
+      const result = answer.data;
+      if (FINAL.has(result.status)) {
+        if (IN_FLIGHT.has(fresh.status)) await this.store.settleResult(fresh, result, cause);
         return { result };
       }
       if (result.status === 'DEVICE_NOT_CONNECTED') {
@@ -207,7 +217,7 @@ export class PosTransactionsService {
         }),
       };
     }
-    return { pending: (fresh.data as PosRowData).result ?? {} };
+    return { pending: dataOf(fresh).result ?? {} };
   }
 
   private async within(outcome: Promise<Outcome>, waitMs: number): Promise<Outcome | undefined> {
@@ -220,13 +230,15 @@ export class PosTransactionsService {
     }
   }
 
-  private reply(row: ProviderResource, outcome: Outcome | undefined): PosReply {
-    const location = `${POS_TRANSACTIONS}${row.token as string}`;
+  private reply(row: PosRow, outcome: Outcome | undefined): PosReply {
+    const { request } = dataOf(row);
+    const location = `${POS_TRANSACTIONS}${request.transaction_id}`;
     if (outcome && 'problem' in outcome) throw outcome.problem;
     if (outcome && 'result' in outcome) return { status: 200, body: outcome.result, location };
-    const request = (row.data as PosRowData).request;
-    const { transaction_id, amount, tip, currency, type, terminal, original_transaction_id } =
-      request;
+    const { transaction_id, amount, currency, type, terminal } = request;
+    const tip = request.type === 'payment' ? request.tip : undefined;
+    const original_transaction_id =
+      request.type === 'void' ? request.original_transaction_id : undefined;
     const pending = outcome?.pending ?? {};
     return {
       status: 202,
@@ -240,16 +252,16 @@ export class PosTransactionsService {
         ...(tip === undefined ? {} : { tip }),
         ...(original_transaction_id === undefined ? {} : { original_transaction_id }),
         ...pending,
-        status: typeof pending.status === 'string' ? pending.status : 'INITIATING',
-      } as JsonObject,
+        status: pending.status ?? 'INITIATING',
+      },
     };
   }
 }
 
-const ageMs = (row: ProviderResource) => Date.now() - row.createdAt.getTime();
+const ageMs = (row: PosRow) => Date.now() - row.createdAt.getTime();
 
-function sameRequest(a: JsonObject, b: JsonObject): boolean {
-  const canonical = (value: JsonObject) =>
+function sameRequest(a: PosTransactionRequest, b: PosTransactionRequest): boolean {
+  const canonical = (value: Record<string, unknown>) =>
     JSON.stringify(
       Object.keys(value)
         .sort()

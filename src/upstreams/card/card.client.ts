@@ -1,9 +1,9 @@
-import createClient, { type Client } from 'openapi-fetch';
-import type { operations, paths } from '../../generated/card.js';
+import type { operations } from '../../generated/card.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
 import type { OpenApiContract } from '../../shared/contracts/openapi-contract.js';
 import { contractCheck, type ContractMismatchListener } from '../http/contract-check.js';
 import { encodeForm } from '../http/form-encoding.js';
+import { methodOf, operationClient, type OperationClient } from '../http/operation-client.js';
 import type { UpstreamAnswer, UpstreamCaller } from '../http/upstream-caller.js';
 import type { UpstreamTransport } from '../http/upstream-transport.js';
 import { CardSpellings } from './card-spellings.js';
@@ -36,9 +36,9 @@ export type MerchantKeySource = (tenantId: string, publicKey: boolean) => Promis
  * accepts the provider's clients' spelling too (CardSpellings).
  */
 export class CardClient {
-  readonly api?: Client<paths>;
+  readonly api?: OperationClient;
   /** The payment form's host (card.yaml `servers` on its path), when it is not the API's. */
-  private readonly payformApi?: Client<paths>;
+  private readonly payformApi?: OperationClient;
   private readonly spellings: CardSpellings;
 
   constructor(
@@ -50,11 +50,7 @@ export class CardClient {
     payformTransport?: UpstreamTransport,
   ) {
     const clientOf = (over: UpstreamTransport) => {
-      const api = createClient<paths>({
-        baseUrl: over.options.baseUrl,
-        fetch: over.fetch,
-        Request: over.Request,
-      });
+      const api = operationClient(over);
       api.use(contractCheck('card', contract, onMismatch));
       return api;
     };
@@ -92,23 +88,27 @@ export class CardClient {
     const form = options.keyInBody ? { ...request.form, [options.keyInBody]: key } : request.form;
     const answer = await this.caller.call<CardAnswer<O>>(
       { operation, safe: method === 'GET', breakerKey: tenantId },
-      (deadline) =>
-        (
-          api.request as unknown as (
-            method: string,
-            path: string,
-            init: object,
-          ) => Promise<{ data?: CardAnswer<O>; error?: unknown; response: Response }>
-        )(method.toLowerCase(), path, {
+      async (deadline) => {
+        // A variable spread: openapi-fetch passes options it does not know on to the transport untouched.
+        const option = { deadline };
+        const { data, error, response } = await api.request(methodOf(method), path, {
           params: { path: request.path, query: request.query },
           headers: {
             ...(authorization ? { authorization } : {}),
             accept: 'application/json',
             ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
           },
-          ...(form ? { body: form, bodySerializer: (body: never) => encodeForm(body) } : {}),
-          deadline,
-        }),
+          ...(form
+            ? {
+                body: form,
+                bodySerializer: (body?: Record<string, unknown>) => encodeForm(body ?? {}),
+              }
+            : {}),
+          ...option,
+        });
+        // The contract check held the answer to the operation's schema.
+        return { data: data as CardAnswer<O> | undefined, error, response };
+      },
     );
     return this.spellings.answer(operation, answer);
   }

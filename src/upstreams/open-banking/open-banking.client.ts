@@ -17,7 +17,10 @@ export function scaRedirectHeaders(callback: string) {
   };
 }
 
-type Send<T> = (api: OpenBankingApi) => Promise<{ data?: T; error?: unknown; response: Response }>;
+/** One typed call of the API (the client binds it to the seam's deadline). */
+export type OpenBankingSend<T> = (
+  api: OpenBankingApi,
+) => Promise<{ data?: T; error?: unknown; response: Response }>;
 
 /**
  * The provider's open-banking API, typed from openapi/upstream/psd2.yaml, over the mTLS transport:
@@ -42,20 +45,38 @@ export class OpenBankingClient {
   }
 
   /** Calls one operation of a brand; reads (GET) are retried within the deadline, writes never. */
-  call<T>(operation: string, brandId: string, send: Send<T>): Promise<UpstreamAnswer<T>> {
+  call<T>(
+    operation: string,
+    brandId: string,
+    send: OpenBankingSend<T>,
+  ): Promise<UpstreamAnswer<T>> {
     const safe = this.contract.operation(operation).method === 'GET';
     return this.caller.call({ operation, safe, breakerKey: brandId }, (deadline) =>
       send(this.until(deadline)),
     );
   }
 
-  /** The typed API with every call ending at the seam's deadline. */
+  /**
+   * The typed API with every call ending at the seam's deadline. Every psd2.yaml operation takes
+   * parameters (X-Request-ID at least), so each call has the init the deadline joins.
+   */
   private until(deadline: DeadlineSignal): OpenBankingApi {
     const api = this.api;
-    const bound = <M extends 'GET' | 'POST' | 'DELETE'>(method: M) =>
-      ((path: string, init: object) =>
-        (api[method] as (p: string, i: object) => unknown)(path, { ...init, deadline })) as never;
-    return { ...api, GET: bound('GET'), POST: bound('POST'), DELETE: bound('DELETE') };
+    // A variable spread: openapi-fetch passes options it does not know on to the transport untouched.
+    const option = { deadline };
+    const GET: OpenBankingApi['GET'] = (url, ...init) => {
+      if (init[0]) init[0] = { ...init[0], ...option };
+      return api.GET(url, ...init);
+    };
+    const POST: OpenBankingApi['POST'] = (url, ...init) => {
+      if (init[0]) init[0] = { ...init[0], ...option };
+      return api.POST(url, ...init);
+    };
+    const DELETE: OpenBankingApi['DELETE'] = (url, ...init) => {
+      if (init[0]) init[0] = { ...init[0], ...option };
+      return api.DELETE(url, ...init);
+    };
+    return { ...api, GET, POST, DELETE };
   }
 
   /** The provider's refusal (4xx), passed on to the app as problem+json. */

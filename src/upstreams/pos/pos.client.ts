@@ -1,8 +1,8 @@
-import createClient, { type Client } from 'openapi-fetch';
-import type { operations, paths } from '../../generated/pos.js';
+import type { components, operations } from '../../generated/pos.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
 import type { OpenApiContract } from '../../shared/contracts/openapi-contract.js';
 import { contractCheck, type ContractMismatchListener } from '../http/contract-check.js';
+import { methodOf, operationClient, type OperationClient } from '../http/operation-client.js';
 import type { UpstreamAnswer, UpstreamCaller } from '../http/upstream-caller.js';
 import type { UpstreamTransport } from '../http/upstream-transport.js';
 
@@ -15,10 +15,23 @@ export type PosAnswer<O extends PosOperation> = operations[O]['responses'] exten
   ? T
   : never;
 
+type Schemas = components['schemas'];
+
+/**
+ * A payment or a void as sent (pos.yaml's PosTransactionRequest). pos.yaml's discriminator has no
+ * mapping (Ajv supports none), so the generated types name each branch's `type` after its schema: the
+ * values the contract's enums hold are put back here; `tip` is optional as the contract has it.
+ */
+export type PosTransactionRequest =
+  | (Omit<Schemas['PosPaymentRequest'], 'type' | 'tip'> & { type: 'payment'; tip?: number })
+  | (Omit<Schemas['PosVoidRequest'], 'type'> & { type: 'void' });
+
+export type PosTransactionResult = Schemas['PosTransactionResult'];
+
 export interface PosRequest {
   path?: Record<string, string>;
   query?: Record<string, string | number | undefined>;
-  json?: Record<string, unknown>;
+  json?: PosTransactionRequest;
 }
 
 /** A tenant's POS key (opened from the store for this call only). */
@@ -31,7 +44,7 @@ export type PosKeySource = (tenantId: string) => Promise<string>;
  * never retried; the transaction_id is the provider's own handle to find one whose answer was lost.
  */
 export class PosClient {
-  readonly api?: Client<paths>;
+  readonly api?: OperationClient;
 
   constructor(
     readonly transport: UpstreamTransport | undefined,
@@ -41,11 +54,7 @@ export class PosClient {
     onMismatch: ContractMismatchListener,
   ) {
     if (!transport) return;
-    this.api = createClient<paths>({
-      baseUrl: transport.options.baseUrl,
-      fetch: transport.fetch,
-      Request: transport.Request,
-    });
+    this.api = operationClient(transport);
     this.api.use(contractCheck('pos', contract, onMismatch));
   }
 
@@ -68,19 +77,18 @@ export class PosClient {
     const authorization = `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
     return this.caller.call<PosAnswer<O>>(
       { operation, safe: method === 'GET', breakerKey: tenantId },
-      (deadline) =>
-        (
-          api.request as unknown as (
-            method: string,
-            path: string,
-            init: object,
-          ) => Promise<{ data?: PosAnswer<O>; error?: unknown; response: Response }>
-        )(method.toLowerCase(), path, {
+      async (deadline) => {
+        // A variable spread: openapi-fetch passes options it does not know on to the transport untouched.
+        const option = { deadline };
+        const { data, error, response } = await api.request(methodOf(method), path, {
           params: { path: request.path, query: request.query },
           headers: { authorization, accept: 'application/json' },
           ...(request.json ? { body: request.json } : {}),
-          deadline,
-        }),
+          ...option,
+        });
+        // The contract check held the answer to the operation's schema.
+        return { data: data as PosAnswer<O> | undefined, error, response };
+      },
     );
   }
 }
