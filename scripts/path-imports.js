@@ -2,7 +2,9 @@
 // imports that climb two folders or more (`../../platform/x.js`), and every import of src/ from test/,
 // to the path-based form `#src/platform/x.js` (package.json "imports"; jest maps it in moduleNameMapper).
 // Imports within a module and its neighbours (`./x.js`, `../x.js`) stay relative. Then formats the
-// files it changed with prettier. With --check it changes nothing and exits 1 when something would change.
+// files it changed with prettier. Run over the whole tree (no file arguments), it also adds the lint rule
+// that keeps it so (eslint.config.js, no-restricted-imports). With --check it changes nothing and exits 1
+// when something would change.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -45,6 +47,38 @@ export function rewrite(file, text) {
   return { out, count };
 }
 
+/** The lint rule that keeps the tree path-based, appended to eslint.config.js's list. */
+const LINT_RULE = `
+  {
+    // Imports that leave a module's neighbourhood go by path (#src/…): node scripts/path-imports.js.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^\\\\.\\\\./\\\\.\\\\./', message: 'Import by path: #src/….' }] },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(\\\\.\\\\./)+src/', message: 'Import src/ by path: #src/….' }] },
+      ],
+    },
+  },
+`;
+
+function addLintRule() {
+  const file = join(ROOT, 'eslint.config.js');
+  const text = readFileSync(file, 'utf8');
+  if (text.includes('no-restricted-imports')) return;
+  const end = text.lastIndexOf(');');
+  writeFileSync(file, `${text.slice(0, end).trimEnd()}${LINT_RULE});\n`);
+  return file;
+}
+
 function main(argv) {
   const check = argv.includes('--check');
   const targets = argv.filter((arg) => arg !== '--check');
@@ -67,6 +101,8 @@ function main(argv) {
     process.exitCode = changed.length ? 1 : 0;
     return;
   }
+  const lintConfig = targets.length ? undefined : addLintRule();
+  if (lintConfig) changed.push(lintConfig);
   if (changed.length)
     execFileSync(
       process.execPath,

@@ -10,9 +10,13 @@ import { pathToFileURL } from 'node:url';
 
 // `node scripts/start.js --build-only`: build when stale and stop (the pre-scripts of cli, …);
 // `--build-tools`: the same, then the tooling (tools/ into dist-tools/, read the product from dist/) when
-// stale (the pre-scripts of bench, openapi, generate, migration:*).
+// stale (the pre-scripts of bench, openapi, generate, migration:*, config:docs).
+// `--prepare` (npm install's `prepare`): the product's build, so that the first `npm start` finds it made;
+// skipped where there is nothing to build yet (a Docker layer holding package.json alone) or no compiler
+// (an install without devDependencies).
 const MODE = process.argv[2];
-const BUILD_ONLY = MODE === '--build-only' || MODE === '--build-tools';
+const PREPARE = MODE === '--prepare';
+const BUILD_ONLY = PREPARE || MODE === '--build-only' || MODE === '--build-tools';
 const entry = resolve(BUILD_ONLY ? 'dist/main.js' : (process.argv[2] ?? 'dist/main.js'));
 const PRODUCT = {
   config: 'tsconfig.build.json',
@@ -41,9 +45,17 @@ function needsBuild({ entry, info, inputs }) {
   return Math.max(...inputs.map(newest)) > statSync(info).mtimeMs;
 }
 
+/** The TypeScript compiler's entry point, or undefined when it is not installed. */
+function compiler() {
+  try {
+    return createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  } catch {
+    return undefined;
+  }
+}
+
 /** Runs tsc as `npm run build` does; a signal meanwhile stops it and this process. */
-function build({ config }) {
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+function build({ config }, tsc) {
   const child = spawn(process.execPath, [tsc, '-p', config], { stdio: 'inherit' });
   const stop = (signal) => child.kill(signal);
   process.on('SIGTERM', stop).on('SIGINT', stop);
@@ -63,9 +75,23 @@ function build({ config }) {
 }
 
 try {
+  const tsc = compiler();
+  if (PREPARE && (!existsSync('src') || !existsSync(PRODUCT.config) || !tsc)) {
+    process.stderr.write(
+      'portico: nothing to build here yet (no sources or no compiler); skipped\n',
+    );
+    process.exit(0);
+  }
   for (const project of MODE === '--build-tools' ? [PRODUCT, TOOLS] : [PRODUCT])
     if (needsBuild(project)) {
-      await build(project);
+      if (!tsc)
+        throw new Error('the build is missing and TypeScript is not installed (run npm install)');
+      // tsc prints nothing while it works: say what the wait is for.
+      const started = Date.now();
+      const output = project === PRODUCT ? 'dist/' : 'dist-tools/';
+      process.stderr.write(`portico: building (TypeScript → ${output}, about 10-20 s)…\n`);
+      await build(project, tsc);
+      process.stderr.write(`portico: built in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
       // tsc leaves its build info untouched when it found nothing to emit (a file saved unchanged):
       // mark the build current, or every start would run tsc again.
       const now = new Date();

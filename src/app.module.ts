@@ -17,16 +17,24 @@ import { PosModule } from './pos/pos.module.js';
 import { InDoubtModule } from './platform/in-doubt/in-doubt-settlers.js';
 import { SchedulerModule } from './platform/scheduler/scheduler.js';
 import { ProviderSyncModule } from './platform/provider-sync/provider-sync.js';
+import { ID_ONLY_TRACER, type Tracer } from './platform/tracing/tracer.js';
+import { TracingModule } from './platform/tracing/tracing.module.js';
 
 /** The gateway: one module per capability, configured by one typed config object. */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, logger: Logger, extra: unknown[] = []): DynamicModule {
+  static forRoot(
+    config: AppConfig,
+    logger: Logger,
+    extra: unknown[] = [],
+    tracer: Tracer = ID_ONLY_TRACER,
+  ): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),
+        TracingModule.forRoot(tracer),
         MetricsModule,
         SchedulerModule,
         DatabaseModule,

@@ -31,6 +31,8 @@ import { PSD2 } from './upstreams/open-banking/psd2-schemas.js';
 import { CARD } from './upstreams/card/card-schemas.js';
 import { POS } from './upstreams/pos/pos-schemas.js';
 import { isUuid } from './shared/uuid.js';
+import { endRequestSpan, startRequestSpan } from './platform/tracing/request-span.js';
+import { createTracer, ID_ONLY_TRACER } from './platform/tracing/tracer.js';
 
 /** The caller's X-Request-ID when it is a UUID, else a new one. */
 export function requestIdFor(header: string | string[] | undefined): string {
@@ -94,8 +96,10 @@ export async function createGateway(
     .getInstance()
     .server.on('checkExpectation', expectationFailed(logger))
     .on('connect', connectRefused(logger));
+  // The spec script builds the gateway too: it exports nothing.
+  const tracer = options.preview ? ID_ONLY_TRACER : await createTracer(config.tracing, logger);
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot(config, logger, options.imports),
+    AppModule.forRoot(config, logger, options.imports, tracer),
     adapter,
     {
       logger: new PinoNestLogger(logger),
@@ -111,7 +115,10 @@ export async function createGateway(
   let closing = false;
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    const context: RequestContext = { requestId: request.id };
+    const context: RequestContext = {
+      requestId: request.id,
+      span: startRequestSpan(tracer, request),
+    };
     contexts.set(request, context);
     const refusal = earlyRefusal(request, closing);
     if (refusal) return sendProblem(refusal, request, reply, logger);
@@ -134,9 +141,12 @@ export async function createGateway(
     done(null, payload);
   });
   fastify.addHook('onResponse', (request, reply, done) => {
+    const context = contexts.get(request);
+    if (context?.span) endRequestSpan(context.span, reply.statusCode, context.tenantId);
     writeRequestLine(logger, {
       requestId: request.id,
-      tenantId: contexts.get(request)?.tenantId,
+      tenantId: context?.tenantId,
+      traceId: context?.span?.context.traceId,
       method: request.method,
       path: loggedPath(request.url),
       status: reply.statusCode,

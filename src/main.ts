@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig, type AppConfig } from './platform/config/app-config.js';
+import { portInUseMessage } from './platform/config/port-in-use.js';
 import { CertificateStartupError } from './upstreams/open-banking/qwac/certificate-status.service.js';
 import { resolveDatabase } from './platform/database/database-url.js';
 import { ensureDevCertificates } from './sandbox/dev-certificates.js';
@@ -7,7 +8,11 @@ import { startSandbox, type RunningSandbox } from './sandbox/sandbox.js';
 import { createGateway, listenGateway } from './gateway.js';
 import { createLogger } from './platform/logging/logger.js';
 import { DOCS_PATH } from './platform/openapi/openapi-document.js';
-import { DEMO_TENANT_SLUG, issueSandboxKeys } from './access/tenants/demo-tenant.js';
+import {
+  DEMO_TENANT_SLUG,
+  issueSandboxKeys,
+  sandboxKeysFile,
+} from './access/tenants/demo-tenant.js';
 import { CardCredentialsService } from './access/merchant-credentials/card-credentials.service.js';
 import { TenantsService } from './access/tenants/tenants.service.js';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -20,6 +25,9 @@ import {
   workerRole,
   type WorkerRole,
 } from './platform/cluster/gateway-workers.js';
+
+/** The configuration as loaded, for the failure message of a start that could not open a port. */
+let loaded: AppConfig | undefined;
 
 async function main(): Promise<void> {
   const worker = workerRole();
@@ -35,6 +43,7 @@ async function main(): Promise<void> {
       }
       throw error;
     }
+  loaded = config;
   const logger = worker
     ? createLogger(config.log.level).child({ worker: worker.index, pid: process.pid })
     : createLogger(config.log.level);
@@ -76,6 +85,7 @@ async function main(): Promise<void> {
     const volatile = embedded !== undefined && config.database.embeddedDir === 'memory://';
     sandbox = await startSandbox({
       ...config.sandbox,
+      log: logger.child({ component: 'sandbox' }),
       ...(config.database.url && !volatile ? { database: { url: config.database.url } } : {}),
     });
     config = {
@@ -182,7 +192,7 @@ async function sandboxKeyLines(
 ): Promise<string[]> {
   const base = config.http.publicBaseUrl;
   const tenants = app.get(TenantsService);
-  const keys = await issueSandboxKeys(tenants);
+  const keys = await issueSandboxKeys(tenants, sandboxKeysFile(config.database.embeddedDir));
   // The demo tenant is a merchant of the sandbox's card API too (kept across restarts).
   const card = await app
     .get(CardCredentialsService)
@@ -196,6 +206,9 @@ async function sandboxKeyLines(
     `  Demo API key (tenant "demo", role app): ${keys.demo}`,
     `  Try: curl -H "Authorization: Bearer ${keys.demo}" ${base}/v1/me`,
     `  Operator key (tenant "operations", role operator): ${keys.operator}`,
+    keys.keptIn
+      ? `  Keys kept in ${keys.keptIn} (yours only): the same keys at the next start`
+      : `  Keys not kept${config.database.embeddedDir === 'memory://' ? ' (EMBEDDED_DB_DIR=memory://)' : ''}: new ones at every start; a lasting key: npm run cli -- key:issue demo --role app`,
     `  Card API:     ${base}/v1/card/payments (demo tenant's card merchant: ${card})`,
   ];
 }
@@ -237,6 +250,11 @@ function printBanner(
 main().catch((error: unknown) => {
   if (error instanceof CertificateStartupError) {
     process.stderr.write(`portico: ${error.message}\n`);
+    process.exit(1);
+  }
+  const portInUse = loaded && portInUseMessage(error, loaded);
+  if (portInUse) {
+    process.stderr.write(`portico: ${portInUse}\n`);
     process.exit(1);
   }
   process.stderr.write(

@@ -7,7 +7,7 @@
 //   npm run bench -- --json=FILE   the table, and the figures as JSON in FILE
 //   BENCH_PROFILE=DIR npm run bench   also writes a V8 CPU profile of each Portico process into DIR
 //   BENCH_TARGETS=nginx,postgres npm run bench   only those targets (of nginx, postgres, embedded)
-//   BENCH_SCENARIOS=attended npm run bench       only those scenarios (of attended, unattended, card: the writes)
+//   BENCH_SCENARIOS=attended npm run bench       only those scenarios (of attended, unattended, card: the writes, tracing)
 //
 // The sandbox runs in its own process (as the bank would); Portico runs on PostgreSQL (a database of its
 // own, BENCH_DATABASE, created fresh) and on the embedded engine, each with GATEWAY_WORKERS=BENCH_WORKERS
@@ -17,6 +17,7 @@
 // moments apart and a drift of the machine's speed during the round weighs on both.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
@@ -25,6 +26,9 @@ import { Agent, request } from 'undici';
 import { randomUUID } from 'node:crypto';
 import { completeSca } from '#src/sandbox/scripted-psu.js';
 import { encodeForm } from '#src/upstreams/http/form-encoding.js';
+import { traceHeaders, withCallSpan } from '#src/upstreams/http/call-trace.js';
+import { parseTraceparent } from '#src/platform/tracing/trace-context.js';
+import { ID_ONLY_TRACER } from '#src/platform/tracing/tracer.js';
 
 const args = new Set(process.argv.slice(2));
 const QUICK = args.has('--quick');
@@ -44,7 +48,7 @@ const NGINX = process.env.BENCH_NGINX ?? '/usr/sbin/nginx';
 /** Where Portico's CPU profiles go (`--cpu-prof`; open them in Chrome DevTools), when set. */
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 /** The gateway's V8 flags, as `npm start` (package.json) and docker-compose.yml give them. */
-const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=64'];
+const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=16'];
 /**
  * Gateway processes of each Portico (GATEWAY_WORKERS) and nginx worker processes: the same number for
  * both, 1 unless BENCH_WORKERS says otherwise. On a 2-core machine that also runs the sandbox, PostgreSQL
@@ -57,7 +61,9 @@ const UPSTREAM_KEEPALIVE = Math.max(...CONNECTIONS);
 /** wrk's threads (BENCH_WRK_THREADS): the load generator shares the machine's cores with what it measures. */
 const WRK_THREADS = Number(process.env.BENCH_WRK_THREADS ?? 2);
 const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'nginx,postgres,embedded').split(','));
-const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'attended,unattended,card').split(','));
+const SCENARIOS = new Set(
+  (process.env.BENCH_SCENARIOS ?? 'attended,unattended,card,tracing').split(','),
+);
 /** Whether a scenario ('attended balances read', …) is among BENCH_SCENARIOS (its first word). */
 const wanted = (scenario: { name: string }) => SCENARIOS.has(scenario.name.split(' ')[0]);
 const CERTS = resolve('certs/dev');
@@ -611,6 +617,158 @@ function printSpread(rows: Row[]): void {
   }
 }
 
+// ---------------------------------------------------------------------------------------------- tracing
+
+/** An OTLP/HTTP endpoint that takes every export at once and counts its spans (a collector that keeps up). */
+async function startSpanSink(
+  port: number,
+): Promise<{ url: string; spans: () => number; stop: () => Promise<void> }> {
+  let spans = 0;
+  const server = createServer((request, response) => {
+    let body = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk: string) => (body += chunk));
+    request.on('end', () => {
+      spans += body.split('"spanId":').length - 1;
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((listening) => server.listen(port, '127.0.0.1', listening));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans: () => spans,
+    stop: () => new Promise((closed) => server.close(() => closed())),
+  };
+}
+
+/**
+ * What export off leaves on a read, timed alone in this process: the caller's traceparent read, the
+ * request's ids, the provider call's ids and its traceparent header, in microseconds per request.
+ */
+async function idsOnlyMicroseconds(): Promise<number> {
+  const header = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+  const once = () => {
+    const request = ID_ONLY_TRACER.startSpan(
+      'GET /v1/accounts/:accountId/balances',
+      'server',
+      parseTraceparent(header),
+    );
+    const call = request.child('open-banking getBalances', 'client');
+    return withCallSpan(call, async () => traceHeaders());
+  };
+  for (let i = 0; i < 50_000; i++) await once();
+  const times = 200_000;
+  const started = process.cpuUsage();
+  for (let i = 0; i < times; i++) await once();
+  const used = process.cpuUsage(started);
+  return (used.user + used.system) / times;
+}
+
+interface TracingFigures {
+  round: number;
+  connections: number;
+  off: Row;
+  exported: Row;
+  /** Spans the sink received per request of the exported run. */
+  spansPerRequest: number;
+}
+
+/**
+ * The attended read with spans exported (OTEL_EXPORTER_OTLP_ENDPOINT at a local sink, every request
+ * sampled) beside the same read with export off (the Portico on PostgreSQL measured above), each round in
+ * the order off, exported, exported, off: what tracing costs when it is on, and that off costs nothing
+ * beyond the ids every request gets.
+ */
+async function measureTracing(
+  off: Target,
+  sandbox: SandboxProcess,
+  db: pg.Client,
+): Promise<TracingFigures[]> {
+  const scenarioName = 'attended balances read';
+  const offScenario = off.scenarios.find((scenario) => scenario.name === scenarioName);
+  const database = await freshDatabase(`${DATABASE}_tracing`);
+  if (!offScenario || !database) {
+    log(
+      'tracing: needs the attended read on PostgreSQL (BENCH_SCENARIOS attended, BENCH_TARGETS postgres)',
+    );
+    return [];
+  }
+  const sink = await startSpanSink(PORT_BASE + 62);
+  const exported = await startPortico({
+    name: 'Portico on PostgreSQL, spans exported',
+    env: { DATABASE_URL: database, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url },
+    port: PORT_BASE + 60,
+    metricsPort: PORT_BASE + 61,
+    sandbox,
+    postgresPids: async () =>
+      (
+        await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [
+          `${DATABASE}_tracing`,
+        ])
+      ).rows.map((row) => row.pid),
+  });
+  try {
+    const exportedScenario = exported.scenarios.find((scenario) => scenario.name === scenarioName)!;
+    const connections = Math.max(...CONNECTIONS);
+    await wrk(exportedScenario, connections, QUICK ? 2 : WARM_UP_SECONDS);
+    const figures: TracingFigures[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const halves = new Map<Target, Row[]>();
+      let spans = 0;
+      for (const [target, scenario] of [
+        [off, offScenario],
+        [exported, exportedScenario],
+        [exported, exportedScenario],
+        [off, offScenario],
+      ] as const) {
+        const before = sink.spans();
+        const half = await measure(target, scenario, connections, round, sandbox, HALF);
+        if (target === exported) spans += sink.spans() - before;
+        halves.set(target, [...(halves.get(target) ?? []), half]);
+      }
+      const [offRow, exportedRow] = [
+        mergeHalves(halves.get(off)!),
+        mergeHalves(halves.get(exported)!),
+      ];
+      const spansPerRequest = spans / Math.max(1, exportedRow.requests);
+      figures.push({ round, connections, off: offRow, exported: exportedRow, spansPerRequest });
+      log(
+        `round ${round} tracing c=${connections}: off ${offRow.requestsPerSecond.toFixed(0)} req/s, exported ${exportedRow.requestsPerSecond.toFixed(0)} req/s (${spansPerRequest.toFixed(1)} spans/request)`,
+      );
+    }
+    return figures;
+  } finally {
+    await exported.stop();
+    await sink.stop();
+  }
+}
+
+function printTracing(figures: TracingFigures[], idsOnlyUs: number | undefined): void {
+  if (idsOnlyUs !== undefined)
+    log(
+      `\nTracing with export off: the ids of a read (the caller's traceparent read, the request's and the provider call's span ids, the traceparent sent) take ${idsOnlyUs.toFixed(2)} µs of CPU per request, timed alone.`,
+    );
+  if (figures.length === 0) return;
+  log(
+    `\nTracing, ${scenarioLabel(figures[0])}: export off (no OTEL_EXPORTER_OTLP_ENDPOINT) against spans exported by OTLP/HTTP`,
+  );
+  log(
+    '| round | export | req/s | p50 ms | p99 ms | gateway CPU ms/req | spans/req | req/s exported/off |',
+  );
+  log('| --- | --- | --- | --- | --- | --- | --- | --- |');
+  for (const { round, off, exported, spansPerRequest } of figures)
+    for (const [label, row] of [
+      ['off', off],
+      ['exported', exported],
+    ] as const)
+      log(
+        `| ${round} | ${label} | ${fixed(row.requestsPerSecond)} | ${fixed(row.p50Ms, 2)} | ${fixed(row.p99Ms, 2)} | ${fixed(row.cpuMsPerRequest.gateway, 3)} | ${label === 'off' ? '0' : spansPerRequest.toFixed(1)} | ${label === 'off' ? '' : fixed(exported.requestsPerSecond / off.requestsPerSecond, 2)} |`,
+      );
+}
+
+const scenarioLabel = (figures: TracingFigures) =>
+  `${figures.off.scenario} at ${figures.connections} connections`;
+
 // ---------------------------------------------------------------------------------------------- main
 
 async function freshDatabase(name = DATABASE): Promise<string | undefined> {
@@ -903,12 +1061,15 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const startups: Record<string, unknown>[] = [];
   const writes: WriteFigures[] = [];
+  let tracing: TracingFigures[] = [];
+  let idsOnlyUs: number | undefined;
   try {
     const sandbox = await startSandboxProcess();
     stops.push(sandbox.stop);
     const targets: Target[] = [];
 
     const databaseUrl = TARGETS.has('postgres') ? await freshDatabase() : undefined;
+    let postgres: { target: Target; db: pg.Client } | undefined;
     let upstream: { attended: string; unattended: string; accountId: string } | undefined;
     if (databaseUrl) {
       const db = new pg.Client({ connectionString: databaseUrl });
@@ -937,6 +1098,7 @@ async function main(): Promise<void> {
             [consentId],
           )
         ).rows[0];
+      postgres = { target: portico, db };
       const attended = await upstreamOf(portico.consentIds.attended);
       const unattended = await upstreamOf(portico.consentIds.unattended);
       upstream = {
@@ -1006,6 +1168,11 @@ async function main(): Promise<void> {
         }
     }
 
+    // Tracing (docs/tracing.md): the same read with spans exported, beside export off.
+    if (SCENARIOS.has('tracing')) idsOnlyUs = await idsOnlyMicroseconds();
+    if (postgres && SCENARIOS.has('tracing'))
+      tracing = await measureTracing(postgres.target, sandbox, postgres.db);
+
     // Start-up on an existing embedded data directory (the second start of `npm start`).
     if (embedded) {
       await embedded.stop();
@@ -1040,7 +1207,7 @@ async function main(): Promise<void> {
     rmSync(dataDir, { recursive: true, force: true });
   }
 
-  const figures = `${JSON.stringify({ rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, startups, rows, writes }, null, 2)}\n`;
+  const figures = `${JSON.stringify({ rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, startups, rows, writes, tracing, idsOnlyUs }, null, 2)}\n`;
   if (JSON_OUT) {
     process.stdout.write(figures);
     return;
@@ -1064,6 +1231,7 @@ async function main(): Promise<void> {
         .join(', ')}`,
     );
   }
+  printTracing(tracing, idsOnlyUs);
   log(
     `\nWrites (${WRITES} one after another, ${WRITES * 2} from ${WRITE_CONNECTIONS} connections): p50 / p99 ms, and writes a second`,
   );

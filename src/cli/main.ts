@@ -14,7 +14,6 @@ import {
   parseCommandArgs,
   usage,
   UsageError,
-  type CommandContext,
 } from './commands.js';
 
 async function main(argv: string[]): Promise<number> {
@@ -33,7 +32,10 @@ async function main(argv: string[]): Promise<number> {
     return command.run({
       args,
       out: (line: string) => process.stdout.write(`${line}\n`),
-    } as unknown as CommandContext);
+      get app(): never {
+        throw new Error(`${name} works without the database`);
+      },
+    });
 
   const base = loadConfig();
   // Standard output is the command's answer alone (one JSON document with --json): log lines go to

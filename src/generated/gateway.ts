@@ -3777,6 +3777,11 @@ export interface components {
              */
             title: string;
             /**
+             * @description The request's W3C trace id (the caller's traceparent, or a trace Portico started), for distributed tracing
+             * @example 4bf92f3577b34da6a3ce929d0e0e4736
+             */
+            traceId: string;
+            /**
              * Format: uri-reference
              * @description URI identifying the problem type
              * @example urn:portico:problem:validation-failed

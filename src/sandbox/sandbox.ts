@@ -21,6 +21,7 @@ import { startPos, type RunningPos } from './pos/pos-listener.js';
 import { registerPosControls } from './pos/pos-controls.js';
 import { PosSandbox } from './pos/pos-sandbox.js';
 import type { PosStateKind } from './pos/pos-journal.js';
+import { logRequests, type SandboxLog } from './request-log.js';
 
 export interface SandboxOptions {
   certsDir: string;
@@ -43,6 +44,8 @@ export interface SandboxOptions {
    * Absent: the state lives in memory and is gone with the process.
    */
   database?: { url: string; schema?: string };
+  /** Where a line for each request of the open-banking, card and POS listeners goes; none: not logged. */
+  log?: SandboxLog;
 }
 
 export interface RunningSandbox {
@@ -166,12 +169,14 @@ async function listen(
       tls: { key: read('sandbox.key'), cert: read('sandbox.pem'), ca: read('ca.pem') },
     });
     installOpenBankingChaos(openBanking.server, chaos, contract);
+    logRequests(openBanking.server, 'open-banking', options.log);
     const cardServer = createCardServer({
       card,
       contract: cardContract,
       tls: { key: read('sandbox.key'), cert: read('sandbox.pem') },
     });
     installCardChaos(cardServer, chaos, cardContract);
+    logRequests(cardServer, 'card', options.log);
     let pos: RunningPos | undefined;
     try {
       await openBanking.server.listen({ host: options.host, port: options.openBankingPort });
@@ -180,6 +185,7 @@ async function listen(
         host: options.host,
         port: options.posPort ?? 0,
         tls: { key: read('sandbox.key'), cert: read('sandbox.pem') },
+        log: options.log,
       });
     } catch (error) {
       await Promise.all([openBanking.server.close(), cardServer.close()]);

@@ -33,7 +33,7 @@ function guardedLookup(mode: WebhookMode): LookupFunction | undefined {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '', 4);
-      const list = addresses as unknown as LookupAddress[];
+      const list: LookupAddress[] = addresses;
       const refused = list.find((entry) => blockedAddress(entry.address));
       if (refused)
         return callback(
@@ -43,8 +43,7 @@ function guardedLookup(mode: WebhookMode): LookupFunction | undefined {
           '',
           4,
         );
-      if (options.all)
-        return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+      if (options.all) return callback(null, list);
       return callback(null, list[0].address, list[0].family);
     });
   };

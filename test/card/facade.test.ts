@@ -167,8 +167,8 @@ describe('card facade: payments, refunds, tokens, customers, branches through th
       const again = await refund();
       expect(again.statusCode).toBe(502);
       expect(again.headers['idempotent-replayed']).toBe('true');
-      const { requestId: _first, ...firstProblem } = failed.json();
-      const { requestId: _again, ...againProblem } = again.json();
+      const { requestId: _first, traceId: _firstTrace, ...firstProblem } = failed.json();
+      const { requestId: _again, traceId: _againTrace, ...againProblem } = again.json();
       expect(againProblem).toEqual(firstProblem);
       const atProvider = await call('GET', `/v1/card/refunds?payment=${payment}`);
       expect(atProvider.json().totalCount).toBe(1);

@@ -23,6 +23,7 @@ describe('errors are problem+json', () => {
     expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
     const body = response.json();
     expect(body).toMatchObject({ status, requestId: response.headers['x-request-id'] });
+    expect(body.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(typeof body.type).toBe('string');
     expect(typeof body.title).toBe('string');
     return body;
@@ -111,7 +112,14 @@ describe('errors are problem+json', () => {
   it('answers an unexpected failure with a bare 500 and logs its stack', async () => {
     const response = await sut.app.inject({ method: 'GET', url: '/probe/fail' });
     const body = expectProblem(response, 500);
-    expect(Object.keys(body).sort()).toEqual(['instance', 'requestId', 'status', 'title', 'type']);
+    expect(Object.keys(body).sort()).toEqual([
+      'instance',
+      'requestId',
+      'status',
+      'title',
+      'traceId',
+      'type',
+    ]);
     expect(JSON.stringify(body)).not.toMatch(/exploded|card/);
     const logged = sut.logs
       .map((line) => JSON.parse(line))

@@ -9,6 +9,7 @@ import {
 } from '../../src/platform/logging/logger.js';
 import { requestContext } from '../../src/platform/logging/request-context.js';
 import { scrubText } from '../../src/platform/logging/scrub.js';
+import { ID_ONLY_TRACER } from '../../src/platform/tracing/tracer.js';
 import { PROBE_PAN, PROBE_SECRET_KEY, ProbeModule } from '../support/probe.module.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
@@ -78,6 +79,12 @@ describe('logs', () => {
           entry.requestId === id,
       );
     expect(echo).toBeDefined();
+    // And its trace, the same as the request line's.
+    const completed = sut.logs
+      .map((line) => JSON.parse(line))
+      .find((entry) => entry.msg === 'request completed' && entry.requestId === id);
+    expect(echo.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(completed.traceId).toBe(echo.traceId);
   });
 });
 
@@ -139,6 +146,7 @@ describe('the request line', () => {
     {
       requestId: randomUUID(),
       tenantId: randomUUID(),
+      traceId: undefined,
       method: 'GET',
       path: '/v1/accounts/acc-1/balances',
       status: 200,
@@ -147,10 +155,29 @@ describe('the request line', () => {
     {
       requestId: randomUUID(),
       tenantId: undefined,
+      traceId: undefined,
       method: 'POST',
       path: '/v1/odd "path"/\\back/é/\u2028',
       status: 401,
       durationMs: 0,
+    },
+    {
+      requestId: randomUUID(),
+      tenantId: randomUUID(),
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      method: 'GET',
+      path: '/v1/me',
+      status: 200,
+      durationMs: 3,
+    },
+    {
+      requestId: randomUUID(),
+      tenantId: undefined,
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      method: 'GET',
+      path: '/v1/me',
+      status: 401,
+      durationMs: 1,
     },
   ];
 
@@ -158,7 +185,19 @@ describe('the request line', () => {
     const now = jest.spyOn(Date, 'now').mockReturnValue(Date.UTC(2026, 10, 26, 9, 30, 0, 42));
     try {
       for (const fields of cases)
-        for (const store of [undefined, { requestId: randomUUID(), tenantId: randomUUID() }]) {
+        for (const store of [
+          undefined,
+          { requestId: randomUUID(), tenantId: randomUUID() },
+          {
+            requestId: randomUUID(),
+            span: ID_ONLY_TRACER.startSpan('GET /v1/me', 'server', undefined),
+          },
+          {
+            requestId: randomUUID(),
+            tenantId: randomUUID(),
+            span: ID_ONLY_TRACER.startSpan('GET /v1/me', 'server', undefined),
+          },
+        ]) {
           const fast = capture('info');
           const pinos = capture('info');
           const write = () => {
@@ -170,6 +209,7 @@ describe('the request line', () => {
           expect(fast.lines).toHaveLength(1);
           expect(fast.lines[0]).toBe(pinos.lines[0]);
           expect(JSON.parse(fast.lines[0])).toMatchObject({ msg: 'request completed' });
+          expect(JSON.parse(fast.lines[0]).traceId).toBe(fields.traceId);
         }
     } finally {
       now.mockRestore();

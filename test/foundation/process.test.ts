@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { mkdtempSync } from 'node:fs';
-import { connect } from 'node:net';
+import { mkdtempSync, statSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import {
   FREE_SANDBOX_PORTS,
   freePort,
@@ -35,6 +35,47 @@ describe('the gateway process', () => {
     expect(result.stderr).toContain(
       'UPSTREAM_CLIENT_CERT_FILE: required when PORTICO_MODE=production',
     );
+  });
+
+  it('names the variable that moves a port already in use, without a stack trace', async () => {
+    const holder = createServer();
+    const taken = await freePort();
+    await new Promise<void>((listening) => holder.listen(taken, '127.0.0.1', listening));
+    try {
+      const quiet = {
+        DATABASE_URL: testDatabaseUrl(),
+        PROVIDER_SYNC_INTERVAL_MS: '0',
+        RESOLVER_INTERVAL_MS: '0',
+        RECONCILE_ON_START: 'false',
+        ...FREE_SANDBOX_PORTS,
+      };
+      const gatewayPort = await runProcess(MAIN, [], { ...quiet, PORT: String(taken) });
+      expect(gatewayPort.code).toBe(1);
+      expect(gatewayPort.stderr).toBe(
+        `portico: port ${taken} on 127.0.0.1 is already in use (EADDRINUSE): another program, or another Portico, listens there. Stop it, or start with PORT=<another port> (0: any free port).\n`,
+      );
+      const sandboxPort = await runProcess(MAIN, [], {
+        ...quiet,
+        PORT: String(await freePort()),
+        SANDBOX_CARD_PORT: String(taken),
+      });
+      expect(sandboxPort.code).toBe(1);
+      expect(sandboxPort.stderr).toContain(
+        `is already in use (EADDRINUSE): another program, or another Portico, listens there. Stop it, or start with SANDBOX_CARD_PORT=<another port>`,
+      );
+      expect(sandboxPort.stderr).not.toMatch(/at .*\.js:\d+/);
+      // The sandbox alone (npm run sandbox) says the same of its own ports.
+      const alone = await runProcess('dist/sandbox/main.js', [], {
+        ...FREE_SANDBOX_PORTS,
+        SANDBOX_POS_PORT: String(taken),
+      });
+      expect(alone.code).toBe(1);
+      expect(alone.stderr).toBe(
+        `portico sandbox: port ${taken} is already in use (EADDRINUSE): stop what listens there, or start with SANDBOX_POS_PORT=<another port> (0: any free port).\n`,
+      );
+    } finally {
+      holder.close();
+    }
   });
 
   it('starts on the embedded database with nothing configured, prints the docs address and a working demo key', async () => {
@@ -92,10 +133,38 @@ describe('the gateway process', () => {
       expect(logLines.join('\n')).not.toContain(operatorKey);
       gateway.child.kill('SIGTERM');
       expect((await gateway.exited).code).toBe(0);
+
+      // The keys are kept beside the data directory, readable by this user only, and printed again.
+      const keysFile = join(dirname(dataDir), 'sandbox-keys.json');
+      expect(statSync(keysFile).mode & 0o777).toBe(0o600);
+      expect(gateway.stdout()).toContain(`Keys kept in ${keysFile} (yours only)`);
+      const again = startProcess(MAIN, [], {
+        PORT: String(port),
+        EMBEDDED_DB_DIR: dataDir,
+        ...FREE_SANDBOX_PORTS,
+      });
+      try {
+        const [, keptKey] = await again.waitFor(
+          /Demo API key \(tenant "demo", role app\): (ptk_\S+)/,
+          60_000,
+        );
+        const [, keptOperatorKey] = await again.waitFor(
+          /Operator key \(tenant "operations", role operator\): (ptk_\S+)/,
+        );
+        expect([keptKey, keptOperatorKey]).toEqual([key, operatorKey]);
+        const meAgain = await fetch(`http://127.0.0.1:${port}/v1/me`, {
+          headers: { authorization: `Bearer ${keptKey}` },
+        });
+        expect(meAgain.status).toBe(200);
+        again.child.kill('SIGTERM');
+        expect((await again.exited).code).toBe(0);
+      } finally {
+        again.child.kill('SIGKILL');
+      }
     } finally {
       gateway.child.kill('SIGKILL');
     }
-  });
+  }, 180_000);
 
   it('finishes in-flight requests on SIGTERM, refuses new connections, and exits cleanly', async () => {
     const port = await freePort();

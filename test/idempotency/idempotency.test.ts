@@ -166,12 +166,14 @@ describe('Idempotency-Key', () => {
     expect(replay.statusCode).toBe(400);
     expect(replay.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(replay.headers['idempotent-replayed']).toBe('true');
-    const { requestId: firstId, ...firstRest } = first.json();
-    const { requestId: replayId, ...replayRest } = replay.json();
+    const { requestId: firstId, traceId: firstTrace, ...firstRest } = first.json();
+    const { requestId: replayId, traceId: replayTrace, ...replayRest } = replay.json();
     expect(replayRest).toEqual(firstRest);
     expect(replayRest).toMatchObject({ detail: 'amount 7 refused', run: 1 });
     expect(replayId).toBe(replay.headers['x-request-id']);
     expect(replayId).not.toBe(firstId);
+    // The replay is an exchange of its own: its own trace, too.
+    expect(replayTrace).not.toBe(firstTrace);
     expect(probe.runs(ref)).toBe(1);
 
     // A validation failure (the pipe runs inside the interceptor) is stored the same way.

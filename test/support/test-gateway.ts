@@ -47,7 +47,7 @@ export interface TestGateway {
   /** The sandbox this gateway talks to (its own, on free ports). */
   sandbox: RunningSandbox;
   config: AppConfig;
-  /** Every log line the gateway wrote, as written. */
+  /** Every log line the gateway and its sandbox (`component: sandbox`) wrote, as written. */
   logs: string[];
   tenants: TenantsService;
   dataSource: DataSource;
@@ -74,8 +74,17 @@ export async function startTestGateway(
     ? { PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }
     : {};
   const base = loadConfig(testEnv({ ...listenEnv, ...env }));
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const logger = createLogger(base.log.level, sink);
   const sandbox = await startSandbox({
     ...base.sandbox,
+    log: logger.child({ component: 'sandbox' }),
     openBankingPort: 0,
     scaPort: 0,
     cardPort: 0,
@@ -97,19 +106,12 @@ export async function startTestGateway(
       pos: { ...base.upstreams.pos, baseUrl: base.upstreams.pos.baseUrl ?? sandbox.posUrl },
     },
   };
-  const logs: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      done();
-    },
-  });
   // A gateway that fails to build or to listen leaves nothing open behind it (jest would have to kill
   // its worker to end the run).
   let app: NestFastifyApplication | undefined;
   let metricsUrl: string | undefined;
   try {
-    app = await createGateway(config, createLogger(config.log.level, sink), {
+    app = await createGateway(config, logger, {
       imports: imports as never[],
     });
     if (options.listen) ({ metricsUrl } = await listenGateway(app, config));

@@ -4,12 +4,13 @@ import { SecretsModule } from '../../platform/secrets/secrets.module.js';
 import { CardCredentials } from './card-credentials.entity.js';
 import { CardCredentialsController } from './card-credentials.controller.js';
 import { CardCredentialsService } from './card-credentials.service.js';
+import { MerchantCredentialsRepository } from './merchant-credentials.repository.js';
 
 /** Each tenant's merchant keys at the card provider (API, CLI, and the card client's Basic auth). */
 @Module({
   imports: [TypeOrmModule.forFeature([CardCredentials]), SecretsModule],
   controllers: [CardCredentialsController],
-  providers: [CardCredentialsService],
+  providers: [MerchantCredentialsRepository, CardCredentialsService],
   exports: [CardCredentialsService],
 })
 export class CardCredentialsModule {}

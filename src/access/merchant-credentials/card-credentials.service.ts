@@ -1,14 +1,12 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import type { Repository } from 'typeorm';
 import type { Tenant } from '../tenants/tenant.entity.js';
 import { TenantsService } from '../tenants/tenants.service.js';
 import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
 import { ProblemException } from '#src/platform/errors/problem.js';
 import { LOGGER } from '#src/platform/logging/logging.module.js';
-import { CardCredentials } from './card-credentials.entity.js';
+import { MerchantCredentialsRepository } from './merchant-credentials.repository.js';
 import { SecretsService } from '#src/platform/secrets/secrets.service.js';
 import { maskKey } from './mask-key.js';
 
@@ -41,7 +39,7 @@ export interface MaskedCredentials {
 @Injectable()
 export class CardCredentialsService implements OnModuleInit {
   constructor(
-    @InjectRepository(CardCredentials) private readonly rows: Repository<CardCredentials>,
+    private readonly rows: MerchantCredentialsRepository,
     private readonly tenants: TenantsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -85,14 +83,12 @@ export class CardCredentialsService implements OnModuleInit {
       merchantId,
       source,
     };
-    if (keepExisting)
-      await this.rows.createQueryBuilder().insert().values(row).orIgnore().execute();
-    else await this.rows.upsert(row, ['tenantId']);
+    await this.rows.store(row, keepExisting);
     return (await this.view(tenantId)) as MaskedCredentials;
   }
 
   async view(tenantId: string): Promise<MaskedCredentials | undefined> {
-    const row = await this.rows.findOneBy({ tenantId });
+    const row = await this.rows.find(tenantId);
     if (!row) return undefined;
     return {
       tenantId,
@@ -107,7 +103,7 @@ export class CardCredentialsService implements OnModuleInit {
 
   /** The keys to call the provider with for a tenant; a problem when it has none. */
   async keysOf(tenantId: string): Promise<MerchantKeys> {
-    const row = await this.rows.findOneBy({ tenantId });
+    const row = await this.rows.find(tenantId);
     if (!row)
       throw new ProblemException({
         status: 409,
@@ -130,7 +126,7 @@ export class CardCredentialsService implements OnModuleInit {
    * in any case, e.g. for a sandbox that kept no state).
    */
   async ensureSandboxMerchant(tenant: Tenant, fresh = false): Promise<void> {
-    if (!fresh && (await this.rows.existsBy({ tenantId: tenant.id }))) return;
+    if (!fresh && (await this.rows.exists(tenant.id))) return;
     const controlUrl = this.config.upstreams.card.sandboxControlUrl;
     if (this.config.mode !== 'sandbox' || !controlUrl)
       throw new Error('sandbox merchants exist in sandbox mode only');

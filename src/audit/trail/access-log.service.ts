@@ -153,7 +153,7 @@ export class AccessLogService implements BeforeApplicationShutdown {
       Array.from({ length: SENT_PARAMETERS }, (_, index) => column(index)),
     );
     return inserted.map((row) => String(row.id));
-  });
+  }, 'access-log:begin');
 
   /**
    * As begin, in one statement with a condition (AccessGate): the row's id and the gate's row, or
@@ -204,7 +204,7 @@ export class AccessLogService implements BeforeApplicationShutdown {
       this.notCompleted(batch, error);
       return batch.map(() => false);
     }
-  });
+  }, 'access-log:complete');
 
   private notCompleted(completions: Completion[], error: unknown): void {
     this.metrics?.recordAccessLogNotCompleted(completions.length);
@@ -273,7 +273,7 @@ export class AccessLogService implements BeforeApplicationShutdown {
       Array.from({ length: RECORDED_PARAMETERS + 2 }, (_, index) => column(index)),
     );
     return rows.map(() => undefined);
-  });
+  }, 'access-log:record');
 
   /** A query over the whole log, for the auditor's views. */
   query(alias: string): SelectQueryBuilder<AccessLogEntry> {

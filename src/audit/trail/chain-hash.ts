@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ChainedKind } from './audit-chain.entity.js';
 
 /**
- * The definitions an auditor needs to check the chain without Portico (also in the README):
+ * The definitions an auditor needs to check the chain without Portico (also in docs/audit-and-webhooks.md):
  * - a row's hash: sha256 (hex) of its canonical JSON, PostgreSQL's `jsonb_strip_nulls(to_jsonb(row))::text`
  *   with the session time zone UTC (keys in jsonb order; columns that are null are left out, so a column
  *   added later does not change the hash of an older row);

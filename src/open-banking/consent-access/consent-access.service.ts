@@ -193,14 +193,16 @@ export class ConsentAccessService {
          FROM admitted ORDER BY ord`;
     // The same statement carries the completions of calls answered since (AccessLogService.completeSoon).
     // On a connection of its own: sent the moment the previous one answers (StatementGroup).
-    this.admissions = new StatementGroup((calls) =>
-      accessLog.carryCompletions((completions) =>
-        this.sql.queryOnOwnConnection<AdmissionRow>('consent-access:admit-group', admitGroup, [
-          ...Array.from({ length: 9 }, (_, index) => calls.map((call) => call[index])),
-          rateLimits.perMinute,
-          ...completions,
-        ]),
-      ),
+    this.admissions = new StatementGroup(
+      (calls) =>
+        accessLog.carryCompletions((completions) =>
+          this.sql.queryOnOwnConnection<AdmissionRow>('consent-access:admit-group', admitGroup, [
+            ...Array.from({ length: 9 }, (_, index) => calls.map((call) => call[index])),
+            rateLimits.perMinute,
+            ...completions,
+          ]),
+        ),
+      'consent-access:admit',
     );
     this.admitAlone = `SELECT ${consent} FROM consents c WHERE c.id = $1 AND c.tenant_id = $2`;
   }

@@ -1,16 +1,12 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import type { DataSource } from 'typeorm';
 import { SCA_RENEWAL_DAYS } from './consent.entity.js';
 import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { Scheduler } from '../../platform/scheduler/scheduler.js';
 import { WebhookOutboxService } from '../../webhooks/webhook-outbox.service.js';
-
-/** The advisory lock one replica holds while it looks for renewals due. */
-export const RENEWAL_DUE_LOCK_KEY = 74_111_007;
+import { ConsentRenewalRepository } from './consent-renewal.repository.js';
 const DAY_MS = 86_400_000;
 
 /**
@@ -22,7 +18,7 @@ const DAY_MS = 86_400_000;
 @Injectable()
 export class ConsentRenewalDueJob implements OnModuleInit {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly renewals: ConsentRenewalRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly outbox: WebhookOutboxService,
@@ -40,26 +36,9 @@ export class ConsentRenewalDueJob implements OnModuleInit {
   /** One pass: returns how many events it recorded (0 when another replica holds the lock). */
   async run(now = new Date()): Promise<number> {
     const days = this.config.webhooks.renewalDueDays;
-    return this.dataSource.transaction(async (manager) => {
-      const [{ locked }] = (await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [
-        RENEWAL_DUE_LOCK_KEY,
-      ])) as { locked: boolean }[];
-      if (!locked) return 0;
+    const sent = await this.renewals.withLock(async (manager) => {
       const horizon = new Date(now.getTime() + days * DAY_MS);
-      const rows = (await manager.query(
-        `SELECT id, tenant_id, status, to_char(valid_until, 'YYYY-MM-DD') AS valid_until, last_sca_at
-           FROM consents
-          WHERE kind = 'ais' AND status = 'valid'
-            AND ((last_sca_at IS NOT NULL AND last_sca_at + make_interval(days => $1) <= $2)
-              OR (valid_until IS NOT NULL AND valid_until + 1 <= $2::timestamptz::date))`,
-        [SCA_RENEWAL_DAYS, horizon],
-      )) as {
-        id: string;
-        tenant_id: string;
-        status: string;
-        valid_until: string | null;
-        last_sca_at: Date | null;
-      }[];
+      const rows = await this.renewals.dueBy(manager, horizon);
       let recorded = 0;
       for (const row of rows) {
         const scaDue = row.last_sca_at
@@ -93,5 +72,6 @@ export class ConsentRenewalDueJob implements OnModuleInit {
       if (recorded > 0) this.logger.info({ recorded }, 'consent.renewal_due events recorded');
       return recorded;
     });
+    return sent ?? 0;
   }
 }

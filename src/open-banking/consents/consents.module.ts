@@ -8,6 +8,7 @@ import { ScaSessionsModule } from '../sca-sessions/sca-sessions.module.js';
 import { Consent } from './consent.entity.js';
 import { ConsentsController } from './consents.controller.js';
 import { ConsentsService } from './consents.service.js';
+import { ConsentRenewalRepository } from './consent-renewal.repository.js';
 import { ConsentRenewalDueJob } from './consent-renewal-due.job.js';
 import { WebhookOutboxModule } from '../../webhooks/webhook-outbox.module.js';
 import { FundsConsentsController } from './funds-consents.controller.js';
@@ -24,7 +25,7 @@ import { FundsConsentsController } from './funds-consents.controller.js';
     WebhookOutboxModule,
   ],
   controllers: [ConsentsController, FundsConsentsController],
-  providers: [ConsentsService, ConsentRenewalDueJob],
+  providers: [ConsentsService, ConsentRenewalRepository, ConsentRenewalDueJob],
   exports: [ConsentsService, ConsentRenewalDueJob],
 })
 export class ConsentsModule {}

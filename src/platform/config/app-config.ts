@@ -26,6 +26,8 @@ export interface AppConfig {
     keyCacheTtlMs: number;
   };
   log: { level: LogLevel };
+  /** OpenTelemetry traces: exported by OTLP/HTTP when an endpoint is set (trace ids are made either way). */
+  tracing: TracingConfig;
   /** The Prometheus `/metrics` listener, apart from the API port; no port means none is started. */
   metrics: {
     host: string;
@@ -172,6 +174,30 @@ export interface UpstreamHttpConfig {
   breaker: { failureThreshold: number; openMs: number };
 }
 
+/** Where and how spans are exported; no endpoint: none are (no OpenTelemetry module is loaded). */
+export interface TracingConfig {
+  /** The collector's OTLP/HTTP base address; spans go to `<endpoint>/v1/traces`. */
+  endpoint?: string;
+  /** Headers sent with every export (a tracing backend's API key). */
+  headers: Record<string, string>;
+  serviceName: string;
+  sampler: TraceSampler;
+  /** The ratio of the `traceidratio` samplers, 0 to 1. */
+  samplerRatio: number;
+  /** The longest a finished span waits before it is exported. */
+  exportDelayMs: number;
+}
+
+export const TRACE_SAMPLERS = [
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+  'always_on',
+  'always_off',
+  'traceidratio',
+] as const;
+export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
+
 export const OPEN_BANKING_SERVICES = ['ais', 'cof', 'pis'] as const;
 export type OpenBankingService = (typeof OPEN_BANKING_SERVICES)[number];
 
@@ -190,9 +216,11 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-interface VariableSpec {
+export interface VariableSpec {
   doc: string;
   default?: string;
+  /** What an unset variable without a plain default means (a value derived from others, a fallback). */
+  unset?: string;
   /** May be given as NAME_FILE, a path whose contents are the value. */
   secret?: boolean;
   /** Required when PORTICO_MODE=production. */
@@ -208,11 +236,12 @@ export const VARIABLES = {
   HOST: { doc: 'Interface the gateway listens on', default: '127.0.0.1' },
   PORT: { doc: 'Port the gateway listens on', default: '3000' },
   PUBLIC_BASE_URL: {
-    doc: 'Address browsers and apps reach the gateway at (default http://HOST:PORT)',
+    unset: 'http://HOST:PORT',
+    doc: 'Address browsers and apps reach the gateway at (SCA callbacks, printed links, webhook and IRIS callback addresses)',
   },
   BODY_LIMIT_BYTES: { doc: 'Largest accepted request body, in bytes', default: '262144' },
   GATEWAY_WORKERS: {
-    doc: 'Gateway processes serving PORT on this machine, sharing its connections: a number, or auto (one per CPU)',
+    doc: 'Gateway processes serving PORT on this machine, sharing its connections: a number, or auto (one per CPU); above 1 the started process is a primary that runs the embedded engine, the sandbox and /metrics (summed over the workers) and restarts a worker that dies',
     default: '1',
   },
   SHUTDOWN_TIMEOUT_MS: {
@@ -228,6 +257,26 @@ export const VARIABLES = {
     default: '5000',
   },
   LOG_LEVEL: { doc: `One of ${LOG_LEVELS.join(', ')}`, default: 'info' },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    doc: 'OpenTelemetry collector base address (OTLP/HTTP, JSON; spans go to <address>/v1/traces); unset = no export and no OpenTelemetry SDK loaded (trace ids are still made, sent to the provider in traceparent and logged)',
+  },
+  OTEL_EXPORTER_OTLP_HEADERS: {
+    doc: "Headers sent with every export, as comma-separated key=value pairs (values percent-encoded), e.g. a tracing backend's API key",
+    secret: true,
+  },
+  OTEL_SERVICE_NAME: { doc: 'service.name of the exported spans', default: 'portico' },
+  OTEL_TRACES_SAMPLER: {
+    doc: `Which traces are recorded: ${TRACE_SAMPLERS.join(', ')} (parentbased: follow the caller's sampled flag when it sent a traceparent)`,
+    default: 'parentbased_always_on',
+  },
+  OTEL_TRACES_SAMPLER_ARG: {
+    doc: 'The ratio of the traceidratio samplers, from 0 to 1',
+    default: '1',
+  },
+  OTEL_BSP_SCHEDULE_DELAY: {
+    doc: 'The longest a finished span waits before it is exported, in milliseconds',
+    default: '5000',
+  },
   METRICS_HOST: {
     doc: 'Interface the Prometheus /metrics listener binds (apart from the API port)',
     default: '127.0.0.1',
@@ -237,11 +286,12 @@ export const VARIABLES = {
     default: '9464',
   },
   DATABASE_URL: {
-    doc: 'PostgreSQL connection URL; unset = embedded engine (PGlite) under EMBEDDED_DB_DIR',
+    unset: 'the embedded engine (PGlite), data in EMBEDDED_DB_DIR',
+    doc: 'PostgreSQL connection URL (postgres:// or postgresql://)',
     secret: true,
   },
   DATABASE_POOL_SIZE: {
-    doc: 'Connections in the pool (the embedded engine serialises them)',
+    doc: 'Connections in the pool of each gateway process (the embedded engine serialises them); the hot path keeps 5 more',
     default: '10',
   },
   EMBEDDED_DB_DIR: {
@@ -249,14 +299,16 @@ export const VARIABLES = {
     default: './data/pglite',
   },
   UPSTREAM_OB_BASE_URL: {
-    doc: "The provider's open-banking base address ({psd2_base_url})",
+    doc: "The provider's open-banking base address ({psd2_base_url}), https; in sandbox mode, a sandbox running elsewhere (none is started in the process)",
     production: true,
   },
   UPSTREAM_CLIENT_CERT_FILE: {
-    doc: 'PEM file of the QWAC presented to the provider (or UPSTREAM_CLIENT_P12_FILE)',
+    doc: 'PEM file of the QWAC presented to the provider, with its chain (or UPSTREAM_CLIENT_P12_FILE); required in production unless UPSTREAM_CLIENT_P12_FILE is given',
+    unset: "sandbox mode: SANDBOX_CERTS_DIR's tpp.pem",
   },
   UPSTREAM_CLIENT_KEY_FILE: {
-    doc: 'PEM file of the QWAC private key (or UPSTREAM_CLIENT_P12_FILE)',
+    doc: 'PEM file of the QWAC private key (or UPSTREAM_CLIENT_P12_FILE); required in production unless UPSTREAM_CLIENT_P12_FILE is given',
+    unset: "sandbox mode: SANDBOX_CERTS_DIR's tpp.key",
   },
   UPSTREAM_CLIENT_P12_FILE: {
     doc: 'PKCS#12 file holding the QWAC and its key, instead of the two PEM files',
@@ -270,7 +322,8 @@ export const VARIABLES = {
     production: true,
   },
   UPSTREAM_CLIENT_CA_FILE: {
-    doc: 'PEM bundle the QWAC must chain to (its QTSP); default UPSTREAM_CA_FILE',
+    unset: 'UPSTREAM_CA_FILE',
+    doc: 'PEM bundle the QWAC must chain to (its QTSP), checked at start',
   },
   UPSTREAM_CONNECT_TIMEOUT_MS: {
     doc: 'TCP+TLS connect timeout towards the provider',
@@ -291,7 +344,7 @@ export const VARIABLES = {
     default: '20000',
   },
   UPSTREAM_RETRY_DELAYS_MS: {
-    doc: 'Comma-separated pauses before each retry of a read (writes are never retried)',
+    doc: 'Comma-separated pauses before each retry of a read, or none (writes are never retried)',
     default: '100,400',
   },
   UPSTREAM_BREAKER_FAILURES: {
@@ -303,19 +356,24 @@ export const VARIABLES = {
     default: '10000',
   },
   UPSTREAM_CARD_BASE_URL: {
-    doc: "The provider's card API base address ({base_url}); unset in sandbox mode: the sandbox's card listener",
+    unset: "sandbox mode: the sandbox's card listener",
+    doc: "The provider's card API base address ({base_url}), https",
   },
   UPSTREAM_CARD_PAYFORM_URL: {
-    doc: "The provider's payment-form host ({payform_url}: the IRIS payment form); unset: UPSTREAM_CARD_BASE_URL (the sandbox serves both)",
+    unset: 'UPSTREAM_CARD_BASE_URL',
+    doc: "The provider's payment-form host ({payform_url}: the IRIS payment form), https",
   },
   UPSTREAM_CARD_TOKENIZATION_URL: {
-    doc: "The provider's card-token endpoint as payers' browsers reach it (tokenisation with the tenant's public key); unset: UPSTREAM_CARD_BASE_URL/tokens",
+    unset: 'UPSTREAM_CARD_BASE_URL/tokens',
+    doc: "The provider's card-token endpoint as payers' browsers reach it (tokenisation with the tenant's public key), https",
   },
   UPSTREAM_CARD_CA_FILE: {
-    doc: "PEM bundle of the CAs that sign the card API's server certificate (default: the system's)",
+    unset: "the system's CAs; sandbox mode: the sandbox's development CA",
+    doc: "PEM bundle of the CAs that sign the card API's and the POS interface's server certificates",
   },
   UPSTREAM_POS_BASE_URL: {
-    doc: "The provider's POS terminal interface base address ({base_url}; paths carry /pos/v1); unset in sandbox mode: the sandbox's POS listener",
+    unset: "sandbox mode: the sandbox's POS listener",
+    doc: "The provider's POS terminal interface base address ({base_url}; paths carry /pos/v1), https",
   },
   UPSTREAM_POS_DEADLINE_MS: {
     doc: 'How long a POS payment call may last: the provider holds it until the terminal decides, and its clients must wait at least 180 s (at least 180000 in production); every other POS call has UPSTREAM_DEADLINE_MS',
@@ -330,7 +388,9 @@ export const VARIABLES = {
     default: '25000',
   },
   SECRETS_KEY: {
-    doc: 'Key (32 bytes, base64 or hex) that encrypts the secrets Portico keeps at rest (AES-256-GCM): merchant keys, webhook signing secrets; unset in sandbox mode: a development key in SANDBOX_CERTS_DIR',
+    unset:
+      'sandbox mode: a development key in SANDBOX_CERTS_DIR; production: secrets cannot be stored',
+    doc: 'Key (32 bytes, base64 or hex: openssl rand -base64 32) that encrypts the secrets Portico keeps at rest (AES-256-GCM): merchant keys, webhook signing secrets',
     secret: true,
   },
   RESOLVER_INTERVAL_MS: {
@@ -366,7 +426,9 @@ export const VARIABLES = {
     default: '86400000',
   },
   AUDIT_SIGNING_KEY: {
-    doc: 'Ed25519 private key (PKCS#8 PEM) that signs audit checkpoints; unset in sandbox mode: a development key in SANDBOX_CERTS_DIR',
+    unset:
+      'sandbox mode: a development key in SANDBOX_CERTS_DIR; production: checkpoints are not signed',
+    doc: 'Ed25519 private key (PKCS#8 PEM: openssl genpkey -algorithm ed25519) that signs audit checkpoints; without one in production the chain is sealed but its checkpoints are not signed, and retention removes nothing',
     secret: true,
   },
   RECONCILE_ON_START: {
@@ -427,29 +489,178 @@ export const VARIABLES = {
     default: '3600000',
   },
   SANDBOX_CERTS_DIR: {
-    doc: 'Development certificates (npm run certs makes them)',
+    doc: 'Development certificates and keys of sandbox mode (made by npm run certs, and by npm start when missing)',
     default: './certs/dev',
   },
   SANDBOX_HOST: { doc: 'Interface the sandbox listens on', default: '127.0.0.1' },
-  SANDBOX_OB_PORT: { doc: "Port of the sandbox's open-banking API (mutual TLS)", default: '8443' },
+  SANDBOX_OB_PORT: {
+    doc: "Port of the sandbox's open-banking API (mutual TLS); 0 = any free port",
+    default: '8443',
+  },
   SANDBOX_SCA_PORT: {
-    doc: "Port of the sandbox's SCA pages (plain HTTP, for browsers)",
+    doc: "Port of the sandbox's SCA pages and controls (plain HTTP, for browsers); 0 = any free port",
     default: '8081',
   },
   SANDBOX_SCA_PUBLIC_URL: {
-    doc: 'Address browsers reach the SCA pages at (default http://localhost:SANDBOX_SCA_PORT)',
+    unset: 'http://localhost:<the SCA port bound>',
+    doc: 'Address browsers reach the SCA pages and hosted payment pages at',
   },
   SANDBOX_CARD_PORT: {
-    doc: "Port of the sandbox's card API (server TLS, Basic auth with a merchant's keys)",
+    doc: "Port of the sandbox's card API (server TLS, Basic auth with a merchant's keys); 0 = any free port",
     default: '8444',
   },
   SANDBOX_POS_PORT: {
-    doc: "Port of the sandbox's POS terminal interface (server TLS, Basic auth with a merchant's p_ key)",
+    doc: "Port of the sandbox's POS terminal interface (server TLS, Basic auth with a merchant's p_ key); 0 = any free port",
     default: '8445',
   },
 } satisfies Record<string, VariableSpec>;
 
 export type VariableName = keyof typeof VARIABLES;
+
+/** How the reference (docs/configuration.md, .env.example) groups the variables, in this order. */
+export const VARIABLE_GROUPS: { title: string; about?: string; names: VariableName[] }[] = [
+  {
+    title: 'Mode',
+    names: ['PORTICO_MODE'],
+  },
+  {
+    title: 'HTTP',
+    names: [
+      'HOST',
+      'PORT',
+      'PUBLIC_BASE_URL',
+      'BODY_LIMIT_BYTES',
+      'GATEWAY_WORKERS',
+      'SHUTDOWN_TIMEOUT_MS',
+      'RATE_LIMIT_PER_MINUTE',
+      'KEY_CACHE_TTL_MS',
+    ],
+  },
+  {
+    title: 'Logs and metrics',
+    about:
+      'Logs are JSON lines on standard output, scrubbed of keys and card numbers. Metrics are Prometheus text at http://METRICS_HOST:METRICS_PORT/metrics, a listener apart from the API port.',
+    names: ['LOG_LEVEL', 'METRICS_HOST', 'METRICS_PORT'],
+  },
+  {
+    title: 'Tracing (OpenTelemetry)',
+    about:
+      "Every request has a W3C trace id (the caller's traceparent, or a new one): on every log line, in problem bodies and in the traceparent sent to the provider. Spans are exported only when an endpoint is set (docs/tracing.md).",
+    names: [
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      'OTEL_EXPORTER_OTLP_HEADERS',
+      'OTEL_SERVICE_NAME',
+      'OTEL_TRACES_SAMPLER',
+      'OTEL_TRACES_SAMPLER_ARG',
+      'OTEL_BSP_SCHEDULE_DELAY',
+    ],
+  },
+  {
+    title: 'Database',
+    names: ['DATABASE_URL', 'DATABASE_POOL_SIZE', 'EMBEDDED_DB_DIR'],
+  },
+  {
+    title: 'Open-banking upstream',
+    about:
+      'Required when PORTICO_MODE=production: the address, the QWAC (two PEM files or one PKCS#12 file) and the CAs of the provider. Sandbox mode uses the development certificates.',
+    names: [
+      'UPSTREAM_OB_BASE_URL',
+      'UPSTREAM_CLIENT_CERT_FILE',
+      'UPSTREAM_CLIENT_KEY_FILE',
+      'UPSTREAM_CLIENT_P12_FILE',
+      'UPSTREAM_CLIENT_KEY_PASSPHRASE',
+      'UPSTREAM_CA_FILE',
+      'UPSTREAM_CLIENT_CA_FILE',
+      'OPEN_BANKING_SERVICES',
+    ],
+  },
+  {
+    title: 'Card and POS upstreams',
+    about: 'Each tenant is its own merchant at the provider, called with its own keys.',
+    names: [
+      'UPSTREAM_CARD_BASE_URL',
+      'UPSTREAM_CARD_PAYFORM_URL',
+      'UPSTREAM_CARD_TOKENIZATION_URL',
+      'UPSTREAM_CARD_CA_FILE',
+      'UPSTREAM_POS_BASE_URL',
+      'UPSTREAM_POS_DEADLINE_MS',
+      'UPSTREAM_POS_POOL_CONNECTIONS',
+      'POS_SYNC_WAIT_MS',
+    ],
+  },
+  {
+    title: 'Upstream transport',
+    about:
+      'The one seam every upstream call goes through (open banking, card, POS): its timeouts, pool, deadline, retries and circuit breaker.',
+    names: [
+      'UPSTREAM_CONNECT_TIMEOUT_MS',
+      'UPSTREAM_HEADERS_TIMEOUT_MS',
+      'UPSTREAM_BODY_TIMEOUT_MS',
+      'UPSTREAM_POOL_CONNECTIONS',
+      'UPSTREAM_KEEPALIVE_MS',
+      'UPSTREAM_DEADLINE_MS',
+      'UPSTREAM_RETRY_DELAYS_MS',
+      'UPSTREAM_BREAKER_FAILURES',
+      'UPSTREAM_BREAKER_OPEN_MS',
+    ],
+  },
+  {
+    title: 'Secrets at rest',
+    names: ['SECRETS_KEY'],
+  },
+  {
+    title: 'Writes in doubt and the provider sync',
+    names: [
+      'RECONCILE_ON_START',
+      'RESOLVER_INTERVAL_MS',
+      'RESOLVER_GIVE_UP_AFTER_MS',
+      'PROVIDER_SYNC_INTERVAL_MS',
+    ],
+  },
+  {
+    title: 'Audit chain',
+    names: [
+      'AUDIT_SEAL_INTERVAL_MS',
+      'AUDIT_SEAL_GRACE_MS',
+      'AUDIT_CHECKPOINT_INTERVAL_MS',
+      'AUDIT_RETENTION_DAYS',
+      'AUDIT_RETENTION_INTERVAL_MS',
+      'AUDIT_SIGNING_KEY',
+    ],
+  },
+  {
+    title: 'Webhooks to apps',
+    names: [
+      'WEBHOOK_WORKER_INTERVAL_MS',
+      'WEBHOOK_CONCURRENCY',
+      'WEBHOOK_ENDPOINT_CONCURRENCY',
+      'WEBHOOK_TENANT_SHARE_PERCENT',
+      'WEBHOOK_PAUSE_AFTER_MS',
+      'WEBHOOK_RETRY_SCHEDULE_MS',
+      'WEBHOOK_RETRY_JITTER_PERCENT',
+      'WEBHOOK_MAX_ATTEMPTS',
+      'WEBHOOK_TIMEOUT_MS',
+      'WEBHOOK_LEASE_MS',
+      'WEBHOOK_SECRET_GRACE_MS',
+      'WEBHOOK_RENEWAL_DUE_DAYS',
+      'WEBHOOK_RENEWAL_INTERVAL_MS',
+    ],
+  },
+  {
+    title: 'Sandbox',
+    about:
+      'Read in sandbox mode, where npm start runs the sandbox in the process; npm run sandbox (the sandbox alone) reads the same variables, and DATABASE_URL for its state.',
+    names: [
+      'SANDBOX_CERTS_DIR',
+      'SANDBOX_HOST',
+      'SANDBOX_OB_PORT',
+      'SANDBOX_SCA_PORT',
+      'SANDBOX_SCA_PUBLIC_URL',
+      'SANDBOX_CARD_PORT',
+      'SANDBOX_POS_PORT',
+    ],
+  },
+];
 
 /** Reads, validates and types the environment; throws ConfigError naming every bad variable. */
 export function loadConfig(env: Env = process.env): AppConfig {
@@ -529,6 +740,16 @@ export function loadConfig(env: Env = process.env): AppConfig {
     }
   };
 
+  const ratio = (name: VariableName): number => {
+    const value = raw(name) as string;
+    const n = Number(value);
+    if (!/^(0|1|0?\.\d+|1\.0*)$/.test(value) || n < 0 || n > 1) {
+      problems.push(`${name}: must be a number from 0 to 1 (got "${value}")`);
+      return 1;
+    }
+    return n;
+  };
+
   const mode = oneOf('PORTICO_MODE', ['sandbox', 'production'] as const);
   const upstreamHttp = (): UpstreamHttpConfig => ({
     connectTimeoutMs: integer('UPSTREAM_CONNECT_TIMEOUT_MS', 1, 600_000),
@@ -576,6 +797,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
       keyCacheTtlMs: integer('KEY_CACHE_TTL_MS', 0, 60_000),
     },
     log: { level: oneOf('LOG_LEVEL', LOG_LEVELS) },
+    tracing: {
+      endpoint: url('OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
+      headers: otlpHeaders(raw('OTEL_EXPORTER_OTLP_HEADERS'), problems),
+      serviceName: raw('OTEL_SERVICE_NAME') as string,
+      sampler: oneOf('OTEL_TRACES_SAMPLER', TRACE_SAMPLERS),
+      samplerRatio: ratio('OTEL_TRACES_SAMPLER_ARG'),
+      exportDelayMs: integer('OTEL_BSP_SCHEDULE_DELAY', 1, 600_000),
+    },
     metrics: {
       host: raw('METRICS_HOST') as string,
       port: portOrOff('METRICS_PORT'),
@@ -699,6 +928,35 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
   return config;
+}
+
+/** OTEL_EXPORTER_OTLP_HEADERS (`key=value,key2=value2`, values percent-encoded); its values are never shown. */
+function otlpHeaders(value: string | undefined, problems: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (value === undefined) return headers;
+  for (const pair of value.split(',')) {
+    if (pair.trim() === '') continue;
+    const at = pair.indexOf('=');
+    const key = pair.slice(0, at).trim();
+    let decoded: string | undefined;
+    try {
+      decoded = at > 0 ? decodeURIComponent(pair.slice(at + 1).trim()) : undefined;
+    } catch {
+      decoded = undefined;
+    }
+    if (
+      !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key) ||
+      decoded === undefined ||
+      /[\r\n]/.test(decoded)
+    ) {
+      problems.push(
+        'OTEL_EXPORTER_OTLP_HEADERS: must be comma-separated key=value pairs with percent-encoded values',
+      );
+      return {};
+    }
+    headers[key] = decoded;
+  }
+  return headers;
 }
 
 /** Hides the password of a URL so that it can be shown in messages. */

@@ -7,16 +7,15 @@ import pg from 'pg';
  */
 let sent = 0;
 const marker = Symbol.for('portico.statementCounter');
-const proto = pg.Client.prototype as unknown as Record<string | symbol, unknown> & {
-  query: (...args: unknown[]) => unknown;
-};
-if (!proto[marker]) {
+const proto = pg.Client.prototype;
+if (!Reflect.get(proto, marker)) {
   const original = proto.query;
-  proto.query = function countedQuery(this: unknown, ...args: unknown[]) {
+  // Every overload of `query` passes through unchanged: only counted.
+  Reflect.set(proto, 'query', function countedQuery(this: pg.Client, ...args: unknown[]): unknown {
     sent++;
-    return original.apply(this, args);
-  };
-  proto[marker] = true;
+    return Reflect.apply(original, this, args);
+  });
+  Reflect.set(proto, marker, true);
 }
 
 export function statementsSent(): number {

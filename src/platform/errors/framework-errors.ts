@@ -6,6 +6,8 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES, ProblemException } from './problem.js';
 import { sendProblem } from './problem-reply.js';
+import { traceIdOf } from '../tracing/request-span.js';
+import { newTraceId } from '../tracing/trace-context.js';
 
 /**
  * Fastify's `frameworkErrors`: the router refuses a request before any hook runs (a malformed URL: 400; a
@@ -14,7 +16,12 @@ import { sendProblem } from './problem-reply.js';
 export function frameworkErrorHandler(logger: Logger) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     logger.info(
-      { requestId: request.id, method: request.method, code: error.code },
+      {
+        requestId: request.id,
+        traceId: traceIdOf(request),
+        method: request.method,
+        code: error.code,
+      },
       'request refused by the router',
     );
     sendProblem(error, request, reply, logger);
@@ -70,13 +77,13 @@ export function clientErrorHandler(logger: Logger) {
       return endAfterAnswer(socket);
     }
     const { status, detail } = clientProblem(error.code);
-    const requestId = randomUUID();
-    logger.info({ requestId, code: error.code, status }, 'request refused by the HTTP parser');
+    const ids = { requestId: randomUUID(), traceId: newTraceId() };
+    logger.info({ ...ids, code: error.code, status }, 'request refused by the HTTP parser');
     if (!socket.writable) {
       socket.destroy();
       return;
     }
-    writeProblem(socket, status, detail, instanceOf(error.rawPacket), requestId);
+    writeProblem(socket, status, detail, instanceOf(error.rawPacket), ids);
   };
 }
 
@@ -118,7 +125,7 @@ function writeProblem(
   status: number,
   detail: string,
   instance: string,
-  requestId: string,
+  ids: { requestId: string; traceId: string },
 ): void {
   const title = STATUS_CODES[status] ?? 'Bad Request';
   const body = JSON.stringify({
@@ -127,14 +134,14 @@ function writeProblem(
     status,
     detail,
     instance,
-    requestId,
+    ...ids,
   });
   socket.end(
     [
       `HTTP/1.1 ${status} ${title}`,
       `Content-Type: ${PROBLEM_CONTENT_TYPE}`,
       `Content-Length: ${Buffer.byteLength(body)}`,
-      `X-Request-ID: ${requestId}`,
+      `X-Request-ID: ${ids.requestId}`,
       'Connection: close',
       '',
       body,
@@ -146,10 +153,10 @@ function writeProblem(
 /** Node's `connect`: a CONNECT request (Node would drop the connection without a word) answers 405. */
 export function connectRefused(logger: Logger) {
   return (request: IncomingMessage, socket: Socket): void => {
-    const requestId = randomUUID();
-    logger.info({ requestId, method: request.method }, 'request refused: CONNECT');
+    const ids = { requestId: randomUUID(), traceId: traceIdOf(request) };
+    logger.info({ ...ids, method: request.method }, 'request refused: CONNECT');
     if (!socket.writable) return void socket.destroy();
-    writeProblem(socket, 405, 'Portico is not a proxy: CONNECT is not supported', '/', requestId);
+    writeProblem(socket, 405, 'Portico is not a proxy: CONNECT is not supported', '/', ids);
   };
 }
 
@@ -183,7 +190,8 @@ export function earlyRefusal(
 export function expectationFailed(logger: Logger) {
   return (request: IncomingMessage, response: ServerResponse): void => {
     const requestId = randomUUID();
-    logger.info({ requestId, method: request.method }, 'request refused: unknown Expect');
+    const traceId = traceIdOf(request);
+    logger.info({ requestId, traceId, method: request.method }, 'request refused: unknown Expect');
     const body = JSON.stringify({
       type: 'about:blank',
       title: 'Expectation Failed',
@@ -191,6 +199,7 @@ export function expectationFailed(logger: Logger) {
       detail: 'The only expectation this server meets is 100-continue',
       instance: (request.url ?? '/').split('?')[0].slice(0, 2000),
       requestId,
+      traceId,
     });
     response.writeHead(417, {
       'content-type': PROBLEM_CONTENT_TYPE,

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { traceIdOf } from '../tracing/request-span.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES } from './problem.js';
 import { toProblem } from './to-problem.js';
 
@@ -20,6 +21,7 @@ export function sendProblem(
         ...(problem.detail !== undefined ? { detail: problem.detail } : {}),
         instance,
         requestId: request.id,
+        traceId: traceIdOf(request),
         ...(problem.errors ? { errors: problem.errors } : {}),
         ...problem.extensions,
       }
@@ -29,6 +31,7 @@ export function sendProblem(
         status: 500,
         instance,
         requestId: request.id,
+        traceId: traceIdOf(request),
       };
   if (!problem) logger.error({ err: error }, 'unhandled error');
   else if (problem.status >= 500)

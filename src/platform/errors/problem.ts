@@ -124,6 +124,16 @@ export class Problem {
   })
   requestId: string;
 
+  @ApiProperty({
+    description:
+      "The request's W3C trace id (the caller's traceparent, or a trace Portico started), for distributed tracing",
+    pattern: '^[0-9a-f]{32}$',
+    example: '4bf92f3577b34da6a3ce929d0e0e4736',
+    minLength: 32,
+    maxLength: 32,
+  })
+  traceId: string;
+
   @ApiPropertyOptional({
     description: 'The offending fields, on validation failures',
     type: [InvalidField],

@@ -1,6 +1,6 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import type { MetadataStorage as TransformerRules } from 'class-transformer/types/MetadataStorage.js';
-import { getMetadataStorage } from 'class-validator';
+import { getMetadataStorage, type MetadataStorage } from 'class-validator';
 import { createRequire } from 'node:module';
 import { schemaFieldsOf } from './schema-fields.js';
 import type { InvalidField } from './problem.js';
@@ -66,12 +66,7 @@ function schemaParamsCheck(metatype: (new () => object) | undefined): ParamsChec
   if (!metatype) return undefined;
   const fields = schemaFieldsOf(metatype);
   if (fields.size === 0) return undefined;
-  const rules = (
-    getMetadataStorage() as unknown as { getTargetValidationMetadatas: RuleLookup }
-  ).getTargetValidationMetadatas(metatype, undefined, false, false) as {
-    name?: string;
-    propertyName: string;
-  }[];
+  const rules = getMetadataStorage().getTargetValidationMetadatas(metatype, '', false, false);
   const transformed = [...fields.keys()].some(
     (name) =>
       defaultMetadataStorage.findTypeMetadata(metatype, name) !== undefined ||
@@ -125,13 +120,19 @@ class ProblemValidationPipe extends ValidationPipe {
   }
 }
 
+type Rule = ReturnType<MetadataStorage['getTargetValidationMetadatas']>[number];
+
+/**
+ * class-validator's rule lookup as its validator calls it: without a schema (`undefined`, which its
+ * declared type leaves out; an empty name finds the same rules, since no rule's target is one).
+ */
 type RuleLookup = (
-  target: object,
+  target: Parameters<MetadataStorage['getTargetValidationMetadatas']>[0],
   schema: string | undefined,
   always: boolean,
   strictGroups: boolean,
   groups?: string[],
-) => unknown[];
+) => Rule[];
 
 /**
  * class-validator looks a class's rules up anew on every validation, scanning every class that has
@@ -139,18 +140,16 @@ type RuleLookup = (
  * until a rule is added (validation groups, which Portico does not use, are looked up every time).
  */
 function rememberRuleLookups(): void {
-  const storage = getMetadataStorage() as unknown as {
-    getTargetValidationMetadatas: RuleLookup & { remembered?: true };
-    addValidationMetadata: (metadata: unknown) => void;
-    groupByPropertyName: (rules: unknown[]) => Record<string, unknown[]>;
-  };
-  if (storage.getTargetValidationMetadatas.remembered) return;
-  const lookUp = storage.getTargetValidationMetadatas.bind(storage);
+  const storage = getMetadataStorage();
+  if ('remembered' in storage.getTargetValidationMetadatas) return;
+  const original = storage.getTargetValidationMetadatas.bind(storage);
+  const lookUp: RuleLookup = (target, schema, always, strictGroups, groups) =>
+    original(target, schema ?? '', always, strictGroups, groups);
   const add = storage.addValidationMetadata.bind(storage);
   const group = storage.groupByPropertyName.bind(storage);
-  const remembered = new Map<object, Map<string, unknown[]>>();
+  const remembered = new Map<object, Map<string, Rule[]>>();
   // The same lists grouped by property (each validation groups them again): kept with the list.
-  const grouped = new WeakMap<unknown[], Record<string, unknown[]>>();
+  const grouped = new WeakMap<Rule[], Record<string, Rule[]>>();
   storage.groupByPropertyName = (rules) => grouped.get(rules) ?? group(rules);
   storage.addValidationMetadata = (metadata) => {
     remembered.clear();

@@ -61,6 +61,8 @@ export function isoTime(): string {
 export interface RequestLineFields {
   requestId: string;
   tenantId: string | undefined;
+  /** The request's W3C trace id. */
+  traceId: string | undefined;
   method: string;
   /** Already scrubbed (`loggedPath`). */
   path: string;
@@ -88,14 +90,15 @@ export function writeRequestLine(logger: Logger, fields: RequestLineFields): voi
   if (!logger.isLevelEnabled('info')) return;
   const tenant =
     fields.tenantId === undefined ? '' : `,"tenantId":${JSON.stringify(fields.tenantId)}`;
+  const trace = fields.traceId === undefined ? '' : `,"traceId":${JSON.stringify(fields.traceId)}`;
   output.logged();
   output.stream.write(
-    `{"level":"info"${isoTime()},"service":"${SERVICE}","requestId":${JSON.stringify(fields.requestId)}${tenant},"method":${JSON.stringify(fields.method)},"path":${JSON.stringify(fields.path)},"status":${fields.status},"durationMs":${fields.durationMs},"msg":"request completed"}\n`,
+    `{"level":"info"${isoTime()},"service":"${SERVICE}","requestId":${JSON.stringify(fields.requestId)}${tenant}${trace},"method":${JSON.stringify(fields.method)},"path":${JSON.stringify(fields.path)},"status":${fields.status},"durationMs":${fields.durationMs},"msg":"request completed"}\n`,
   );
 }
 
 /**
- * The one pino logger: JSON lines, the request id of the current request on every line,
+ * The one pino logger: JSON lines, the request id and trace id of the current request on every line,
  * and every line scrubbed of keys, secrets and card numbers before it is written.
  */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
@@ -110,12 +113,15 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
         err: serializeError,
         error: serializeError,
       },
+      // Keys in the request line's order; pino leaves out those that are undefined.
       mixin() {
         const store = requestContext.getStore();
         if (!store) return {};
-        return store.tenantId
-          ? { requestId: store.requestId, tenantId: store.tenantId }
-          : { requestId: store.requestId };
+        return {
+          requestId: store.requestId,
+          tenantId: store.tenantId,
+          traceId: store.span?.context.traceId,
+        };
       },
       formatters: {
         level: (label) => ({ level: label }),

@@ -10,12 +10,18 @@ export const SPEC_PATH = `${DOCS_PATH}/openapi.json`;
 
 const DESCRIPTION = `Portico is an open-banking TPP gateway. Fintech apps call this facade with an API key;
 Portico holds the provider's qualified certificate (eIDAS QWAC) and speaks to the provider over mutual TLS.
+The same facade fronts the provider's card, marketplace and POS APIs with each tenant's merchant keys.
 
-Every call carries \`Authorization: Bearer <API key>\`. Keys have a role: \`app\` (uses the facade),
-\`auditor\` (reads the audit trail) or \`admin\` (manages tenants and keys).
+Every call carries \`Authorization: Bearer <API key>\`. A key belongs to a tenant and has one of four roles:
+\`app\` (a fintech's backend: the open-banking, card, marketplace and POS facades and its tenant's webhooks),
+\`admin\` (a fintech's administrator: its own tenant's \`app\` and \`admin\` keys, webhooks and wallet domains),
+\`operator\` (whoever runs the installation: every tenant, every tenant's keys of any role, merchant keys,
+the readiness checks) and \`auditor\` (a compliance officer: the audit trail of every tenant, read-only).
 
 Every error is \`application/problem+json\` (RFC 9457) with the request id. Send \`X-Request-ID\` (a UUID)
-to choose the id; Portico echoes it on every answer and forwards it upstream.`;
+to choose the id; Portico echoes it on every answer and forwards it upstream. Send a W3C \`traceparent\`
+(and \`tracestate\`) to make the request part of your trace; Portico starts one otherwise, and every
+error names its \`traceId\`.`;
 
 /** Sorts object keys recursively so that the written spec is byte-for-byte stable. */
 export function sortKeys<T>(value: T): T {

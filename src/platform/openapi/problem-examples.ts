@@ -15,6 +15,7 @@ import {
 
 /** The request id every example shows (the Problem schema's own example). */
 const EXAMPLE_REQUEST_ID = '2f3c1a8e-4a55-4a43-9c1e-8f2b2f6d9a10';
+const EXAMPLE_TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const EXAMPLE_UUID = '7d3e0a52-5b7a-4e0c-9d55-1a2b3c4d5e6f';
 /** The upstream status a 502 example shows. */
 const EXAMPLE_UPSTREAM_STATUS = 503;
@@ -149,7 +150,12 @@ export function problemExample(
   description: string,
   context: OperationContext,
 ): Record<string, unknown> {
-  const base = { status, instance: instanceOf(context), requestId: EXAMPLE_REQUEST_ID };
+  const base = {
+    status,
+    instance: instanceOf(context),
+    requestId: EXAMPLE_REQUEST_ID,
+    traceId: EXAMPLE_TRACE_ID,
+  };
   const operationId = context.operation.operationId ?? 'the operation';
   if (status === 400) {
     const invalid = invalidField(context);

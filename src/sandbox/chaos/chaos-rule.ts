@@ -143,9 +143,11 @@ export function parseChaosRule(input: unknown, operations: readonly string[]): C
   const built = buildFault(fault, raw, problems);
   if (problems.length > 0) throw new ChaosRuleError(problems);
 
-  const described = { ...raw, ...defaultsOf(built) } as unknown as ChaosRuleInput;
+  const operation = raw.operation as string;
+  // The rule as given (every field checked above), with the defaults it took.
+  const described: ChaosRuleInput = { ...raw, operation, fault, ...defaultsOf(built) };
   return {
-    operation: raw.operation as string,
+    operation,
     fault: built,
     times: (raw.times as number | undefined) ?? null,
     probability: (raw.probability as number | undefined) ?? 1,

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { PosContract } from '../../shared/contracts/pos-contract.js';
 import { installChaos } from '../chaos/chaos-hooks.js';
+import { logRequests, type SandboxLog } from '../request-log.js';
 import type { Chaos } from '../chaos/chaos.js';
 import type { PosSandbox } from './pos-sandbox.js';
 import { createPosServer, routeOf } from './pos-server.js';
@@ -25,6 +26,7 @@ export async function startPos(
     host: string;
     port: number;
     tls: { key: Buffer; cert: Buffer };
+    log?: SandboxLog;
   },
 ): Promise<RunningPos> {
   const server = createPosServer({ pos, contract, tls: options.tls });
@@ -38,6 +40,7 @@ export async function startPos(
       title: `Injected by sandbox chaos rule ${ruleId}`,
     }),
   });
+  logRequests(server, 'pos', options.log);
   await server.listen({ host: options.host, port: options.port });
   const port = (server.server.address() as { port: number }).port;
   return { url: `https://localhost:${port}`, pos, server };

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { newId } from '../card/card-context.js';
 import { dateTime, type PosMerchant, type Terminal, type TerminalOutcome } from './pos-state.js';
 
-/** A terminal a test asks for: each field a fixture (see the README's POS sandbox section). */
+/** A terminal a test asks for: each field a fixture (see docs/sandbox.md, "The POS terminal interface"). */
 export interface TerminalFixture {
   status?: 'enabled' | 'disabled';
   connected?: boolean;

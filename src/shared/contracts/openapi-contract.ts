@@ -47,7 +47,8 @@ export interface FieldProblem {
   message: string;
 }
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+// ajv-formats is CommonJS: its module object is the plugin, and carries itself as `default` too.
+const addFormats = addFormatsModule.default;
 
 function problemsOf(errors: ErrorObject[] | null | undefined, prefix: string): FieldProblem[] {
   return (errors ?? []).map((error) => {

@@ -9,6 +9,8 @@ import { APP_CONFIG } from '../../platform/config/config.module.js';
 import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { Metrics } from '../../platform/metrics/metrics.service.js';
+import { TRACER } from '../../platform/tracing/tracing.module.js';
+import type { Tracer } from '../../platform/tracing/tracer.js';
 import { UpstreamCaller } from '../http/upstream-caller.js';
 import { reachabilityProbe, upstreamReadinessCheck } from '../http/upstream-readiness.js';
 import { ReadinessRegistry } from '../../platform/health/readiness-registry.js';
@@ -66,6 +68,7 @@ function cardTransport(config: AppConfig, name: string, baseUrl: string): Upstre
         Metrics,
         CardCredentialsService,
         CARD_PAYFORM_TRANSPORT,
+        TRACER,
       ],
       useFactory: (
         transport: UpstreamTransport | undefined,
@@ -74,6 +77,7 @@ function cardTransport(config: AppConfig, name: string, baseUrl: string): Upstre
         metrics: Metrics,
         credentials: CardCredentialsService,
         payformTransport: UpstreamTransport | undefined,
+        tracer: Tracer,
       ) => {
         const { http } = config.upstreams.card;
         const caller = new UpstreamCaller(
@@ -81,6 +85,7 @@ function cardTransport(config: AppConfig, name: string, baseUrl: string): Upstre
           { deadlineMs: http.deadlineMs, retryDelaysMs: http.retryDelaysMs, breaker: http.breaker },
           logger,
           metrics,
+          tracer,
         );
         const keyOf = async (tenantId: string, publicKey: boolean) => {
           const keys = await credentials.keysOf(tenantId);

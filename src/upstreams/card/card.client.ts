@@ -88,7 +88,7 @@ export class CardClient {
     const form = options.keyInBody ? { ...request.form, [options.keyInBody]: key } : request.form;
     const answer = await this.caller.call<CardAnswer<O>>(
       { operation, safe: method === 'GET', breakerKey: tenantId },
-      async (signal) => {
+      async (deadline) => {
         const { data, error, response } = await api.request(methodOf(method), path, {
           params: { path: request.path, query: request.query },
           headers: {
@@ -102,7 +102,7 @@ export class CardClient {
                 bodySerializer: (body?: Record<string, unknown>) => encodeForm(body ?? {}),
               }
             : {}),
-          signal,
+          deadline,
         });
         // The contract check held the answer to the operation's schema.
         return { data: data as CardAnswer<O> | undefined, error, response };

@@ -1,6 +1,6 @@
 import type { Middleware } from 'openapi-fetch';
 import type { OpenApiContract } from '../../shared/contracts/openapi-contract.js';
-import type { ReceivedAnswer } from './received-answer.js';
+import { ReceivedAnswer } from './received-answer.js';
 import { UpstreamError } from './upstream-errors.js';
 
 /** Told of each answer that breaks the contract (the gateway counts them in its metrics). */
@@ -59,7 +59,7 @@ export function contractCheck(
         }
       }
       // The answer is read and parsed once: openapi-fetch reads it with `json()` or `text()`.
-      (response as unknown as ReceivedAnswer).parsedAs(text, body);
+      if (response instanceof ReceivedAnswer) response.parsedAs(text, body);
     },
   };
 }

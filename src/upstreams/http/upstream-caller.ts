@@ -1,7 +1,9 @@
-import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { ProblemException } from '../../platform/errors/problem.js';
 import { requestContext } from '../../platform/logging/request-context.js';
+import { ID_ONLY_TRACER, type Span, type Tracer } from '../../platform/tracing/tracer.js';
+import { withCallSpan } from './call-trace.js';
+import { DeadlineSignal } from './deadline-signal.js';
 import { CircuitBreakers, type BreakerPolicy, type BreakerState } from './circuit-breaker.js';
 import { UPSTREAM_PROBLEM_TYPES } from '../../platform/errors/upstream-problems.js';
 import { toUpstreamError, UpstreamError } from './upstream-errors.js';
@@ -99,9 +101,9 @@ export function inDoubtProblem(
   });
 }
 
-/** A typed-client call (openapi-fetch) given the signal that ends it at the deadline. */
+/** A typed-client call (openapi-fetch) given the signal that ends it at the deadline (its `deadline` option). */
 export type SendCall<T> = (
-  signal: AbortSignal,
+  deadline: DeadlineSignal,
 ) => Promise<{ data?: T; error?: unknown; response: Response }>;
 
 const capitalised = (text: string) => `${text[0]?.toUpperCase() ?? ''}${text.slice(1)}`;
@@ -109,45 +111,39 @@ const capitalised = (text: string) => `${text[0]?.toUpperCase() ?? ''}${text.sli
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * What ends a call at its deadline: the signal undici's dispatcher listens to (an EventEmitter with
- * `aborted` and `reason`, which undici takes as well as an AbortSignal), made for every upstream call
- * without an AbortController, whose EventTarget costs ten times as much to make and listen to. The
- * typed clients only hand it on to the transport (UpstreamTransport.fetch), hence its AbortSignal type.
- */
-class DeadlineSignal extends EventEmitter {
-  aborted = false;
-  reason: unknown = undefined;
-
-  abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    this.emit('abort');
-  }
-}
-
-/**
  * Runs `send` with a signal that aborts (TimeoutError) after `ms`; its timer is cleared as soon as the
  * call settles (AbortSignal.timeout's would stay armed until it fires, one per call).
  */
-async function withDeadline<T>(ms: number, send: (signal: AbortSignal) => Promise<T>): Promise<T> {
+async function withDeadline<T>(
+  ms: number,
+  send: (signal: DeadlineSignal) => Promise<T>,
+): Promise<T> {
   const signal = new DeadlineSignal();
   const timer = setTimeout(
     () => signal.abort(new DOMException('The deadline passed', 'TimeoutError')),
     ms,
   );
   try {
-    return await send(signal as unknown as AbortSignal);
+    return await send(signal);
   } finally {
     clearTimeout(timer);
   }
 }
 
 /**
+ * A provider call's outcome class, as its span tells it: `ok` (answered, done), `failed` (refused, a 5xx
+ * answer, or certainly not sent), `unknown` (a write that may have reached the provider, no answer).
+ */
+function outcomeClass(error: unknown): string {
+  return failureOutcome(error).split(':')[0];
+}
+
+/**
  * The one seam every upstream call goes through: an overall deadline per facade request (retries
  * inside it), retries for safe reads only, a circuit breaker per upstream and key, and the single
  * mapping of failures to 502/503/504 problem+json. A 4xx is returned for the caller to interpret
- * (with `refusal` to pass it on).
+ * (with `refusal` to pass it on). Each call is a span (its retries included), the parent named in the
+ * traceparent its requests carry.
  */
 export class UpstreamCaller {
   private readonly breakers: CircuitBreakers;
@@ -157,6 +153,8 @@ export class UpstreamCaller {
     private readonly policy: UpstreamPolicy,
     private readonly logger: Logger,
     private readonly observer?: UpstreamObserver,
+    /** Where a call made outside a facade request starts its trace. */
+    private readonly tracer: Tracer = ID_ONLY_TRACER,
   ) {
     this.breakers = new CircuitBreakers(policy.breaker, (key, state) => {
       this.logger.warn({ upstream: profile.name, key, state }, 'upstream circuit changed');
@@ -165,6 +163,55 @@ export class UpstreamCaller {
   }
 
   async call<T>(call: UpstreamCall, send: SendCall<T>): Promise<UpstreamAnswer<T>> {
+    const span = this.startSpan(call);
+    try {
+      const answer = await withCallSpan(span, () => this.attempts(call, send, span));
+      if (span.recording) {
+        span.setAttributes({
+          'http.response.status_code': answer.status,
+          'portico.upstream.outcome': answer.status < 400 ? 'ok' : 'failed',
+        });
+        if (answer.status >= 400) span.fail(String(answer.status));
+      }
+      return answer;
+    } catch (error) {
+      if (span.recording) {
+        const upstream = (error as ProblemException).init?.extensions?.upstream as
+          { status?: number; failure?: string } | undefined;
+        span.setAttributes({
+          'http.response.status_code': upstream?.status,
+          'portico.upstream.outcome': outcomeClass(error),
+        });
+        span.fail(upstream?.failure ?? String(upstream?.status ?? 'error'));
+      }
+      throw error;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** The call's span: under the facade request's, or the first of a trace (background work). */
+  private startSpan(call: UpstreamCall): Span {
+    const name = `${this.profile.name} ${call.operation}`;
+    const parent = requestContext.getStore()?.span;
+    const attributes =
+      (parent?.recording ?? this.tracer.exporting)
+        ? {
+            'portico.upstream': this.profile.name,
+            'portico.upstream.operation': call.operation,
+            'portico.upstream.safe': call.safe,
+          }
+        : undefined;
+    return parent
+      ? parent.child(name, 'client', attributes)
+      : this.tracer.startSpan(name, 'client', undefined, attributes);
+  }
+
+  private async attempts<T>(
+    call: UpstreamCall,
+    send: SendCall<T>,
+    span: Span,
+  ): Promise<UpstreamAnswer<T>> {
     const started = performance.now();
     const deadline = this.deadline(call.operation);
     const key = call.breakerKey ?? '*';
@@ -173,6 +220,7 @@ export class UpstreamCaller {
       const remaining = deadline - Date.now();
       const wait = this.breakers.admit(key);
       if (wait > 0) throw this.unavailable(call, wait);
+      if (span.recording) span.setAttributes({ 'portico.upstream.attempts': attempt });
       let outcome = 'ok';
       try {
         if (remaining <= 0)

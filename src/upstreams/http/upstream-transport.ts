@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Agent, type Dispatcher, type Request as UndiciRequest } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
+import type { DeadlineSignal } from './deadline-signal.js';
 import { currentRequestId } from '../../platform/logging/request-context.js';
+import { traceHeaders } from './call-trace.js';
 import { encodeForm } from './form-encoding.js';
 import { AnswerHeaders, ReceivedAnswer } from './received-answer.js';
 import { toUpstreamError, UpstreamError } from './upstream-errors.js';
@@ -17,18 +19,19 @@ export interface TlsSource {
 
 /**
  * A request as openapi-fetch builds it for this transport (its `Request` option): the method, the
- * URL, the headers, the serialised body and the deadline's signal, without the WHATWG Request's
- * stream and signal machinery, which the dispatcher does not need.
+ * URL, the headers, the serialised body and the deadline's signal (the call's `deadline` option, or
+ * a `signal`), without the WHATWG Request's stream and signal machinery, which the dispatcher does
+ * not need.
  */
 export class OutgoingRequest {
   readonly method: string;
   readonly headers: Headers;
   readonly body: string | Uint8Array | undefined;
-  readonly signal: AbortSignal | undefined;
+  readonly signal: AbortSignal | DeadlineSignal | undefined;
 
   constructor(
     readonly url: string,
-    init: RequestInit = {},
+    init: RequestInit & { deadline?: DeadlineSignal } = {},
   ) {
     this.method = (init.method ?? 'GET').toUpperCase();
     this.headers = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
@@ -36,7 +39,7 @@ export class OutgoingRequest {
     if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array))
       throw new TypeError('an upstream request body is a string or bytes');
     this.body = body;
-    this.signal = init.signal ?? undefined;
+    this.signal = init.deadline ?? init.signal ?? undefined;
   }
 }
 
@@ -73,7 +76,8 @@ export interface UpstreamResponse<T = unknown> {
 /**
  * One upstream API behind a keep-alive pool of TLS connections (undici). It presents the client
  * certificate when the TLS source has one, verifies the server against the configured CAs, speaks
- * TLS 1.2 or newer, forwards X-Request-ID, and turns transport failures into UpstreamError.
+ * TLS 1.2 or newer, forwards X-Request-ID and the trace (traceparent, tracestate), and turns transport
+ * failures into UpstreamError.
  * A renewed certificate takes effect for new connections: the pool is replaced, the old one drains.
  */
 export class UpstreamTransport {
@@ -108,13 +112,13 @@ export class UpstreamTransport {
    * as a ReceivedAnswer whose body is read when the caller reads it (`text()`: the contract check),
    * so a body that breaks off or stalls fails there.
    */
-  readonly fetch = async (input: Request): Promise<Response> => {
-    const request = input as unknown as OutgoingRequest | UndiciRequest;
+  readonly fetch = async (request: Request): Promise<Response> => {
     const headers: Record<string, string> = {};
     request.headers.forEach((value, name) => {
       headers[name] = value;
     });
     headers['x-request-id'] ??= requestIdHeader()['X-Request-ID'];
+    Object.assign(headers, traceHeaders());
     if (this.authorization) headers.authorization = this.authorization;
     const url = new URL(request.url);
     let answer: Dispatcher.ResponseData;
@@ -151,6 +155,7 @@ export class UpstreamTransport {
     const headers: Record<string, string> = {
       accept: 'application/json',
       'x-request-id': requestIdHeader()['X-Request-ID'],
+      ...traceHeaders(),
     };
     if (this.authorization) headers.authorization = this.authorization;
     for (const [key, value] of Object.entries(request.headers ?? {}))

@@ -4,6 +4,8 @@ import type { AppConfig } from '../../platform/config/app-config.js';
 import { APP_CONFIG } from '../../platform/config/config.module.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { Metrics } from '../../platform/metrics/metrics.service.js';
+import { TRACER } from '../../platform/tracing/tracing.module.js';
+import type { Tracer } from '../../platform/tracing/tracer.js';
 import { UpstreamCaller } from '../http/upstream-caller.js';
 import { requestIdHeader, UpstreamTransport } from '../http/upstream-transport.js';
 import { upstreamReadinessCheck } from '../http/upstream-readiness.js';
@@ -39,12 +41,13 @@ export const OPEN_BANKING_TRANSPORT = Symbol('OPEN_BANKING_TRANSPORT');
     },
     {
       provide: OpenBankingClient,
-      inject: [OPEN_BANKING_TRANSPORT, APP_CONFIG, LOGGER, Metrics],
+      inject: [OPEN_BANKING_TRANSPORT, APP_CONFIG, LOGGER, Metrics, TRACER],
       useFactory: (
         transport: UpstreamTransport,
         config: AppConfig,
         logger: Logger,
         metrics: Metrics,
+        tracer: Tracer,
       ) => {
         const { http } = config.upstreams.openBanking;
         const caller = new UpstreamCaller(
@@ -52,6 +55,7 @@ export const OPEN_BANKING_TRANSPORT = Symbol('OPEN_BANKING_TRANSPORT');
           { deadlineMs: http.deadlineMs, retryDelaysMs: http.retryDelaysMs, breaker: http.breaker },
           logger,
           metrics,
+          tracer,
         );
         return new OpenBankingClient(transport, psd2Contract, caller, (operation, problems) => {
           metrics.recordContractMismatch('open-banking', operation);

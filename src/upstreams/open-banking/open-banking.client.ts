@@ -2,6 +2,7 @@ import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from '../../generated/psd2.js';
 import type { Psd2Contract } from '../../shared/contracts/psd2-contract.js';
 import { contractCheck, type ContractMismatchListener } from '../http/contract-check.js';
+import type { DeadlineSignal } from '../http/deadline-signal.js';
 import type { UpstreamAnswer, UpstreamCaller } from '../http/upstream-caller.js';
 import { requestIdHeader, type UpstreamTransport } from '../http/upstream-transport.js';
 
@@ -50,27 +51,27 @@ export class OpenBankingClient {
     send: OpenBankingSend<T>,
   ): Promise<UpstreamAnswer<T>> {
     const safe = this.contract.operation(operation).method === 'GET';
-    return this.caller.call({ operation, safe, breakerKey: brandId }, (signal) =>
-      send(this.until(signal)),
+    return this.caller.call({ operation, safe, breakerKey: brandId }, (deadline) =>
+      send(this.until(deadline)),
     );
   }
 
   /**
    * The typed API with every call ending at the seam's deadline. Every psd2.yaml operation takes
-   * parameters (X-Request-ID at least), so each call has the init the signal joins.
+   * parameters (X-Request-ID at least), so each call has the init the deadline joins.
    */
-  private until(signal: AbortSignal): OpenBankingApi {
+  private until(deadline: DeadlineSignal): OpenBankingApi {
     const api = this.api;
     const GET: OpenBankingApi['GET'] = (url, ...init) => {
-      if (init[0]) init[0] = { ...init[0], signal };
+      if (init[0]) init[0] = { ...init[0], deadline };
       return api.GET(url, ...init);
     };
     const POST: OpenBankingApi['POST'] = (url, ...init) => {
-      if (init[0]) init[0] = { ...init[0], signal };
+      if (init[0]) init[0] = { ...init[0], deadline };
       return api.POST(url, ...init);
     };
     const DELETE: OpenBankingApi['DELETE'] = (url, ...init) => {
-      if (init[0]) init[0] = { ...init[0], signal };
+      if (init[0]) init[0] = { ...init[0], deadline };
       return api.DELETE(url, ...init);
     };
     return { ...api, GET, POST, DELETE };

@@ -9,6 +9,8 @@ import { APP_CONFIG } from '../../platform/config/config.module.js';
 import { ProblemException } from '../../platform/errors/problem.js';
 import { LOGGER } from '../../platform/logging/logging.module.js';
 import { Metrics } from '../../platform/metrics/metrics.service.js';
+import { TRACER } from '../../platform/tracing/tracing.module.js';
+import type { Tracer } from '../../platform/tracing/tracer.js';
 import { UpstreamCaller } from '../http/upstream-caller.js';
 import { reachabilityProbe, upstreamReadinessCheck } from '../http/upstream-readiness.js';
 import { ReadinessRegistry } from '../../platform/health/readiness-registry.js';
@@ -43,13 +45,14 @@ export const POS_TRANSPORT = Symbol('POS_TRANSPORT');
     },
     {
       provide: PosClient,
-      inject: [POS_TRANSPORT, APP_CONFIG, LOGGER, Metrics, CardCredentialsService],
+      inject: [POS_TRANSPORT, APP_CONFIG, LOGGER, Metrics, CardCredentialsService, TRACER],
       useFactory: (
         transport: UpstreamTransport | undefined,
         config: AppConfig,
         logger: Logger,
         metrics: Metrics,
         credentials: CardCredentialsService,
+        tracer: Tracer,
       ) => {
         const { http, paymentDeadlineMs } = config.upstreams.pos;
         const caller = new UpstreamCaller(
@@ -63,6 +66,7 @@ export const POS_TRANSPORT = Symbol('POS_TRANSPORT');
           },
           logger,
           metrics,
+          tracer,
         );
         const keyOf = async (tenantId: string) => {
           const { posKey } = await credentials.keysOf(tenantId);

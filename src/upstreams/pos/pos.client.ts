@@ -77,12 +77,12 @@ export class PosClient {
     const authorization = `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
     return this.caller.call<PosAnswer<O>>(
       { operation, safe: method === 'GET', breakerKey: tenantId },
-      async (signal) => {
+      async (deadline) => {
         const { data, error, response } = await api.request(methodOf(method), path, {
           params: { path: request.path, query: request.query },
           headers: { authorization, accept: 'application/json' },
           ...(request.json ? { body: request.json } : {}),
-          signal,
+          deadline,
         });
         // The contract check held the answer to the operation's schema.
         return { data: data as PosAnswer<O> | undefined, error, response };

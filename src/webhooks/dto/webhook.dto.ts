@@ -237,7 +237,7 @@ export class WebhookEventsQuery {
   pageSize?: number;
 }
 
-/** What `data` may hold; each event type uses some of these (README: Webhooks). */
+/** What `data` may hold; each event type uses some of these (docs/audit-and-webhooks.md). */
 export class WebhookEventData {
   @ApiPropertyOptional({ format: 'uuid', maxLength: 36 })
   consentId?: string;

@@ -1,4 +1,4 @@
-/** Public surface of the sandbox bank for the HTTP layer and the README. */
+/** Public surface of the sandbox bank for the HTTP layer and docs/sandbox.md. */
 export { SandboxBank, OPERATION_IDS } from './sandbox-bank.js';
 export { BRANDS, authorizationEndpoint, type Brand } from './brands.js';
 export { TEST_USERS, type TestUserDescription } from './test-users.js';

@@ -208,7 +208,7 @@ export function accountsAtBrand(user: SandboxUser, brandId: string): readonly Sa
   return user.accounts.filter((account) => account.brandId === brandId);
 }
 
-/** Documentation of the test PSUs (for the README): credentials, brands and what each account is good for. */
+/** Documentation of the test PSUs (for docs/sandbox.md): credentials, brands and what each account is good for. */
 export interface TestUserDescription {
   username: string;
   password: string;

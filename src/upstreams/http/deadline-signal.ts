@@ -1,0 +1,20 @@
+import { EventEmitter } from 'node:events';
+
+/**
+ * What ends a call at its deadline: the signal undici's dispatcher listens to (an EventEmitter with
+ * `aborted` and `reason`, which undici takes as well as an AbortSignal), made for every upstream call
+ * without an AbortController, whose EventTarget costs ten times as much to make and listen to. The
+ * typed clients hand it on in their call's options (`deadline`), which openapi-fetch passes to the
+ * transport's own request (OutgoingRequest) untouched.
+ */
+export class DeadlineSignal extends EventEmitter {
+  aborted = false;
+  reason: unknown = undefined;
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
+  }
+}
