@@ -5,8 +5,8 @@ import { currentRequestId } from '../../platform/logging/request-context.js';
 import { StatusChange, type SubjectKind } from './status-change.entity.js';
 import { StatusTransitionListeners } from './status-transition-listeners.js';
 
-/** What a row whose status has a history holds for it. */
-interface StatusRow {
+/** What a status change moves: a row of a table with a status (consents, payments). */
+interface StatusSubject {
   id: string;
   tenantId: string;
   status: string;
@@ -52,8 +52,8 @@ export class StatusHistoryService {
    * compare-and-set on the status the caller saw: when another request or replica changed it first,
    * nothing is written, `subject.status` becomes the stored one, and the answer is false.
    */
-  async transition<T extends StatusRow>(
-    entity: EntityTarget<T>,
+  async transition<T extends StatusSubject>(
+    entity: EntityTarget<StatusSubject>,
     kind: SubjectKind,
     subject: T,
     to: string,
@@ -61,12 +61,10 @@ export class StatusHistoryService {
   ): Promise<boolean> {
     const from = subject.status;
     if (from === to) return true;
-    // The row's table as any row with a status: the statement writes that column alone.
-    const table: EntityTarget<StatusRow> = entity;
     const current = await this.changes.manager.transaction(async (manager) => {
       const result = await manager
         .createQueryBuilder()
-        .update(table)
+        .update(entity)
         .set({ status: to })
         .where('id = :id AND status = :from', { id: subject.id, from })
         .execute();

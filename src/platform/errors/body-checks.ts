@@ -19,10 +19,12 @@ const fieldPath = (parent: string, key: string | number) =>
       : wellFormed(key)
   ).slice(0, MAX_FIELD_LENGTH);
 
+/** `String.prototype.isWellFormed` (ES2024, in Node 20): native, where the pattern above backtracks. */
+const isWellFormed = (text: string) => text.isWellFormed();
+
 /** Why a string cannot be taken: PostgreSQL stores neither U+0000 nor a lone surrogate (nor does UTF-8). */
 function stringFault(text: string): string | undefined {
-  // String.prototype.isWellFormed (ES2024, in Node 20): native, where the pattern above backtracks.
-  if (!text.isWellFormed()) return 'a lone UTF-16 surrogate is not a character';
+  if (!isWellFormed(text)) return 'a lone UTF-16 surrogate is not a character';
   if (text.includes('\u0000')) return 'U+0000 (NUL) is not allowed';
   return undefined;
 }

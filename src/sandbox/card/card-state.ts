@@ -146,7 +146,7 @@ export interface CardStateRow {
   data: unknown;
 }
 
-type RecordOf<K extends CardRecordKind> = {
+interface CardRecords {
   payment: PaymentRecord;
   refund: RefundRecord;
   token: CardTokenRecord;
@@ -164,7 +164,9 @@ type RecordOf<K extends CardRecordKind> = {
   payout: PayoutRecord;
   entry: LedgerEntryRecord;
   market: MarketRecord;
-}[K];
+}
+
+type RecordOf<K extends CardRecordKind> = CardRecords[K];
 
 /** One merchant's records: nothing of one merchant is reachable from another's book. */
 export class MerchantBook {
@@ -193,7 +195,7 @@ export class MerchantBook {
   constructor(readonly merchant: Merchant) {}
 
   map<K extends CardRecordKind>(kind: K): Map<string, RecordOf<K>> {
-    const maps: { [Q in CardRecordKind]: Map<string, RecordOf<Q>> } = {
+    const maps: { [P in CardRecordKind]: Map<string, CardRecords[P]> } = {
       payment: this.payments,
       refund: this.refunds,
       token: this.tokens,
@@ -279,12 +281,12 @@ export class CardState {
       state.addMerchant(row.data as Merchant);
     for (const row of rows) {
       if (row.kind === 'clock') state.clockOffsetMs = (row.data as { offsetMs: number }).offsetMs;
-      const { kind } = row;
-      if (kind === 'merchant' || kind === 'clock') continue;
-      const record = row.data as RecordOf<typeof kind>;
+      if (row.kind === 'merchant' || row.kind === 'clock') continue;
+      // The rows this state wrote (takeChanged): each kind's record as it was.
+      const record = row.data as RecordOf<typeof row.kind>;
       const book = state.books.get(record.merchantId);
       if (!book) continue;
-      state.put(book, kind, record);
+      state.put(book, row.kind, record);
       state.seq = Math.max(state.seq, record.seq);
     }
     state.changed = new Map();

@@ -89,8 +89,6 @@ export class CardClient {
     const answer = await this.caller.call<CardAnswer<O>>(
       { operation, safe: method === 'GET', breakerKey: tenantId },
       async (deadline) => {
-        // A variable spread: openapi-fetch passes options it does not know on to the transport untouched.
-        const option = { deadline };
         const { data, error, response } = await api.request(methodOf(method), path, {
           params: { path: request.path, query: request.query },
           headers: {
@@ -104,7 +102,7 @@ export class CardClient {
                 bodySerializer: (body?: Record<string, unknown>) => encodeForm(body ?? {}),
               }
             : {}),
-          ...option,
+          deadline,
         });
         // The contract check held the answer to the operation's schema.
         return { data: data as CardAnswer<O> | undefined, error, response };

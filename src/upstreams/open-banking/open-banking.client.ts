@@ -62,18 +62,16 @@ export class OpenBankingClient {
    */
   private until(deadline: DeadlineSignal): OpenBankingApi {
     const api = this.api;
-    // A variable spread: openapi-fetch passes options it does not know on to the transport untouched.
-    const option = { deadline };
     const GET: OpenBankingApi['GET'] = (url, ...init) => {
-      if (init[0]) init[0] = { ...init[0], ...option };
+      if (init[0]) init[0] = { ...init[0], deadline };
       return api.GET(url, ...init);
     };
     const POST: OpenBankingApi['POST'] = (url, ...init) => {
-      if (init[0]) init[0] = { ...init[0], ...option };
+      if (init[0]) init[0] = { ...init[0], deadline };
       return api.POST(url, ...init);
     };
     const DELETE: OpenBankingApi['DELETE'] = (url, ...init) => {
-      if (init[0]) init[0] = { ...init[0], ...option };
+      if (init[0]) init[0] = { ...init[0], deadline };
       return api.DELETE(url, ...init);
     };
     return { ...api, GET, POST, DELETE };

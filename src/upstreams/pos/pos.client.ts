@@ -78,13 +78,11 @@ export class PosClient {
     return this.caller.call<PosAnswer<O>>(
       { operation, safe: method === 'GET', breakerKey: tenantId },
       async (deadline) => {
-        // A variable spread: openapi-fetch passes options it does not know on to the transport untouched.
-        const option = { deadline };
         const { data, error, response } = await api.request(methodOf(method), path, {
           params: { path: request.path, query: request.query },
           headers: { authorization, accept: 'application/json' },
           ...(request.json ? { body: request.json } : {}),
-          ...option,
+          deadline,
         });
         // The contract check held the answer to the operation's schema.
         return { data: data as PosAnswer<O> | undefined, error, response };
