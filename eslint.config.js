@@ -78,4 +78,31 @@ export default tseslint.config(
     plugins: { layers: layersPlugin },
     rules: { 'layers/direction': 'error' },
   },
+  {
+    // Imports that leave a module's neighbourhood go by path (#src/…): node scripts/path-imports.js.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            // The fast spec tier beside the code may reach the test support (a database of its own).
+            {
+              regex: '^\\.\\./\\.\\./(?!(\\.\\./)*test/support/)',
+              message: 'Import by path: #src/….',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(\\.\\./)+src/', message: 'Import src/ by path: #src/….' }] },
+      ],
+    },
+  },
 );

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { AccessLogService } from '../../src/audit/trail/access-log.service.js';
-import { statementsSent } from '../../src/platform/database/statement-counter.js';
+import { AccessLogService } from '#src/audit/trail/access-log.service.js';
+import { statementsSent } from '#src/platform/database/statement-counter.js';
 import { approvedConsent } from '../support/consent-flow.js';
 import { porticoClient } from '../support/inject-fetch.js';
 import { bankCallCount, startTestGateway, type TestGateway } from '../support/test-gateway.js';

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { AccessLogService } from '../../src/audit/trail/access-log.service.js';
-import { AuditChainService } from '../../src/audit/trail/audit-chain.service.js';
-import { AuditVerifierService } from '../../src/audit/trail/audit-verifier.service.js';
-import { AuditRetentionService } from '../../src/audit/trail/audit-retention.service.js';
+import { AccessLogService } from '#src/audit/trail/access-log.service.js';
+import { AuditChainService } from '#src/audit/trail/audit-chain.service.js';
+import { AuditVerifierService } from '#src/audit/trail/audit-verifier.service.js';
+import { AuditRetentionService } from '#src/audit/trail/audit-retention.service.js';
 import { domesticPayment } from '../support/fixtures.js';
-import { linkHash } from '../../src/audit/trail/chain-hash.js';
+import { linkHash } from '#src/audit/trail/chain-hash.js';
 import { approvedConsent } from '../support/consent-flow.js';
 import { porticoClient } from '../support/inject-fetch.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';

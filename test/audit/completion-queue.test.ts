@@ -3,7 +3,7 @@ import {
   CompletionQueue,
   type Completion,
   type CompletionParams,
-} from '../../src/audit/trail/completion-queue.js';
+} from '#src/audit/trail/completion-queue.js';
 
 const completion = (id: string): Completion => ({
   id,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { InDoubtResolver } from '../../src/platform/in-doubt/in-doubt-settlers.js';
+import { InDoubtResolver } from '#src/platform/in-doubt/in-doubt-settlers.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 const CARD = {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { signIrisJson } from '../../src/shared/iris/iris-hash.js';
+import { signIrisJson } from '#src/shared/iris/iris-hash.js';
 import { formOf, page } from '../support/card-pages.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import { freePort } from '../support/processes.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { MarketplaceInDoubtResolver } from '../../src/card/marketplace/marketplace-in-doubt-resolver.service.js';
+import { MarketplaceInDoubtResolver } from '#src/card/marketplace/marketplace-in-doubt-resolver.service.js';
 import { ibanOf } from '../support/marketplace.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 

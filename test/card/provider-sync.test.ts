@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { ProviderSync } from '../../src/platform/provider-sync/provider-sync.js';
+import { ProviderSync } from '#src/platform/provider-sync/provider-sync.js';
 import { cardFields } from '../support/card-api.js';
-import { InDoubtResolver } from '../../src/platform/in-doubt/in-doubt-settlers.js';
+import { InDoubtResolver } from '#src/platform/in-doubt/in-doubt-settlers.js';
 import { formOf, page } from '../support/card-pages.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
 import { posTenant, terminals, type PosTenant } from '../support/pos-gateway.js';

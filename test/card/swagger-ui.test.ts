@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Page } from 'playwright-core';
-import { DEMO_TENANT_SLUG, issueSandboxKeys } from '../../src/access/tenants/demo-tenant.js';
-import { CardCredentialsService } from '../../src/access/merchant-credentials/card-credentials.service.js';
+import { DEMO_TENANT_SLUG, issueSandboxKeys } from '#src/access/tenants/demo-tenant.js';
+import { CardCredentialsService } from '#src/access/merchant-credentials/card-credentials.service.js';
 import { launchBrowser } from '../support/browser.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
 

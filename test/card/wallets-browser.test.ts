@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
-import { sandboxWalletToken } from '../../src/sandbox/card/wallets/wallet-token.js';
+import { sandboxWalletToken } from '#src/sandbox/card/wallets/wallet-token.js';
 import { launchBrowser } from '../support/browser.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 

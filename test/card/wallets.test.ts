@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
-import { CardCredentialsService } from '../../src/access/merchant-credentials/card-credentials.service.js';
-import { sandboxWalletToken } from '../../src/sandbox/card/wallets/wallet-token.js';
-import { signIrisJson } from '../../src/shared/iris/iris-hash.js';
+import { CardCredentialsService } from '#src/access/merchant-credentials/card-credentials.service.js';
+import { sandboxWalletToken } from '#src/sandbox/card/wallets/wallet-token.js';
+import { signIrisJson } from '#src/shared/iris/iris-hash.js';
 import { formOf, page } from '../support/card-pages.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   checkClientCertificate,
   type ClientCertificateCheckInput,
-} from '../../src/upstreams/open-banking/qwac/certificate-check.js';
-import { readCertificate } from '../../src/shared/qwac/qwac-reader.js';
+} from '#src/upstreams/open-banking/qwac/certificate-check.js';
+import { readCertificate } from '#src/shared/qwac/qwac-reader.js';
 import { freshDevCerts, issueCertificate, readIn, removeDir } from './dev-certs.js';
 
 const ALL_ROLES = ['PSP_AI', 'PSP_PI', 'PSP_IC'] as const;

@@ -3,11 +3,11 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AppConfig } from '../../src/platform/config/app-config.js';
-import { CertificateStatusService } from '../../src/upstreams/open-banking/qwac/certificate-status.service.js';
-import { ClientCredentials } from '../../src/upstreams/open-banking/qwac/client-credentials.js';
-import { CertificateError } from '../../src/shared/qwac/qwac-reader.js';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { CertificateStatusService } from '#src/upstreams/open-banking/qwac/certificate-status.service.js';
+import { ClientCredentials } from '#src/upstreams/open-banking/qwac/client-credentials.js';
+import { CertificateError } from '#src/shared/qwac/qwac-reader.js';
+import { startSandbox, type RunningSandbox } from '#src/sandbox/sandbox.js';
 import { transportTo } from '../support/upstream.js';
 
 /** Packs a certificate, its key and the CA into a PKCS#12 file with openssl, as an operator would. */

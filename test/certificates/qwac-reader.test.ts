@@ -6,7 +6,7 @@ import {
   CertificateError,
   readCertificate,
   readCertificateChain,
-} from '../../src/shared/qwac/qwac-reader.js';
+} from '#src/shared/qwac/qwac-reader.js';
 import { freshDevCerts, issueCertificate, readIn, removeDir } from './dev-certs.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

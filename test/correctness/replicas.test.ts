@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import type { PorticoClient } from '../../src/client/portico-client.js';
-import { AccessLogService } from '../../src/audit/trail/access-log.service.js';
+import type { PorticoClient } from '#src/client/portico-client.js';
+import { AccessLogService } from '#src/audit/trail/access-log.service.js';
 import { approvedConsent } from '../support/consent-flow.js';
 import { domesticPayment } from '../support/fixtures.js';
 import { porticoClient } from '../support/inject-fetch.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { hashKey } from '../../src/access/tenants/api-key-secret.js';
+import { hashKey } from '#src/access/tenants/api-key-secret.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 describe('API keys and roles', () => {

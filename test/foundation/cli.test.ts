@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { failureInWords } from '../../src/cli/commands.js';
+import { failureInWords } from '#src/cli/commands.js';
 import { ownDatabase } from '../support/own-database.js';
 import { runProcess } from '../support/processes.js';
 import {

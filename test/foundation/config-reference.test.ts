@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { VARIABLE_GROUPS, VARIABLES } from '../../src/platform/config/app-config.js';
+import { VARIABLE_GROUPS, VARIABLES } from '#src/platform/config/app-config.js';
 import { renderConfigurationMarkdown, renderEnvExample } from '../../tools/config-docs.js';
 
 /** Generated code reads no environment; tooling (tools/, its BENCH_* settings with the bench) is not scanned. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig, VARIABLES } from '../../src/platform/config/app-config.js';
+import { ConfigError, loadConfig, VARIABLES } from '#src/platform/config/app-config.js';
 
 const problemsOf = (env: Record<string, string>): string[] => {
   try {

@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { APP_ENTITIES } from '../../src/app-entities.js';
-import { findSchemaDrift } from '../../src/platform/database/schema-drift.js';
+import { APP_ENTITIES } from '#src/app-entities.js';
+import { findSchemaDrift } from '#src/platform/database/schema-drift.js';
 import { runProcess } from '../support/processes.js';
 import {
   bearer,

@@ -3,7 +3,7 @@ import pg from 'pg';
 import {
   startEmbeddedPostgres,
   type EmbeddedPostgres,
-} from '../../src/platform/database/embedded/embedded-postgres.js';
+} from '#src/platform/database/embedded/embedded-postgres.js';
 
 describe('the embedded engine (PGlite behind a socket) under concurrent clients', () => {
   let engine: EmbeddedPostgres;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Writable } from 'node:stream';
-import { createLogger, serializeError } from '../../src/platform/logging/logger.js';
+import { createLogger, serializeError } from '#src/platform/logging/logger.js';
 
 /** A logger writing into an array of parsed lines. */
 function capturingLogger(): { logger: ReturnType<typeof createLogger>; lines: unknown[] } {

@@ -6,10 +6,10 @@ import {
   isoTime,
   writeRequestLine,
   type RequestLineFields,
-} from '../../src/platform/logging/logger.js';
-import { requestContext } from '../../src/platform/logging/request-context.js';
-import { scrubText } from '../../src/platform/logging/scrub.js';
-import { ID_ONLY_TRACER } from '../../src/platform/tracing/tracer.js';
+} from '#src/platform/logging/logger.js';
+import { requestContext } from '#src/platform/logging/request-context.js';
+import { scrubText } from '#src/platform/logging/scrub.js';
+import { ID_ONLY_TRACER } from '#src/platform/tracing/tracer.js';
 import { PROBE_PAN, PROBE_SECRET_KEY, ProbeModule } from '../support/probe.module.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/platform/database/data-source-options.js';
-import { runMigrationsLocked } from '../../src/platform/database/migrate.js';
+import { dataSourceOptions } from '#src/platform/database/data-source-options.js';
+import { runMigrationsLocked } from '#src/platform/database/migrate.js';
 import { testDatabaseUrl } from '../support/test-gateway.js';
 
 // Two replicas starting together on a new database: the advisory lock makes them migrate in turn.

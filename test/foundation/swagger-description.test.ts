@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { API_KEY_ROLES } from '../../src/access/tenants/api-key.entity.js';
+import { API_KEY_ROLES } from '#src/access/tenants/api-key.entity.js';
 
 describe("the spec's description (Swagger UI's first page)", () => {
   it('names the four roles and what each may do', () => {

@@ -3,14 +3,14 @@ import { IsIn, IsInt, IsOptional, IsString, MaxLength } from 'class-validator';
 import type { FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
-import { Auth } from '../../src/access/auth/auth.decorator.js';
-import { dataSourceOptions } from '../../src/platform/database/data-source-options.js';
-import { ProblemException } from '../../src/platform/errors/problem.js';
-import { BoundResources } from '../../src/platform/idempotency/bound-resources.js';
-import { IdempotencyModule } from '../../src/platform/idempotency/idempotency.module.js';
-import { IdempotencyStore } from '../../src/platform/idempotency/idempotency.store.js';
-import { Idempotent } from '../../src/platform/idempotency/idempotent.decorator.js';
-import { LOGGER } from '../../src/platform/logging/logging.module.js';
+import { Auth } from '#src/access/auth/auth.decorator.js';
+import { dataSourceOptions } from '#src/platform/database/data-source-options.js';
+import { ProblemException } from '#src/platform/errors/problem.js';
+import { BoundResources } from '#src/platform/idempotency/bound-resources.js';
+import { IdempotencyModule } from '#src/platform/idempotency/idempotency.module.js';
+import { IdempotencyStore } from '#src/platform/idempotency/idempotency.store.js';
+import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
+import { LOGGER } from '#src/platform/logging/logging.module.js';
 import { testDatabaseUrl } from '../support/test-gateway.js';
 
 /** What the probe handlers did, by the `ref` of the request body (each test uses its own refs). */

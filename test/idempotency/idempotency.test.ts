@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { canonicalJson, requestFingerprint } from '../../src/platform/idempotency/fingerprint.js';
-import { IdempotencyStore } from '../../src/platform/idempotency/idempotency.store.js';
+import { canonicalJson, requestFingerprint } from '#src/platform/idempotency/fingerprint.js';
+import { IdempotencyStore } from '#src/platform/idempotency/idempotency.store.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import {
   BrokenStoreProbeModule,

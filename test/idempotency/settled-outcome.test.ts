@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { InDoubtResolver } from '../../src/platform/in-doubt/in-doubt-settlers.js';
-import { PosInDoubtResolver } from '../../src/pos/pos-in-doubt-resolver.service.js';
+import { InDoubtResolver } from '#src/platform/in-doubt/in-doubt-settlers.js';
+import { PosInDoubtResolver } from '#src/pos/pos-in-doubt-resolver.service.js';
 import { eventually } from '../support/chaos.js';
 import { consentRequest } from '../support/fixtures.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';

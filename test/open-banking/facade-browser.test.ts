@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Page } from 'playwright-core';
-import { createPorticoClient, type PorticoClient } from '../../src/client/portico-client.js';
+import { createPorticoClient, type PorticoClient } from '#src/client/portico-client.js';
 import { launchBrowser } from '../support/browser.js';
 import {
   ALICE,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { PorticoClient } from '../../src/client/portico-client.js';
+import type { PorticoClient } from '#src/client/portico-client.js';
 import { approvedConsent } from '../support/consent-flow.js';
 import { ALICE, ALICE_EUR, ALICE_HUF } from '../support/fixtures.js';
 import { porticoClient } from '../support/inject-fetch.js';

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response as InjectResponse } from 'light-my-request';
 import { randomUUID } from 'node:crypto';
-import { PosContract } from '../../src/shared/contracts/pos-contract.js';
-import { Psd2Contract } from '../../src/shared/contracts/psd2-contract.js';
-import { CardContract } from '../../src/shared/contracts/card-contract.js';
-import type { Schema } from '../../src/shared/contracts/openapi-contract.js';
+import { PosContract } from '#src/shared/contracts/pos-contract.js';
+import { Psd2Contract } from '#src/shared/contracts/psd2-contract.js';
+import { CardContract } from '#src/shared/contracts/card-contract.js';
+import type { Schema } from '#src/shared/contracts/openapi-contract.js';
 import { approvedConsent } from '../support/consent-flow.js';
 import { ALICE_EUR, APP_REDIRECT, consentRequest, domesticPayment } from '../support/fixtures.js';
 import { sendOperation } from '../support/sandbox-api.js';
@@ -183,7 +183,7 @@ describe('the upstream contracts bound every path, query and header parameter', 
 
 describe('the sandbox bank answers an over-long path id with its documented 400, never 414', () => {
   it('FORMAT_ERROR naming the parameter, for a brandId and a consentId', async () => {
-    const { startSandbox } = await import('../../src/sandbox/sandbox.js');
+    const { startSandbox } = await import('#src/sandbox/sandbox.js');
     const sandbox = await startSandbox({
       certsDir: 'certs/dev',
       host: '127.0.0.1',

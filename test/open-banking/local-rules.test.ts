@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { PorticoClient, Problem } from '../../src/client/portico-client.js';
+import type { PorticoClient, Problem } from '#src/client/portico-client.js';
 import { approvedConsent } from '../support/consent-flow.js';
 import { consentRequest, inDays } from '../support/fixtures.js';
 import { porticoClient } from '../support/inject-fetch.js';

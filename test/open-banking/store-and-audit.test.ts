@@ -1,9 +1,9 @@
-import { Scheduler } from '../../src/platform/scheduler/scheduler.js';
+import { Scheduler } from '#src/platform/scheduler/scheduler.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { approvedConsent } from '../support/consent-flow.js';
 import { createBankConsent } from '../support/sandbox-api.js';
-import type { PorticoClient } from '../../src/client/portico-client.js';
+import type { PorticoClient } from '#src/client/portico-client.js';
 import { consentRequest, domesticPayment } from '../support/fixtures.js';
 import { porticoClient } from '../support/inject-fetch.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';

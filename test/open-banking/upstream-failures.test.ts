@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
-import { Metrics } from '../../src/platform/metrics/metrics.service.js';
+import { Metrics } from '#src/platform/metrics/metrics.service.js';
 import { porticoClient } from '../support/inject-fetch.js';
 import { freePort } from '../support/processes.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';

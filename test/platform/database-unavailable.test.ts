@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { toProblem } from '../../src/platform/errors/to-problem.js';
+import { toProblem } from '#src/platform/errors/to-problem.js';
 
 /**
  * A database that cannot serve (refused connection, exhausted pool) is the replica's trouble, not the

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { earlyRefusal } from '../../src/platform/errors/framework-errors.js';
+import { earlyRefusal } from '#src/platform/errors/framework-errors.js';
 import { PROBE_IBAN, ProbeModule } from '../support/probe.module.js';
 import { rawRequest, type RawAnswer } from '../support/raw-http.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pino from 'pino';
-import { loadConfig } from '../../src/platform/config/app-config.js';
-import { MetricsListener } from '../../src/platform/metrics/metrics-listener.js';
-import { Metrics, type PoolCounts } from '../../src/platform/metrics/metrics.service.js';
+import { loadConfig } from '#src/platform/config/app-config.js';
+import { MetricsListener } from '#src/platform/metrics/metrics-listener.js';
+import { Metrics, type PoolCounts } from '#src/platform/metrics/metrics.service.js';
 import { parseSamples, sampleValue } from '../support/prometheus.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 

@@ -3,9 +3,9 @@ import type { ArgumentMetadata } from '@nestjs/common';
 import {
   AccountParams,
   TransactionParams,
-} from '../../src/open-banking/accounts/dto/account-params.dto.js';
-import type { ProblemException } from '../../src/platform/errors/problem.js';
-import { createValidationPipe } from '../../src/platform/errors/validation.pipe.js';
+} from '#src/open-banking/accounts/dto/account-params.dto.js';
+import type { ProblemException } from '#src/platform/errors/problem.js';
+import { createValidationPipe } from '#src/platform/errors/validation.pipe.js';
 
 /** What the pipe makes of a value: the instance it gives, or the problem it throws. */
 async function outcome(value: object, metadata: ArgumentMetadata) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/platform/database/data-source-options.js';
-import { hotPathOf, PlainSql } from '../../src/platform/database/plain-sql.js';
+import { dataSourceOptions } from '#src/platform/database/data-source-options.js';
+import { hotPathOf, PlainSql } from '#src/platform/database/plain-sql.js';
 import { testDatabaseUrl } from '../support/test-gateway.js';
 
 // Hot-path statements are planned once per connection on PostgreSQL (their own pool, generic plans);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createLogger } from '../../src/platform/logging/logger.js';
-import { Metrics } from '../../src/platform/metrics/metrics.service.js';
-import { Scheduler } from '../../src/platform/scheduler/scheduler.js';
+import { createLogger } from '#src/platform/logging/logger.js';
+import { Metrics } from '#src/platform/metrics/metrics.service.js';
+import { Scheduler } from '#src/platform/scheduler/scheduler.js';
 
 function sutWithLines(): { sut: Scheduler; metrics: Metrics; lines: string[] } {
   const lines: string[] = [];

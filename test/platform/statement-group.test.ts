@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { StatementGroup } from '../../src/platform/database/statement-group.js';
-import { requestContext } from '../../src/platform/logging/request-context.js';
-import type { Span, SpanAttributes } from '../../src/platform/tracing/tracer.js';
+import { StatementGroup } from '#src/platform/database/statement-group.js';
+import { requestContext } from '#src/platform/logging/request-context.js';
+import type { Span, SpanAttributes } from '#src/platform/tracing/tracer.js';
 
 /** A recorded request span that keeps what is done with its children. */
 function recordingSpan(

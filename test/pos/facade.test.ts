@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cashRegisterSignature } from '../../src/sandbox/pos/pos-cash-register.js';
-import { PosInDoubtResolver } from '../../src/pos/pos-in-doubt-resolver.service.js';
+import { cashRegisterSignature } from '#src/sandbox/pos/pos-cash-register.js';
+import { PosInDoubtResolver } from '#src/pos/pos-in-doubt-resolver.service.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import { posCall, posTenant, shown, terminals, type PosTenant } from '../support/pos-gateway.js';
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AuditVerifierService } from '../../src/audit/trail/audit-verifier.service.js';
-import { Metrics } from '../../src/platform/metrics/metrics.service.js';
+import { AuditVerifierService } from '#src/audit/trail/audit-verifier.service.js';
+import { Metrics } from '#src/platform/metrics/metrics.service.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
 import { posCall, posTenant, terminals, type PosTenant } from '../support/pos-gateway.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { ChaosRuleError, type ChaosRuleInput } from '../../src/sandbox/chaos/chaos.js';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
-import { UpstreamError } from '../../src/upstreams/http/upstream-errors.js';
-import type { UpstreamTransport } from '../../src/upstreams/http/upstream-transport.js';
+import { ChaosRuleError, type ChaosRuleInput } from '#src/sandbox/chaos/chaos.js';
+import { startSandbox, type RunningSandbox } from '#src/sandbox/sandbox.js';
+import { UpstreamError } from '#src/upstreams/http/upstream-errors.js';
+import type { UpstreamTransport } from '#src/upstreams/http/upstream-transport.js';
 import { operationPath, sendOperation, until } from '../support/chaos.js';
 import { callOperation } from '../support/sandbox-api.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';

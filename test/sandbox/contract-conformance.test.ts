@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { toProductRules } from '../../src/sandbox/open-banking/bank/product-rules.js';
-import { OPERATION_IDS } from '../../src/sandbox/open-banking/bank/sandbox-bank.js';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
+import { toProductRules } from '#src/sandbox/open-banking/bank/product-rules.js';
+import { OPERATION_IDS } from '#src/sandbox/open-banking/bank/sandbox-bank.js';
+import { startSandbox, type RunningSandbox } from '#src/sandbox/sandbox.js';
 import type {
   UpstreamResponse,
   UpstreamTransport,
-} from '../../src/upstreams/http/upstream-transport.js';
+} from '#src/upstreams/http/upstream-transport.js';
 import { contract, sendOperation, type Call } from '../support/sandbox-api.js';
 import { completeSca } from '../support/sca.js';
 import { testDatabaseUrl } from '../support/test-gateway.js';

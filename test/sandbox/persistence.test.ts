@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { startSandbox } from '../../src/sandbox/sandbox.js';
-import type { UpstreamTransport } from '../../src/upstreams/http/upstream-transport.js';
+import { startSandbox } from '#src/sandbox/sandbox.js';
+import type { UpstreamTransport } from '#src/upstreams/http/upstream-transport.js';
 import { callOperation, tppMessageCode } from '../support/sandbox-api.js';
 import { freePort } from '../support/processes.js';
 import { completeSca } from '../support/sca.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
-import type { UpstreamTransport } from '../../src/upstreams/http/upstream-transport.js';
+import { startSandbox, type RunningSandbox } from '#src/sandbox/sandbox.js';
+import type { UpstreamTransport } from '#src/upstreams/http/upstream-transport.js';
 import { callOperation, tppMessageCode } from '../support/sandbox-api.js';
 import { completeSca } from '../support/sca.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';

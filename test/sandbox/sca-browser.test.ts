@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Page } from 'playwright-core';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
-import type { UpstreamTransport } from '../../src/upstreams/http/upstream-transport.js';
+import { startSandbox, type RunningSandbox } from '#src/sandbox/sandbox.js';
+import type { UpstreamTransport } from '#src/upstreams/http/upstream-transport.js';
 import { launchBrowser } from '../support/browser.js';
 import { callOperation } from '../support/sandbox-api.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';

@@ -1,9 +1,9 @@
 import { expect } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'undici';
-import { CardContract } from '../../src/shared/contracts/card-contract.js';
-import { encodeForm } from '../../src/upstreams/http/form-encoding.js';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
+import { CardContract } from '#src/shared/contracts/card-contract.js';
+import { encodeForm } from '#src/upstreams/http/form-encoding.js';
+import { startSandbox, type RunningSandbox } from '#src/sandbox/sandbox.js';
 
 export const cardContract = new CardContract();
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type {
   UpstreamResponse,
   UpstreamTransport,
-} from '../../src/upstreams/http/upstream-transport.js';
+} from '#src/upstreams/http/upstream-transport.js';
 import { contract, type Call } from './sandbox-api.js';
 
 /** The path of one operation of openapi/upstream/psd2.yaml with its parameters filled in. */

@@ -1,4 +1,4 @@
-import type { components } from '../../src/client/portico-client.js';
+import type { components } from '#src/client/portico-client.js';
 import { completeSca } from './sca.js';
 import { ALICE, consentRequest } from './fixtures.js';
 import { porticoClient } from './inject-fetch.js';

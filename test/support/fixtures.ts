@@ -1,4 +1,4 @@
-import type { components } from '../../src/client/portico-client.js';
+import type { components } from '#src/client/portico-client.js';
 
 type CreateConsentRequest = components['schemas']['CreateConsentRequest'];
 type CreatePaymentRequest = components['schemas']['CreatePaymentRequest'];

@@ -3,7 +3,7 @@
  * schemas of openapi/gateway.json. Deterministic for a given seed.
  */
 
-import { SeededRandom } from '../../src/sandbox/open-banking/bank/seeded-random.js';
+import { SeededRandom } from '#src/sandbox/open-banking/bank/seeded-random.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 

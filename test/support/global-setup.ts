@@ -14,18 +14,18 @@ export default async function globalSetup(): Promise<void> {
   await import('reflect-metadata');
   const { ensureDevCertificates } = (await import(
     '../../dist/sandbox/dev-certificates.js' as string
-  )) as typeof import('../../src/sandbox/dev-certificates.js');
+  )) as typeof import('#src/sandbox/dev-certificates.js');
   ensureDevCertificates('certs/dev');
   const { DataSource } = await import('typeorm');
   const { dataSourceOptions } = (await import(
     '../../dist/platform/database/data-source-options.js' as string
-  )) as typeof import('../../src/platform/database/data-source-options.js');
+  )) as typeof import('#src/platform/database/data-source-options.js');
   const { runMigrationsLocked } = (await import(
     '../../dist/platform/database/migrate.js' as string
-  )) as typeof import('../../src/platform/database/migrate.js');
+  )) as typeof import('#src/platform/database/migrate.js');
   const { startEmbeddedPostgres } = (await import(
     '../../dist/platform/database/embedded/embedded-postgres.js' as string
-  )) as typeof import('../../src/platform/database/embedded/embedded-postgres.js');
+  )) as typeof import('#src/platform/database/embedded/embedded-postgres.js');
   let url = process.env.DATABASE_URL;
   if (!url) {
     const embedded = await startEmbeddedPostgres('memory://');

@@ -1,6 +1,6 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { HTTPMethods } from 'fastify';
-import { createPorticoClient, type PorticoClient } from '../../src/client/portico-client.js';
+import { createPorticoClient, type PorticoClient } from '#src/client/portico-client.js';
 import type { TestGateway } from './test-gateway.js';
 
 /** Statuses whose answers have no body (a Response refuses one). */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '../../src/platform/database/embedded/embedded-postgres.js';
+import { startEmbeddedPostgres } from '#src/platform/database/embedded/embedded-postgres.js';
 import { testDatabaseUrl } from './test-gateway.js';
 
 export interface OwnDatabase {

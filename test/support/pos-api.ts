@@ -2,9 +2,9 @@ import { expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { PosContract } from '../../src/shared/contracts/pos-contract.js';
-import { cashRegisterSignature } from '../../src/sandbox/pos/pos-cash-register.js';
-import type { RunningSandbox } from '../../src/sandbox/sandbox.js';
+import { PosContract } from '#src/shared/contracts/pos-contract.js';
+import { cashRegisterSignature } from '#src/sandbox/pos/pos-cash-register.js';
+import type { RunningSandbox } from '#src/sandbox/sandbox.js';
 import { CardSandboxClient, type CardResponse } from './card-api.js';
 
 export const posContract = new PosContract();

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { TerminalFixture } from '../../src/sandbox/pos/pos-terminals.js';
+import type { TerminalFixture } from '#src/sandbox/pos/pos-terminals.js';
 import { bearer, type TestGateway } from './test-gateway.js';
 
 /** A tenant of a test gateway with its app key and its sandbox merchant (card and POS keys). */

@@ -2,7 +2,7 @@ import { Body, Controller, Get, Inject, Module, Post } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
-import { LOGGER } from '../../src/platform/logging/logging.module.js';
+import { LOGGER } from '#src/platform/logging/logging.module.js';
 
 export const PROBE_PAN = '4556390755719395';
 /** A value sent as a query parameter by /probe/failed-query: it must never reach a log. */

@@ -1,10 +1,10 @@
 import { expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { Psd2Contract } from '../../src/shared/contracts/psd2-contract.js';
+import { Psd2Contract } from '#src/shared/contracts/psd2-contract.js';
 import type {
   UpstreamResponse,
   UpstreamTransport,
-} from '../../src/upstreams/http/upstream-transport.js';
+} from '#src/upstreams/http/upstream-transport.js';
 
 export const contract = new Psd2Contract();
 

@@ -3,12 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { DataSource } from 'typeorm';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import { loadConfig, type AppConfig } from '../../src/platform/config/app-config.js';
-import { createGateway, listenGateway } from '../../src/gateway.js';
-import { createLogger } from '../../src/platform/logging/logger.js';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
-import type { ApiKeyRole } from '../../src/access/tenants/api-key.entity.js';
-import { TenantsService } from '../../src/access/tenants/tenants.service.js';
+import { loadConfig, type AppConfig } from '#src/platform/config/app-config.js';
+import { createGateway, listenGateway } from '#src/gateway.js';
+import { createLogger } from '#src/platform/logging/logger.js';
+import { startSandbox, type RunningSandbox } from '#src/sandbox/sandbox.js';
+import type { ApiKeyRole } from '#src/access/tenants/api-key.entity.js';
+import { TenantsService } from '#src/access/tenants/tenants.service.js';
 import { freePort } from './processes.js';
 import { testDatabaseUrl } from './test-database.js';
 

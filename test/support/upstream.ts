@@ -1,8 +1,8 @@
 import {
   ClientCredentials,
   type TlsFiles,
-} from '../../src/upstreams/open-banking/qwac/client-credentials.js';
-import { UpstreamTransport } from '../../src/upstreams/http/upstream-transport.js';
+} from '#src/upstreams/open-banking/qwac/client-credentials.js';
+import { UpstreamTransport } from '#src/upstreams/http/upstream-transport.js';
 
 /** The development certificate files for one TPP certificate (tpp, tpp-ai, tpp-noroles, …). */
 export function devTlsFiles(dir: string, name: string, caFile = `${dir}/ca.pem`): TlsFiles {

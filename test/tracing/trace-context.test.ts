@@ -5,8 +5,8 @@ import {
   newTraceId,
   parseTraceparent,
   parseTracestate,
-} from '../../src/platform/tracing/trace-context.js';
-import { ID_ONLY_TRACER } from '../../src/platform/tracing/tracer.js';
+} from '#src/platform/tracing/trace-context.js';
+import { ID_ONLY_TRACER } from '#src/platform/tracing/tracer.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';

@@ -2,8 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TRACER } from '../../src/platform/tracing/tracing.module.js';
-import type { Tracer } from '../../src/platform/tracing/tracer.js';
+import { TRACER } from '#src/platform/tracing/tracing.module.js';
+import type { Tracer } from '#src/platform/tracing/tracer.js';
 import { approvedConsent } from '../support/consent-flow.js';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';

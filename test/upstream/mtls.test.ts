@@ -4,11 +4,11 @@ import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { requestContext } from '../../src/platform/logging/request-context.js';
-import { Psd2Contract } from '../../src/shared/contracts/psd2-contract.js';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
-import { UpstreamError } from '../../src/upstreams/http/upstream-errors.js';
-import type { UpstreamTransport } from '../../src/upstreams/http/upstream-transport.js';
+import { requestContext } from '#src/platform/logging/request-context.js';
+import { Psd2Contract } from '#src/shared/contracts/psd2-contract.js';
+import { startSandbox, type RunningSandbox } from '#src/sandbox/sandbox.js';
+import { UpstreamError } from '#src/upstreams/http/upstream-errors.js';
+import type { UpstreamTransport } from '#src/upstreams/http/upstream-transport.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';
 
 const CERTS = 'certs/dev';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
-import { encodeForm } from '../../src/upstreams/http/form-encoding.js';
-import { UpstreamError } from '../../src/upstreams/http/upstream-errors.js';
+import { encodeForm } from '#src/upstreams/http/form-encoding.js';
+import { UpstreamError } from '#src/upstreams/http/upstream-errors.js';
 import { freePort } from '../support/processes.js';
 import { devTlsFiles, transportTo } from '../support/upstream.js';
 

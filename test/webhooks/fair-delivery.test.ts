@@ -5,7 +5,7 @@ import { freePort, runProcess } from '../support/processes.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
 import { Receiver, verifyStandardWebhook } from './receiver.js';
-import { shareRoom } from '../../src/webhooks/webhook-claim.js';
+import { shareRoom } from '#src/webhooks/webhook-claim.js';
 
 const DEAD_ENDPOINTS = 40;
 const EVENTS_PER_DEAD_ENDPOINT = 500;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { loadConfig } from '../../src/platform/config/app-config.js';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/sandbox.js';
+import { loadConfig } from '#src/platform/config/app-config.js';
+import { startSandbox, type RunningSandbox } from '#src/sandbox/sandbox.js';
 import { consentRequest } from '../support/fixtures.js';
 import { freePort, startProcess, type RunningProcess } from '../support/processes.js';
 import { testEnv } from '../support/test-gateway.js';

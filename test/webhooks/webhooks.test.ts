@@ -7,15 +7,15 @@ import {
   WebhookDeliveryWorker,
   nextAttemptDelayMs,
   retryDelayMs,
-} from '../../src/webhooks/webhook-delivery.worker.js';
-import { retryAfterMs, sendWebhook } from '../../src/webhooks/webhook-sender.js';
-import { ConsentRenewalDueJob } from '../../src/open-banking/consents/consent-renewal-due.job.js';
-import { StatusHistoryService } from '../../src/audit/trail/status-history.service.js';
-import { Consent } from '../../src/open-banking/consents/consent.entity.js';
-import { webhookUrlRefusal } from '../../src/webhooks/webhook-url-policy.js';
+} from '#src/webhooks/webhook-delivery.worker.js';
+import { retryAfterMs, sendWebhook } from '#src/webhooks/webhook-sender.js';
+import { ConsentRenewalDueJob } from '#src/open-banking/consents/consent-renewal-due.job.js';
+import { StatusHistoryService } from '#src/audit/trail/status-history.service.js';
+import { Consent } from '#src/open-banking/consents/consent.entity.js';
+import { webhookUrlRefusal } from '#src/webhooks/webhook-url-policy.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
 import { Receiver, verifyStandardWebhook } from './receiver.js';
-import { Metrics } from '../../src/platform/metrics/metrics.service.js';
+import { Metrics } from '#src/platform/metrics/metrics.service.js';
 import { sampleValue } from '../support/prometheus.js';
 
 const MAX_ATTEMPTS = 5;

@@ -1,11 +1,11 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
-import { requestContext } from '../../platform/logging/request-context.js';
+import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
+import { requestContext } from '#src/platform/logging/request-context.js';
 import type { ApiKeyRole } from '../tenants/api-key.entity.js';
 import { TenantsService, type Principal } from '../tenants/tenants.service.js';
-import { RATE_LIMIT_HEADERS } from '../../platform/openapi/api-conventions.js';
+import { RATE_LIMIT_HEADERS } from '#src/platform/openapi/api-conventions.js';
 import { RateLimitService, type RateLimitState } from './rate-limit.service.js';
 
 export const ROLES_KEY = 'portico:roles';

@@ -12,9 +12,9 @@ import {
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
-import { PROBLEM_CONTENT_TYPE } from '../../platform/errors/problem.js';
+import { PROBLEM_CONTENT_TYPE } from '#src/platform/errors/problem.js';
 import type { ApiKeyRole } from '../tenants/api-key.entity.js';
-import { API_KEY_SCHEME } from '../../platform/openapi/api-conventions.js';
+import { API_KEY_SCHEME } from '#src/platform/openapi/api-conventions.js';
 import type { Principal } from '../tenants/tenants.service.js';
 import {
   ApiKeyGuard,

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { PlainSql } from '../../platform/database/plain-sql.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { PlainSql } from '#src/platform/database/plain-sql.js';
 
 export interface RateLimitState {
   limit: number;

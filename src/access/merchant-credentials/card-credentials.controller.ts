@@ -4,8 +4,8 @@ import { Auth, CurrentPrincipal } from '../auth/auth.decorator.js';
 import { TenantParams } from '../tenants/dto/params.dto.js';
 import type { Principal } from '../tenants/tenants.service.js';
 import { TenantsService } from '../tenants/tenants.service.js';
-import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
-import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
+import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
 import { CardCredentialsService } from './card-credentials.service.js';
 import { CardCredentialsView, SetCardCredentialsRequest } from './card-credentials.dto.js';
 

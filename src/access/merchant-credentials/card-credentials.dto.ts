@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsString, Matches } from 'class-validator';
-import { IsOmittable } from '../../platform/common/omittable.js';
+import { IsOmittable } from '#src/platform/common/omittable.js';
 import type { MaskedCredentials } from './card-credentials.service.js';
 
 const keyPattern = (prefix: string) => `^${prefix}_[A-Za-z0-9_.-]{4,250}$`;

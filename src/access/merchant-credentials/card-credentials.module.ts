@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { SecretsModule } from '../../platform/secrets/secrets.module.js';
+import { SecretsModule } from '#src/platform/secrets/secrets.module.js';
 import { CardCredentials } from './card-credentials.entity.js';
 import { CardCredentialsController } from './card-credentials.controller.js';
 import { CardCredentialsService } from './card-credentials.service.js';

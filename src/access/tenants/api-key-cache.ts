@@ -3,9 +3,9 @@ import type { Logger } from 'pino';
 import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { LOGGER } from '../../platform/logging/logging.module.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { LOGGER } from '#src/platform/logging/logging.module.js';
 
 /** The PostgreSQL channel on which a replica announces a revoked key (payload: the key's id). */
 export const KEY_REVOKED_CHANNEL = 'portico_api_key_revoked';

@@ -1,4 +1,4 @@
-import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
 import type { ApiKeyRole } from './api-key.entity.js';
 
 /** Who may act on tenants and keys through the API: an operator on every tenant, an admin on its own. */

@@ -7,7 +7,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal } from '../auth/auth.decorator.js';
-import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
+import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import type { Principal } from './tenants.service.js';
 import { TenantsService } from './tenants.service.js';
 import {

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, QueryFailedError, type Repository } from 'typeorm';
-import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
 import { ApiKeyCache, KEY_REVOKED_CHANNEL } from './api-key-cache.js';
 import { generateKey, hashKey, keyMatches, parseKey } from './api-key-secret.js';
 import { ApiKey, type ApiKeyRole } from './api-key.entity.js';
 import { assertMayManageRole, maySeeTenant, tenantNotFound, type Actor } from './key-policy.js';
 import { Tenant } from './tenant.entity.js';
-import { isUuid } from '../../shared/uuid.js';
+import { isUuid } from '#src/shared/uuid.js';
 
 export interface IssuedKey {
   apiKey: ApiKey;

@@ -2,11 +2,11 @@ import { Inject, Injectable, Optional, type BeforeApplicationShutdown } from '@n
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import type { Repository, SelectQueryBuilder } from 'typeorm';
-import { LOGGER } from '../../platform/logging/logging.module.js';
-import { Metrics } from '../../platform/metrics/metrics.service.js';
-import { PlainSql } from '../../platform/database/plain-sql.js';
-import { StatementGroup } from '../../platform/database/statement-group.js';
-import { currentRequestId } from '../../platform/logging/request-context.js';
+import { LOGGER } from '#src/platform/logging/logging.module.js';
+import { Metrics } from '#src/platform/metrics/metrics.service.js';
+import { PlainSql } from '#src/platform/database/plain-sql.js';
+import { StatementGroup } from '#src/platform/database/statement-group.js';
+import { currentRequestId } from '#src/platform/logging/request-context.js';
 import { AccessLogEntry } from './access-log-entry.entity.js';
 import {
   CompletionQueue,

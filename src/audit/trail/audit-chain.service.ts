@@ -3,10 +3,10 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { sign } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { LOGGER } from '../../platform/logging/logging.module.js';
-import { Scheduler } from '../../platform/scheduler/scheduler.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { LOGGER } from '#src/platform/logging/logging.module.js';
+import { Scheduler } from '#src/platform/scheduler/scheduler.js';
 import { CHAINED_KINDS, type ChainedKind } from './audit-chain.entity.js';
 import { loadAuditSigningKey, type AuditSigningKey } from './audit-signing-key.js';
 import {

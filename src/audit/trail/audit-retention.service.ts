@@ -2,10 +2,10 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { LOGGER } from '../../platform/logging/logging.module.js';
-import { Scheduler } from '../../platform/scheduler/scheduler.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { LOGGER } from '#src/platform/logging/logging.module.js';
+import { Scheduler } from '#src/platform/scheduler/scheduler.js';
 import { SEAL_LOCK_KEY } from './audit-chain.service.js';
 
 export interface RetentionCutResult {

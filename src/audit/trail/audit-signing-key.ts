@@ -7,7 +7,7 @@ import {
 } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AppConfig } from '../../platform/config/app-config.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
 
 export interface AuditSigningKey {
   privateKey: KeyObject;

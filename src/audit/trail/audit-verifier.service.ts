@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import type { DataSource } from 'typeorm';

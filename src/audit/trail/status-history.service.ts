@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, EntityTarget, Repository } from 'typeorm';
-import { currentRequestId } from '../../platform/logging/request-context.js';
+import { currentRequestId } from '#src/platform/logging/request-context.js';
 import { StatusChange, type SubjectKind } from './status-change.entity.js';
 import { StatusTransitionListeners } from './status-transition-listeners.js';
 

@@ -1,8 +1,8 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
-import type { Principal } from '../../access/tenants/tenants.service.js';
-import { ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
+import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
+import type { Principal } from '#src/access/tenants/tenants.service.js';
+import { ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import {
   ApiCardAnswer,
   ApiCardProblems,

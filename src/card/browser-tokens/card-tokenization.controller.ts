@@ -1,8 +1,8 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
-import type { Principal } from '../../access/tenants/tenants.service.js';
-import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
+import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
+import type { Principal } from '#src/access/tenants/tenants.service.js';
+import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import { CardTokenizationConfig } from './card-tokenization.dto.js';
 import { CardTokenizationService } from './card-tokenization.service.js';
 

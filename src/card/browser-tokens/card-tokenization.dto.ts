@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, Matches } from 'class-validator';
-import { PUBLIC_KEY_PATTERN } from '../../access/merchant-credentials/card-credentials.dto.js';
+import { PUBLIC_KEY_PATTERN } from '#src/access/merchant-credentials/card-credentials.dto.js';
 
 /** An origin as a browser states it: scheme, host and port, nothing after. */
 export const ORIGIN_PATTERN = '^https?://[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?$';

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
 import {
   CARD_CREDENTIALS_MISSING,
   CardCredentialsService,
-} from '../../access/merchant-credentials/card-credentials.service.js';
+} from '#src/access/merchant-credentials/card-credentials.service.js';
 import type { CardTokenizationConfig } from './card-tokenization.dto.js';
 
 /**

@@ -1,9 +1,9 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
-import type { Principal } from '../../access/tenants/tenants.service.js';
-import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
-import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
+import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
+import type { Principal } from '#src/access/tenants/tenants.service.js';
+import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
+import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
 import { CardBody } from '../common/card-body.pipe.js';
 import {
   ApiCardAnswer,

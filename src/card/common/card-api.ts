@@ -1,11 +1,11 @@
 import { applyDecorators, Injectable, type PipeTransform } from '@nestjs/common';
 import { ApiBody, ApiParam, ApiQuery, ApiResponse } from '@nestjs/swagger';
-import { ApiProblems } from '../../platform/errors/api-problem-responses.js';
-import { ValidationFailedException } from '../../platform/errors/to-problem.js';
-import { camelCase } from '../../platform/openapi/camel-case-schemas.js';
-import type { Schema } from '../../shared/contracts/openapi-contract.js';
-import { CARD, cardContract } from '../../upstreams/card/card-schemas.js';
-import { UPSTREAM_PROBLEMS } from '../../platform/errors/upstream-problems.js';
+import { ApiProblems } from '#src/platform/errors/api-problem-responses.js';
+import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
+import { camelCase } from '#src/platform/openapi/camel-case-schemas.js';
+import type { Schema } from '#src/shared/contracts/openapi-contract.js';
+import { CARD, cardContract } from '#src/upstreams/card/card-schemas.js';
+import { UPSTREAM_PROBLEMS } from '#src/platform/errors/upstream-problems.js';
 
 /** What every card operation may answer besides its own outcome. */
 export const ApiCardProblems = (extra: Record<number, string> = {}) =>

@@ -1,6 +1,6 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
-import { ValidationFailedException } from '../../platform/errors/to-problem.js';
-import { CARD } from '../../upstreams/card/card-schemas.js';
+import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
+import { CARD } from '#src/upstreams/card/card-schemas.js';
 
 /**
  * A facade body (camelCase) checked against a card.yaml request schema and turned into the provider's

@@ -1,4 +1,4 @@
-import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
 
 /** The 401 of a signed provider result (IRIS, web wallet) that Portico does not accept. */
 export const signedResultRefused = (detail: string) =>

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { components } from '../../generated/card.js';
-import { notFound } from '../../provider-ledger/resource-store.js';
-import { isUuid } from '../../shared/uuid.js';
+import type { components } from '#src/generated/card.js';
+import { notFound } from '#src/provider-ledger/resource-store.js';
+import { isUuid } from '#src/shared/uuid.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 
 export type ProviderCustomer = components['schemas']['Customer'];

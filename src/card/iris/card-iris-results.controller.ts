@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { ApiProblems } from '../../platform/errors/api-problem-responses.js';
+import { ApiProblems } from '#src/platform/errors/api-problem-responses.js';
 import { IrisResultReceived } from './card-iris.dto.js';
 import { irisView } from './card-iris.service.js';
 import { CardIrisResultsService } from './card-iris-results.service.js';

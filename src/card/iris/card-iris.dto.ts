@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-import { IsOmittable } from '../../platform/common/omittable.js';
-import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '../../platform/common/text.js';
+import { IsOmittable } from '#src/platform/common/omittable.js';
+import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '#src/platform/common/text.js';
 
 export class CreateIrisSessionRequest {
   @ApiProperty({

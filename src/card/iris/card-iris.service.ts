@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { ProblemException } from '../../platform/errors/problem.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { ProblemException } from '#src/platform/errors/problem.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 import type {
   CreateIrisSessionRequest,

@@ -1,5 +1,5 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { ProviderSyncParts } from '../../platform/provider-sync/provider-sync.js';
+import { ProviderSyncParts } from '#src/platform/provider-sync/provider-sync.js';
 import { CardIrisService } from './card-iris.service.js';
 
 /** An authorized session waits this long for its payment to be settled (the resolver's own horizon). */

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { ProviderLedger } from '../../provider-ledger/provider-ledger.service.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { ProviderLedger } from '#src/provider-ledger/provider-ledger.service.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 import { statusOf } from './marketplace-resources.js';
 

@@ -1,8 +1,8 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
-import type { Principal } from '../../access/tenants/tenants.service.js';
-import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
+import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
+import type { Principal } from '#src/access/tenants/tenants.service.js';
+import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import {
   ApiCardAnswer,
   ApiCardId,

@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { BoundResources } from '../../platform/idempotency/bound-resources.js';
-import { isUuid } from '../../shared/uuid.js';
+import { BoundResources } from '#src/platform/idempotency/bound-resources.js';
+import { isUuid } from '#src/shared/uuid.js';
 import { facade } from '../common/card-api.js';
 import {
   CardStore,

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { IdempotencyModule } from '../../platform/idempotency/idempotency.module.js';
-import { ProviderLedgerModule } from '../../provider-ledger/provider-ledger.module.js';
+import { IdempotencyModule } from '#src/platform/idempotency/idempotency.module.js';
+import { ProviderLedgerModule } from '#src/provider-ledger/provider-ledger.module.js';
 import { CardModule } from '../card.module.js';
 import { MarketplaceInDoubtResolver } from './marketplace-in-doubt-resolver.service.js';
 import { MarketplacePayoutsController } from './marketplace-payouts.controller.js';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { components } from '../../generated/card.js';
+import type { components } from '#src/generated/card.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 
 export type ProviderNotification = components['schemas']['Notification'];

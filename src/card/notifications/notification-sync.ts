@@ -1,5 +1,5 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { ProviderSyncParts } from '../../platform/provider-sync/provider-sync.js';
+import { ProviderSyncParts } from '#src/platform/provider-sync/provider-sync.js';
 import { CardNotificationsService } from './card-notifications.service.js';
 
 /** A link without an expiration_date is read this long at most (the provider never expires it). */

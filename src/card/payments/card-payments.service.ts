@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { components } from '../../generated/card.js';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
-import { requestContext } from '../../platform/logging/request-context.js';
-import { notFound } from '../../provider-ledger/resource-store.js';
-import { isUuid } from '../../shared/uuid.js';
+import type { components } from '#src/generated/card.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
+import { requestContext } from '#src/platform/logging/request-context.js';
+import { notFound } from '#src/provider-ledger/resource-store.js';
+import { isUuid } from '#src/shared/uuid.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 import { walletChargeRefusal, walletData } from '../wallets/wallet-tokenization.js';
 

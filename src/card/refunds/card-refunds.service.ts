@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { components } from '../../generated/card.js';
-import { isUuid } from '../../shared/uuid.js';
+import type { components } from '#src/generated/card.js';
+import { isUuid } from '#src/shared/uuid.js';
 import { CardPaymentsService } from '../payments/card-payments.service.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 import { REFUND_FAILED, refundFailedProblem } from './refund-failed.js';

@@ -1,4 +1,4 @@
-import { ProblemException } from '../../platform/errors/problem.js';
+import { ProblemException } from '#src/platform/errors/problem.js';
 import { facade } from '../common/card-api.js';
 import type { CardRow } from '../store/card-store.service.js';
 

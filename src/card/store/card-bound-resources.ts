@@ -1,5 +1,5 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { BoundResources } from '../../platform/idempotency/bound-resources.js';
+import { BoundResources } from '#src/platform/idempotency/bound-resources.js';
 import { facade } from '../common/card-api.js';
 import { irisView } from '../iris/card-iris.service.js';
 import { refundView } from '../refunds/refund-failed.js';

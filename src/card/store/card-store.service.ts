@@ -1,23 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
-import type { components } from '../../generated/card.js';
-import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
-import { ProviderLedger } from '../../provider-ledger/provider-ledger.service.js';
-import { ProviderResource } from '../../provider-ledger/provider-resource.entity.js';
+import type { components } from '#src/generated/card.js';
+import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
+import { ProviderLedger } from '#src/provider-ledger/provider-ledger.service.js';
+import { ProviderResource } from '#src/provider-ledger/provider-resource.entity.js';
 import {
   isUniqueViolation,
   ResourceStore,
   type BeginFields,
   type Resource,
-} from '../../provider-ledger/resource-store.js';
-import type { UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
+} from '#src/provider-ledger/resource-store.js';
+import type { UpstreamAnswer } from '#src/upstreams/http/upstream-caller.js';
 import {
   CardClient,
   type CardAnswer,
   type CardOperation,
   type CardRequest,
-} from '../../upstreams/card/card.client.js';
+} from '#src/upstreams/card/card.client.js';
 import type { IrisSessionData } from '../iris/card-iris.service.js';
 import type { WalletDomainData } from '../wallets/card-wallet-domains.service.js';
 import type { WalletTokenizationData } from '../wallets/wallet-tokenization.js';

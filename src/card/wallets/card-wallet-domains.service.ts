@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import type { components } from '../../generated/card.js';
-import { ProblemException } from '../../platform/errors/problem.js';
-import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
-import { inDoubtProblem, outcomeUnknown } from '../../upstreams/http/upstream-caller.js';
+import type { components } from '#src/generated/card.js';
+import { ProblemException } from '#src/platform/errors/problem.js';
+import { bindIdempotentResource } from '#src/platform/idempotency/idempotency-binding.js';
+import { inDoubtProblem, outcomeUnknown } from '#src/upstreams/http/upstream-caller.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 
 export type DomainList = components['schemas']['DeviceWalletDomainList'];

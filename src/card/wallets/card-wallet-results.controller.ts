@@ -1,7 +1,7 @@
 import { Body, Controller, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { ApiProblems } from '../../platform/errors/api-problem-responses.js';
+import { ApiProblems } from '#src/platform/errors/api-problem-responses.js';
 import { CardWalletResultsService } from './card-wallet-results.service.js';
 import { walletView } from './wallet-tokenization.js';
 

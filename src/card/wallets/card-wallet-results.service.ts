@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
 import { signedResultRefused } from '../common/signed-result-refused.js';
-import { LOGGER } from '../../platform/logging/logging.module.js';
-import { verifyIrisHash } from '../../shared/iris/iris-hash.js';
-import { CardCredentialsService } from '../../access/merchant-credentials/card-credentials.service.js';
+import { LOGGER } from '#src/platform/logging/logging.module.js';
+import { verifyIrisHash } from '#src/shared/iris/iris-hash.js';
+import { CardCredentialsService } from '#src/access/merchant-credentials/card-credentials.service.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 import { walletCallbackUrlOf, walletData, walletReferenceDigest } from './wallet-tokenization.js';
 

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { PRINTABLE_TEXT_SOURCE } from '../../platform/common/text.js';
+import { PRINTABLE_TEXT_SOURCE } from '#src/platform/common/text.js';
 
 export const WALLET_TOKENIZATION_STATUSES = [
   'creating',

@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { components } from '../../generated/card.js';
+import type { components } from '#src/generated/card.js';
 import { randomBytes } from 'node:crypto';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { ProblemException } from '../../platform/errors/problem.js';
-import { UPSTREAM_PROBLEM_TYPES } from '../../platform/errors/upstream-problems.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { ProblemException } from '#src/platform/errors/problem.js';
+import { UPSTREAM_PROBLEM_TYPES } from '#src/platform/errors/upstream-problems.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 import type { WalletTokenizationView } from './card-wallets.dto.js';
 import { CardWalletResultsService } from './card-wallet-results.service.js';

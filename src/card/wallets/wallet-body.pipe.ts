@@ -1,7 +1,7 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
 import { ApiBody } from '@nestjs/swagger';
-import { ValidationFailedException } from '../../platform/errors/to-problem.js';
-import { CARD } from '../../upstreams/card/card-schemas.js';
+import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
+import { CARD } from '#src/upstreams/card/card-schemas.js';
 
 /** A tokenisation as the app asks for it: card.yaml's WebWalletPaymentData and where to come back. */
 export interface WalletTokenizationRequest {

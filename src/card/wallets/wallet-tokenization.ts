@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ProblemException } from '../../platform/errors/problem.js';
-import type { AppConfig } from '../../platform/config/app-config.js';
+import { ProblemException } from '#src/platform/errors/problem.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
 import type { CardRow } from '../store/card-store.service.js';
 import type { WalletTokenizationView } from './card-wallets.dto.js';
 

@@ -1,9 +1,9 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Auth } from '../../access/auth/auth.decorator.js';
-import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
-import { UPSTREAM_PROBLEMS } from '../../platform/errors/upstream-problems.js';
-import { PSD2 } from '../../upstreams/open-banking/psd2-schemas.js';
+import { Auth } from '#src/access/auth/auth.decorator.js';
+import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
+import { UPSTREAM_PROBLEMS } from '#src/platform/errors/upstream-problems.js';
+import { PSD2 } from '#src/upstreams/open-banking/psd2-schemas.js';
 import { ConsentAccess, Granted } from '../consent-access/consent-access.decorator.js';
 import {
   BUDGET_HEADERS,

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import type { components } from '../../generated/psd2.js';
-import { ValidationFailedException } from '../../platform/errors/to-problem.js';
-import type { UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
-import { requestIdHeader } from '../../upstreams/http/upstream-transport.js';
-import { OpenBankingClient } from '../../upstreams/open-banking/open-banking.client.js';
+import type { components } from '#src/generated/psd2.js';
+import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
+import type { UpstreamAnswer } from '#src/upstreams/http/upstream-caller.js';
+import { requestIdHeader } from '#src/upstreams/http/upstream-transport.js';
+import { OpenBankingClient } from '#src/upstreams/open-banking/open-banking.client.js';
 import type { ConsentAccessGrant } from '../consent-access/consent-access.service.js';
 import { transactionsPeriod, type TransactionsQuery } from './dto/transactions-query.dto.js';
 import { facadeLinks } from './facade-links.js';

@@ -8,11 +8,11 @@ import {
 } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsOptional } from 'class-validator';
-import { Auth } from '../../access/auth/auth.decorator.js';
-import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
-import { PRINTABLE_TEXT_SOURCE } from '../../platform/common/text.js';
+import { Auth } from '#src/access/auth/auth.decorator.js';
+import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
+import { PRINTABLE_TEXT_SOURCE } from '#src/platform/common/text.js';
 import { BRAND_ID_DOC } from '../consents/dto/consent.dto.js';
-import { UPSTREAM_PROBLEMS } from '../../platform/errors/upstream-problems.js';
+import { UPSTREAM_PROBLEMS } from '#src/platform/errors/upstream-problems.js';
 import { BrandsService } from './brands.service.js';
 
 export class BrandView {

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { OpenBankingUpstreamModule } from '../../upstreams/open-banking/open-banking-upstream.module.js';
+import { OpenBankingUpstreamModule } from '#src/upstreams/open-banking/open-banking-upstream.module.js';
 import { BrandsController } from './brands.controller.js';
 import { BrandsService } from './brands.service.js';
 

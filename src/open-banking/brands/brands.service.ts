@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { OpenBankingClient } from '../../upstreams/open-banking/open-banking.client.js';
-import { requestIdHeader } from '../../upstreams/http/upstream-transport.js';
+import { OpenBankingClient } from '#src/upstreams/open-banking/open-banking.client.js';
+import { requestIdHeader } from '#src/upstreams/http/upstream-transport.js';
 
 export interface Brand {
   brandId: string;

@@ -6,7 +6,7 @@ import {
   type ExecutionContext,
 } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
-import { RATE_LIMIT_IN_ROUTE_KEY } from '../../access/auth/api-key.guard.js';
+import { RATE_LIMIT_IN_ROUTE_KEY } from '#src/access/auth/api-key.guard.js';
 import {
   CONSENT_ACCESS_RULE,
   ConsentAccessGuard,

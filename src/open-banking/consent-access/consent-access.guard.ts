@@ -1,16 +1,16 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply } from 'fastify';
-import { applyRateLimit, type AuthenticatedRequest } from '../../access/auth/api-key.guard.js';
-import { RateLimitService } from '../../access/auth/rate-limit.service.js';
+import { applyRateLimit, type AuthenticatedRequest } from '#src/access/auth/api-key.guard.js';
+import { RateLimitService } from '#src/access/auth/rate-limit.service.js';
 import {
   budgetHeaders,
   ConsentAccessService,
   type ConsentAccessGrant,
   type ConsentAccessRule,
 } from './consent-access.service.js';
-import { completeRequestWith } from '../../platform/errors/request-completion.js';
-import { createValidationPipe } from '../../platform/errors/validation.pipe.js';
+import { completeRequestWith } from '#src/platform/errors/request-completion.js';
+import { createValidationPipe } from '#src/platform/errors/validation.pipe.js';
 import { readConsentHeaders, type ConsentHeaders } from './consent-headers.js';
 
 export const CONSENT_ACCESS_RULE = 'portico:consent-access-rule';

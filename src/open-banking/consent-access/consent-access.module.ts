@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { ProviderLedgerModule } from '../../provider-ledger/provider-ledger.module.js';
+import { ProviderLedgerModule } from '#src/provider-ledger/provider-ledger.module.js';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AuditTrailModule } from '../../audit/trail/audit-trail.module.js';
+import { AuditTrailModule } from '#src/audit/trail/audit-trail.module.js';
 import { ConsentsModule } from '../consents/consents.module.js';
 import { BudgetService } from './budget.service.js';
 import { ConsentAccessGuard } from './consent-access.guard.js';

@@ -5,19 +5,19 @@ import {
   RateLimitService,
   type RateLimitRow,
   type RateLimitState,
-} from '../../access/auth/rate-limit.service.js';
+} from '#src/access/auth/rate-limit.service.js';
 import {
   AccessLogService,
   SENT_PARAMETERS,
   type AccessSubject,
-} from '../../audit/trail/access-log.service.js';
-import { PlainSql } from '../../platform/database/plain-sql.js';
-import { StatementGroup } from '../../platform/database/statement-group.js';
-import { currentRequestId } from '../../platform/logging/request-context.js';
-import { ProblemException } from '../../platform/errors/problem.js';
-import { Metrics } from '../../platform/metrics/metrics.service.js';
-import { ProviderLedger } from '../../provider-ledger/provider-ledger.service.js';
-import { failureOutcome } from '../../upstreams/http/upstream-caller.js';
+} from '#src/audit/trail/access-log.service.js';
+import { PlainSql } from '#src/platform/database/plain-sql.js';
+import { StatementGroup } from '#src/platform/database/statement-group.js';
+import { currentRequestId } from '#src/platform/logging/request-context.js';
+import { ProblemException } from '#src/platform/errors/problem.js';
+import { Metrics } from '#src/platform/metrics/metrics.service.js';
+import { ProviderLedger } from '#src/provider-ledger/provider-ledger.service.js';
+import { failureOutcome } from '#src/upstreams/http/upstream-caller.js';
 import {
   appliedFrequencyPerDay,
   Consent,

@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { isIP } from 'node:net';
-import { ValidationFailedException } from '../../platform/errors/to-problem.js';
-import { isUuid } from '../../shared/uuid.js';
-import { PSD2 } from '../../upstreams/open-banking/psd2-schemas.js';
+import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
+import { isUuid } from '#src/shared/uuid.js';
+import { PSD2 } from '#src/upstreams/open-banking/psd2-schemas.js';
 
 /** The bank's bounds for PSU-IP-Address (Node's isIP alone takes an IPv6 zone of any length). */
 export const PSU_IP_ADDRESS = PSD2.parameter('PSUIPAddress');

@@ -1,11 +1,11 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { SCA_RENEWAL_DAYS } from './consent.entity.js';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { LOGGER } from '../../platform/logging/logging.module.js';
-import { Scheduler } from '../../platform/scheduler/scheduler.js';
-import { WebhookOutboxService } from '../../webhooks/webhook-outbox.service.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { LOGGER } from '#src/platform/logging/logging.module.js';
+import { Scheduler } from '#src/platform/scheduler/scheduler.js';
+import { WebhookOutboxService } from '#src/webhooks/webhook-outbox.service.js';
 import { ConsentRenewalRepository } from './consent-renewal.repository.js';
 const DAY_MS = 86_400_000;
 

@@ -1,5 +1,5 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import type { components } from '../../generated/psd2.js';
+import type { components } from '#src/generated/psd2.js';
 import { ScaSubjectColumns } from '../sca-sessions/sca-subject.columns.js';
 
 export const CONSENT_KINDS = ['ais', 'cof'] as const;

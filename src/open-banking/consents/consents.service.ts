@@ -2,17 +2,17 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { Repository } from 'typeorm';
-import type { components } from '../../generated/psd2.js';
-import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
-import { ValidationFailedException } from '../../platform/errors/to-problem.js';
-import type { LedgerTable } from '../../provider-ledger/ledger-table.js';
-import { ProviderLedger } from '../../provider-ledger/provider-ledger.service.js';
+import type { components } from '#src/generated/psd2.js';
+import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
+import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
+import type { LedgerTable } from '#src/provider-ledger/ledger-table.js';
+import { ProviderLedger } from '#src/provider-ledger/provider-ledger.service.js';
 import {
   OpenBankingClient,
   scaRedirectHeaders,
   type OpenBankingSend,
-} from '../../upstreams/open-banking/open-banking.client.js';
-import { requestIdHeader } from '../../upstreams/http/upstream-transport.js';
+} from '#src/upstreams/open-banking/open-banking.client.js';
+import { requestIdHeader } from '#src/upstreams/http/upstream-transport.js';
 import { createdAtBank, refusedCause } from '../bank-creation.js';
 import { ScaSessionsService } from '../sca-sessions/sca-sessions.service.js';
 import { newScaSubject, scaApproachOf } from '../sca-sessions/sca-subject.columns.js';
@@ -24,7 +24,7 @@ import {
   type ConsentStatus,
 } from './consent.entity.js';
 import type { CreateCofConsentRequest, CreateConsentRequest } from './dto/consent.dto.js';
-import { isUuid } from '../../shared/uuid.js';
+import { isUuid } from '#src/shared/uuid.js';
 
 const FINAL: readonly ConsentStatus[] = [
   'failed',

@@ -1,11 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
-import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
-import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
-import type { Principal } from '../../access/tenants/tenants.service.js';
-import { UPSTREAM_PROBLEMS } from '../../platform/errors/upstream-problems.js';
+import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
+import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
+import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
+import type { Principal } from '#src/access/tenants/tenants.service.js';
+import { UPSTREAM_PROBLEMS } from '#src/platform/errors/upstream-problems.js';
 import { ConsentsService } from './consents.service.js';
 import { ConsentStatusView, ConsentView, CreateCofConsentRequest } from './dto/consent.dto.js';
 import { ConsentParams } from './dto/params.dto.js';

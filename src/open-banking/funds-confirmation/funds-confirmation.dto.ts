@@ -1,5 +1,5 @@
-import type { components } from '../../generated/psd2.js';
-import { PSD2 } from '../../upstreams/open-banking/psd2-schemas.js';
+import type { components } from '#src/generated/psd2.js';
+import { PSD2 } from '#src/upstreams/open-banking/psd2-schemas.js';
 
 type Schemas = components['schemas'];
 

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { OpenBankingUpstreamModule } from '../../upstreams/open-banking/open-banking-upstream.module.js';
+import { OpenBankingUpstreamModule } from '#src/upstreams/open-banking/open-banking-upstream.module.js';
 import { ConsentAccessModule } from '../consent-access/consent-access.module.js';
 import { FundsConfirmationController } from './funds-confirmation.controller.js';
 import { FundsConfirmationService } from './funds-confirmation.service.js';

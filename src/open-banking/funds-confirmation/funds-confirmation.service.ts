@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { components } from '../../generated/psd2.js';
-import { requestIdHeader } from '../../upstreams/http/upstream-transport.js';
-import { OpenBankingClient } from '../../upstreams/open-banking/open-banking.client.js';
+import type { components } from '#src/generated/psd2.js';
+import { requestIdHeader } from '#src/upstreams/http/upstream-transport.js';
+import { OpenBankingClient } from '#src/upstreams/open-banking/open-banking.client.js';
 import type { ConsentAccessGrant } from '../consent-access/consent-access.service.js';
 import type { FundsConfirmationRequest } from './funds-confirmation.dto.js';
 

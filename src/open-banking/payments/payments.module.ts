@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
-import { ProviderLedgerModule } from '../../provider-ledger/provider-ledger.module.js';
+import { ProviderLedgerModule } from '#src/provider-ledger/provider-ledger.module.js';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AuditTrailModule } from '../../audit/trail/audit-trail.module.js';
-import { IdempotencyModule } from '../../platform/idempotency/idempotency.module.js';
-import { OpenBankingUpstreamModule } from '../../upstreams/open-banking/open-banking-upstream.module.js';
+import { AuditTrailModule } from '#src/audit/trail/audit-trail.module.js';
+import { IdempotencyModule } from '#src/platform/idempotency/idempotency.module.js';
+import { OpenBankingUpstreamModule } from '#src/upstreams/open-banking/open-banking-upstream.module.js';
 import { ScaSessionsModule } from '../sca-sessions/sca-sessions.module.js';
 import { Payment } from './payment.entity.js';
 import { PaymentsController } from './payments.controller.js';

@@ -2,18 +2,18 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { Repository } from 'typeorm';
-import type { components } from '../../generated/psd2.js';
-import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
-import { ValidationFailedException } from '../../platform/errors/to-problem.js';
-import type { LedgerTable } from '../../provider-ledger/ledger-table.js';
-import { ProviderLedger } from '../../provider-ledger/provider-ledger.service.js';
-import { AccessLogService } from '../../audit/trail/access-log.service.js';
-import { requestIdHeader } from '../../upstreams/http/upstream-transport.js';
+import type { components } from '#src/generated/psd2.js';
+import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
+import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
+import type { LedgerTable } from '#src/provider-ledger/ledger-table.js';
+import { ProviderLedger } from '#src/provider-ledger/provider-ledger.service.js';
+import { AccessLogService } from '#src/audit/trail/access-log.service.js';
+import { requestIdHeader } from '#src/upstreams/http/upstream-transport.js';
 import {
   OpenBankingClient,
   scaRedirectHeaders,
-} from '../../upstreams/open-banking/open-banking.client.js';
-import { psd2Contract } from '../../upstreams/open-banking/psd2-schemas.js';
+} from '#src/upstreams/open-banking/open-banking.client.js';
+import { psd2Contract } from '#src/upstreams/open-banking/psd2-schemas.js';
 import { createdAtBank, refusedCause } from '../bank-creation.js';
 import { ScaSessionsService } from '../sca-sessions/sca-sessions.service.js';
 import { newScaSubject, scaApproachOf } from '../sca-sessions/sca-subject.columns.js';

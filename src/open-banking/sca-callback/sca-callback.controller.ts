@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiProblems } from '../../platform/errors/api-problem-responses.js';
+import { ApiProblems } from '#src/platform/errors/api-problem-responses.js';
 import { ScaCallbackService } from './sca-callback.service.js';
 
 /** Where the bank sends the user's browser back: Portico records the outcome and forwards the browser to the app. */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ProblemException } from '../../platform/errors/problem.js';
+import { ProblemException } from '#src/platform/errors/problem.js';
 import { ConsentsService } from '../consents/consents.service.js';
 import { PaymentsService, REFUSED_PAYMENT_STATUSES } from '../payments/payments.service.js';
 import { ScaSessionsService } from '../sca-sessions/sca-sessions.service.js';

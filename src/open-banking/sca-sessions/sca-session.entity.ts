@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
-import type { SubjectKind } from '../../audit/trail/status-change.entity.js';
+import type { SubjectKind } from '#src/audit/trail/status-change.entity.js';
 
 /** The single-use state that binds the bank's redirect back to one consent or payment. Only its hash is stored. */
 @Entity({ name: 'sca_sessions' })

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
-import type { SubjectKind } from '../../audit/trail/status-change.entity.js';
+import type { SubjectKind } from '#src/audit/trail/status-change.entity.js';
 import { ScaSession } from './sca-session.entity.js';
 
 /** What a consumed session names: the consent or payment the bank's redirect comes back for. */

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
-import type { SubjectKind } from '../../audit/trail/status-change.entity.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import type { SubjectKind } from '#src/audit/trail/status-change.entity.js';
 import { ScaSessionRepository, type ScaSessionSubject } from './sca-session.repository.js';
 
 const SCA_WINDOW_MS = 60 * 60 * 1000;

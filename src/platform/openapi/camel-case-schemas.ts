@@ -3,7 +3,7 @@ import type {
   FieldProblem,
   OpenApiContract,
   Schema,
-} from '../../shared/contracts/openapi-contract.js';
+} from '#src/shared/contracts/openapi-contract.js';
 import { UpstreamSchemas } from './upstream-schema.decorator.js';
 
 /** `card_number` → `cardNumber`. */

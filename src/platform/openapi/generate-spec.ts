@@ -1,5 +1,5 @@
 import { loadConfig } from '../config/app-config.js';
-import { createGateway, gatewayOpenApiDocument } from '../../gateway.js';
+import { createGateway, gatewayOpenApiDocument } from '#src/gateway.js';
 import { createLogger } from '../logging/logger.js';
 import { serializeOpenApiDocument } from './openapi-document.js';
 

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, type ApiPropertyOptions } from '@nestjs/swagger';
 import { registerDecorator, type ValidationArguments } from 'class-validator';
-import type { OpenApiContract } from '../../shared/contracts/openapi-contract.js';
+import type { OpenApiContract } from '#src/shared/contracts/openapi-contract.js';
 import { registerSchemaField } from '../errors/schema-fields.js';
 import { SUBFIELD_PROBLEMS_CONSTRAINT } from '../errors/validation.pipe.js';
 

@@ -1,11 +1,11 @@
 import { applyDecorators, Injectable, type PipeTransform } from '@nestjs/common';
 import { ApiBody, ApiParam, ApiQuery, ApiResponse, type HeadersObject } from '@nestjs/swagger';
-import { ApiProblems } from '../../platform/errors/api-problem-responses.js';
-import { ValidationFailedException } from '../../platform/errors/to-problem.js';
-import type { Schema } from '../../shared/contracts/openapi-contract.js';
-import type { PosTransactionRequest } from '../../upstreams/pos/pos.client.js';
-import { POS, posContract } from '../../upstreams/pos/pos-schemas.js';
-import { UPSTREAM_PROBLEMS } from '../../platform/errors/upstream-problems.js';
+import { ApiProblems } from '#src/platform/errors/api-problem-responses.js';
+import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
+import type { Schema } from '#src/shared/contracts/openapi-contract.js';
+import type { PosTransactionRequest } from '#src/upstreams/pos/pos.client.js';
+import { POS, posContract } from '#src/upstreams/pos/pos-schemas.js';
+import { UPSTREAM_PROBLEMS } from '#src/platform/errors/upstream-problems.js';
 
 /** What every POS operation may answer besides its own outcome. */
 export const ApiPosProblems = (extra: Record<number, string> = {}) =>

@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, type Repository } from 'typeorm';
-import { ProviderLedger } from '../../provider-ledger/provider-ledger.service.js';
-import { ProviderResource } from '../../provider-ledger/provider-resource.entity.js';
+import { ProviderLedger } from '#src/provider-ledger/provider-ledger.service.js';
+import { ProviderResource } from '#src/provider-ledger/provider-resource.entity.js';
 import {
   isUniqueViolation,
   ResourceStore,
   type Resource,
-} from '../../provider-ledger/resource-store.js';
-import type { UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
+} from '#src/provider-ledger/resource-store.js';
+import type { UpstreamAnswer } from '#src/upstreams/http/upstream-caller.js';
 import {
   PosClient,
   type PosAnswer,
@@ -16,7 +16,7 @@ import {
   type PosRequest,
   type PosTransactionRequest,
   type PosTransactionResult,
-} from '../../upstreams/pos/pos.client.js';
+} from '#src/upstreams/pos/pos.client.js';
 
 /** The provider's refusal of a transaction as Portico keeps it (and names it in problem+json). */
 export interface PosRefusal {

@@ -2,8 +2,8 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import {
   BoundResources,
   type BoundResourceState,
-} from '../../platform/idempotency/bound-resources.js';
-import { ProblemException } from '../../platform/errors/problem.js';
+} from '#src/platform/idempotency/bound-resources.js';
+import { ProblemException } from '#src/platform/errors/problem.js';
 import { posFacade } from '../common/pos-api.js';
 import { dataOf, PosStore } from '../store/pos-store.service.js';
 import { refusalProblem } from './pos-refusal.js';

@@ -1,6 +1,6 @@
-import { ProblemException } from '../../platform/errors/problem.js';
-import type { UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
-import { UPSTREAM_PROBLEM_TYPES } from '../../platform/errors/upstream-problems.js';
+import { ProblemException } from '#src/platform/errors/problem.js';
+import type { UpstreamAnswer } from '#src/upstreams/http/upstream-caller.js';
+import { UPSTREAM_PROBLEM_TYPES } from '#src/platform/errors/upstream-problems.js';
 import type { PosRefusal } from '../store/pos-store.service.js';
 
 /**

@@ -1,5 +1,5 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { ProviderSyncParts } from '../../platform/provider-sync/provider-sync.js';
+import { ProviderSyncParts } from '#src/platform/provider-sync/provider-sync.js';
 import { PosTransactionsService } from './pos-transactions.service.js';
 
 /** A terminal may report late (after 10004); past this a transaction is the resolver's alone. */

@@ -1,14 +1,14 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiQuery, ApiTags, type HeadersObject } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { Auth, CurrentPrincipal } from '../../access/auth/auth.decorator.js';
-import type { Principal } from '../../access/tenants/tenants.service.js';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { ApiProblems, ApiStandardProblems } from '../../platform/errors/api-problem-responses.js';
+import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
+import type { Principal } from '#src/access/tenants/tenants.service.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import { Inject } from '@nestjs/common';
-import { Idempotent } from '../../platform/idempotency/idempotent.decorator.js';
-import type { PosTransactionRequest } from '../../upstreams/pos/pos.client.js';
+import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
+import type { PosTransactionRequest } from '#src/upstreams/pos/pos.client.js';
 import {
   ApiPosAnswer,
   ApiPosBody,

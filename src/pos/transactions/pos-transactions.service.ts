@@ -1,16 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { AppConfig } from '../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../platform/config/config.module.js';
-import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
-import { bindIdempotentResource } from '../../platform/idempotency/idempotency-binding.js';
-import { LOGGER } from '../../platform/logging/logging.module.js';
-import { outcomeUnknown, type UpstreamAnswer } from '../../upstreams/http/upstream-caller.js';
-import type {
-  PosTransactionRequest,
-  PosTransactionResult,
-} from '../../upstreams/pos/pos.client.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
+import { bindIdempotentResource } from '#src/platform/idempotency/idempotency-binding.js';
+import { LOGGER } from '#src/platform/logging/logging.module.js';
+import { outcomeUnknown, type UpstreamAnswer } from '#src/upstreams/http/upstream-caller.js';
+import type { PosTransactionRequest, PosTransactionResult } from '#src/upstreams/pos/pos.client.js';
 import { dataOf, PosStore, type PosRow } from '../store/pos-store.service.js';
 import { refusalOf, refusalProblem } from './pos-refusal.js';
 

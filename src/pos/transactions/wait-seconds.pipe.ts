@@ -1,5 +1,5 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
-import { ValidationFailedException } from '../../platform/errors/to-problem.js';
+import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
 
 /** `?wait=`: whole seconds from 0 to 600; absent: undefined (the configured wait). */
 @Injectable()

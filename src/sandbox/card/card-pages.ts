@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { CardContract } from '../../shared/contracts/card-contract.js';
+import type { CardContract } from '#src/shared/contracts/card-contract.js';
 import type { CardSandbox } from './card-sandbox.js';
 import { IrisMessenger } from './iris/iris-delivery.js';
 import { registerIrisControls } from './iris/iris-controls.js';

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { CardContract } from '../../shared/contracts/card-contract.js';
-import { UNSUPPORTED_PARAMETER } from '../../shared/contracts/card-contract.js';
-import type { ContractOperation, FieldProblem } from '../../shared/contracts/openapi-contract.js';
+import type { CardContract } from '#src/shared/contracts/card-contract.js';
+import { UNSUPPORTED_PARAMETER } from '#src/shared/contracts/card-contract.js';
+import type { ContractOperation, FieldProblem } from '#src/shared/contracts/openapi-contract.js';
 import { CardError } from './card-context.js';
 import type { CardSandbox } from './card-sandbox.js';
 import { decodeFormBody, FormBodyError } from './form-body.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { CardContract } from '../../shared/contracts/card-contract.js';
+import type { CardContract } from '#src/shared/contracts/card-contract.js';
 import { installChaos } from './chaos-hooks.js';
 import type { Chaos } from './chaos.js';
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Psd2Contract } from '../../shared/contracts/psd2-contract.js';
+import type { Psd2Contract } from '#src/shared/contracts/psd2-contract.js';
 import { tppError } from '../open-banking/tpp-messages.js';
 import { installChaos } from './chaos-hooks.js';
 import type { Chaos } from './chaos.js';

@@ -1,12 +1,12 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
-import type { Psd2Contract } from '../../shared/contracts/psd2-contract.js';
+import type { Psd2Contract } from '#src/shared/contracts/psd2-contract.js';
 import type { SandboxBank } from './bank/sandbox-bank.js';
 import { tppError } from './tpp-messages.js';
 import { tppIdentityOf } from './tpp-identity.js';
 import { acceptsJson } from './content-negotiation.js';
-import { isUuid } from '../../shared/uuid.js';
+import { isUuid } from '#src/shared/uuid.js';
 
 export interface OpenBankingServerOptions {
   bank: SandboxBank;

@@ -1,5 +1,5 @@
 import type { TLSSocket } from 'node:tls';
-import { CertificateError, readCertificate, type Psd2Role } from '../../shared/qwac/qwac-reader.js';
+import { CertificateError, readCertificate, type Psd2Role } from '#src/shared/qwac/qwac-reader.js';
 
 export interface TppIdentity {
   tppId: string;

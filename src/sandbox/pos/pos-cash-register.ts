@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { PosContract } from '../../shared/contracts/pos-contract.js';
+import type { PosContract } from '#src/shared/contracts/pos-contract.js';
 import { PosError } from './pos-errors.js';
 import type { Terminal } from './pos-state.js';
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { PosContract } from '../../shared/contracts/pos-contract.js';
+import type { PosContract } from '#src/shared/contracts/pos-contract.js';
 import { installChaos } from '../chaos/chaos-hooks.js';
 import { logRequests, type SandboxLog } from '../request-log.js';
 import type { Chaos } from '../chaos/chaos.js';

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { PosContract } from '../../shared/contracts/pos-contract.js';
+import type { PosContract } from '#src/shared/contracts/pos-contract.js';
 import { newId } from '../card/card-context.js';
 import { checkCashRegister } from './pos-cash-register.js';
 import { invalidParam, PosError, type PosAnswer } from './pos-errors.js';

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { ContractOperation } from '../../shared/contracts/openapi-contract.js';
-import type { PosContract } from '../../shared/contracts/pos-contract.js';
+import type { ContractOperation } from '#src/shared/contracts/openapi-contract.js';
+import type { PosContract } from '#src/shared/contracts/pos-contract.js';
 import { PosError } from './pos-errors.js';
 import type { PosSandbox } from './pos-sandbox.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CamelCaseSchemas } from '../../platform/openapi/camel-case-schemas.js';
-import { OpenApiContract } from '../../shared/contracts/openapi-contract.js';
+import { CamelCaseSchemas } from '#src/platform/openapi/camel-case-schemas.js';
+import { OpenApiContract } from '#src/shared/contracts/openapi-contract.js';
 
 /** openapi/upstream/card.yaml: the provider's card API, the source of truth for sandbox and gateway. */
 export const CARD_SPEC_FILE = fileURLToPath(

@@ -1,4 +1,4 @@
-import type { OpenApiContract, Schema } from '../../shared/contracts/openapi-contract.js';
+import type { OpenApiContract, Schema } from '#src/shared/contracts/openapi-contract.js';
 import type { UpstreamAnswer } from '../http/upstream-caller.js';
 
 interface RefusalSpelling {

@@ -1,6 +1,6 @@
-import type { operations } from '../../generated/card.js';
-import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
-import type { OpenApiContract } from '../../shared/contracts/openapi-contract.js';
+import type { operations } from '#src/generated/card.js';
+import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
+import type { OpenApiContract } from '#src/shared/contracts/openapi-contract.js';
 import { contractCheck, type ContractMismatchListener } from '../http/contract-check.js';
 import { encodeForm } from '../http/form-encoding.js';
 import { methodOf, operationClient, type OperationClient } from '../http/operation-client.js';

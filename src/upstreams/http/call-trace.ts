@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { requestContext } from '../../platform/logging/request-context.js';
-import { formatTraceparent, newSpanId, newTraceId } from '../../platform/tracing/trace-context.js';
-import type { Span } from '../../platform/tracing/tracer.js';
+import { requestContext } from '#src/platform/logging/request-context.js';
+import { formatTraceparent, newSpanId, newTraceId } from '#src/platform/tracing/trace-context.js';
+import type { Span } from '#src/platform/tracing/tracer.js';
 
 /** The span of the provider call under way (UpstreamCaller.call), for the transport's headers. */
 const callSpans = new AsyncLocalStorage<Span>();

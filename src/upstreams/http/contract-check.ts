@@ -1,5 +1,5 @@
 import type { Middleware } from 'openapi-fetch';
-import type { OpenApiContract } from '../../shared/contracts/openapi-contract.js';
+import type { OpenApiContract } from '#src/shared/contracts/openapi-contract.js';
 import { ReceivedAnswer } from './received-answer.js';
 import { UpstreamError } from './upstream-errors.js';
 

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
-import { ProblemException } from '../../platform/errors/problem.js';
-import { requestContext } from '../../platform/logging/request-context.js';
-import { ID_ONLY_TRACER, type Span, type Tracer } from '../../platform/tracing/tracer.js';
+import { ProblemException } from '#src/platform/errors/problem.js';
+import { requestContext } from '#src/platform/logging/request-context.js';
+import { ID_ONLY_TRACER, type Span, type Tracer } from '#src/platform/tracing/tracer.js';
 import { withCallSpan } from './call-trace.js';
 import { DeadlineSignal } from './deadline-signal.js';
 import { CircuitBreakers, type BreakerPolicy, type BreakerState } from './circuit-breaker.js';
-import { UPSTREAM_PROBLEM_TYPES } from '../../platform/errors/upstream-problems.js';
+import { UPSTREAM_PROBLEM_TYPES } from '#src/platform/errors/upstream-problems.js';
 import { toUpstreamError, UpstreamError } from './upstream-errors.js';
 
 /** One message of a provider's error body, whatever its format (Berlin Group tppMessages, card API error). */

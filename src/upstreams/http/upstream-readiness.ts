@@ -1,5 +1,5 @@
-import { withinMs } from '../../platform/common/time-limit.js';
-import type { CheckResult } from '../../platform/health/readiness-report.js';
+import { withinMs } from '#src/platform/common/time-limit.js';
+import type { CheckResult } from '#src/platform/health/readiness-report.js';
 import type { UpstreamTransport } from './upstream-transport.js';
 
 /** How long an upstream's last probe stands for it (a load balancer probes every few seconds). */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, type Dispatcher } from 'undici';
 import type { DeadlineSignal } from './deadline-signal.js';
-import { currentRequestId } from '../../platform/logging/request-context.js';
+import { currentRequestId } from '#src/platform/logging/request-context.js';
 import { traceHeaders } from './call-trace.js';
 import { encodeForm } from './form-encoding.js';
 import { AnswerHeaders, ReceivedAnswer } from './received-answer.js';

@@ -1,6 +1,6 @@
 import createClient, { type Client } from 'openapi-fetch';
-import type { paths } from '../../generated/psd2.js';
-import type { Psd2Contract } from '../../shared/contracts/psd2-contract.js';
+import type { paths } from '#src/generated/psd2.js';
+import type { Psd2Contract } from '#src/shared/contracts/psd2-contract.js';
 import { contractCheck, type ContractMismatchListener } from '../http/contract-check.js';
 import type { DeadlineSignal } from '../http/deadline-signal.js';
 import type { UpstreamAnswer, UpstreamCaller } from '../http/upstream-caller.js';

@@ -1,5 +1,5 @@
-import { UpstreamSchemas } from '../../platform/openapi/upstream-schema.decorator.js';
-import { Psd2Contract } from '../../shared/contracts/psd2-contract.js';
+import { UpstreamSchemas } from '#src/platform/openapi/upstream-schema.decorator.js';
+import { Psd2Contract } from '#src/shared/contracts/psd2-contract.js';
 
 /**
  * The open-banking contract (openapi/upstream/psd2.yaml), parsed once per process, and its schemas as

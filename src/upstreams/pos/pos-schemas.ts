@@ -1,5 +1,5 @@
-import { CamelCaseSchemas } from '../../platform/openapi/camel-case-schemas.js';
-import { PosContract } from '../../shared/contracts/pos-contract.js';
+import { CamelCaseSchemas } from '#src/platform/openapi/camel-case-schemas.js';
+import { PosContract } from '#src/shared/contracts/pos-contract.js';
 
 /**
  * The POS contract (openapi/upstream/pos.yaml), parsed once per process, and its schemas as the camelCase

@@ -1,6 +1,6 @@
-import type { components, operations } from '../../generated/pos.js';
-import { PROBLEM_TYPES, ProblemException } from '../../platform/errors/problem.js';
-import type { OpenApiContract } from '../../shared/contracts/openapi-contract.js';
+import type { components, operations } from '#src/generated/pos.js';
+import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
+import type { OpenApiContract } from '#src/shared/contracts/openapi-contract.js';
 import { contractCheck, type ContractMismatchListener } from '../http/contract-check.js';
 import { methodOf, operationClient, type OperationClient } from '../http/operation-client.js';
 import type { UpstreamAnswer, UpstreamCaller } from '../http/upstream-caller.js';

@@ -1,4 +1,4 @@
-import { PageInfo } from '../../platform/common/page-info.js';
+import { PageInfo } from '#src/platform/common/page-info.js';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
@@ -16,8 +16,8 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
-import { DATE_OR_DATE_TIME, IsDateOrDateTime } from '../../platform/common/date-or-date-time.js';
-import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '../../platform/common/text.js';
+import { DATE_OR_DATE_TIME, IsDateOrDateTime } from '#src/platform/common/date-or-date-time.js';
+import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '#src/platform/common/text.js';
 import {
   WEBHOOK_EVENT_TYPE_NAMES,
   WEBHOOK_EVENT_TYPES,

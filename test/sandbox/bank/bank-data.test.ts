@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { COUNTERPARTY_IBANS } from '../../../src/sandbox/open-banking/bank/counterparties.js';
-import { isValidIban } from '../../../src/sandbox/open-banking/bank/iban.js';
-import { TEST_USERS } from '../../../src/sandbox/open-banking/bank/test-users.js';
+import { COUNTERPARTY_IBANS } from '#src/sandbox/open-banking/bank/counterparties.js';
+import { isValidIban } from '#src/sandbox/open-banking/bank/iban.js';
+import { TEST_USERS } from '#src/sandbox/open-banking/bank/test-users.js';
 import {
   accountIdOf,
   accountRead,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { type SandboxBank } from '../../../src/sandbox/open-banking/bank/sandbox-bank.js';
+import { type SandboxBank } from '#src/sandbox/open-banking/bank/sandbox-bank.js';
 import {
   authorise,
   bodyOf,

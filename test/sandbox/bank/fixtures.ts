@@ -1,11 +1,11 @@
 import { expect } from '@jest/globals';
-import { SandboxBank } from '../../../src/sandbox/open-banking/bank/sandbox-bank.js';
+import { SandboxBank } from '#src/sandbox/open-banking/bank/sandbox-bank.js';
 import {
   type BankRequest,
   type BankResponse,
   type ProductRules,
   type ScaResponse,
-} from '../../../src/sandbox/open-banking/bank/types.js';
+} from '#src/sandbox/open-banking/bank/types.js';
 
 /**
  * Mirrors openapi/psd2.yaml `PaymentDetails.x-portico-product-rules` (no YAML parser in the

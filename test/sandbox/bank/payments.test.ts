@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { SandboxBank } from '../../../src/sandbox/open-banking/bank/sandbox-bank.js';
+import { SandboxBank } from '#src/sandbox/open-banking/bank/sandbox-bank.js';
 import {
   accountIdOf,
   accountRead,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { decodeFormBody, FormBodyError } from '../../../src/sandbox/card/form-body.js';
+import { decodeFormBody, FormBodyError } from '#src/sandbox/card/form-body.js';
 
 const lists = (field: string) => field === 'domain_names';
 

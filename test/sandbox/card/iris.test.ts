@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { verifyIrisHash } from '../../../src/shared/iris/iris-hash.js';
+import { verifyIrisHash } from '#src/shared/iris/iris-hash.js';
 import { Receiver } from '../../webhooks/receiver.js';
 import { CardSandboxClient, type Merchant } from '../../support/card-api.js';
 import { formOf, page } from '../../support/card-pages.js';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { CardError } from '../../../src/sandbox/card/card-context.js';
-import { CardSandbox } from '../../../src/sandbox/card/card-sandbox.js';
-import { ledgerViolations } from '../../../src/sandbox/card/marketplace/invariants.js';
-import { marketOf } from '../../../src/sandbox/card/marketplace/ledger.js';
-import { runPayouts } from '../../../src/sandbox/card/marketplace/payouts.js';
-import { SeededRandom } from '../../../src/sandbox/open-banking/bank/seeded-random.js';
+import { CardError } from '#src/sandbox/card/card-context.js';
+import { CardSandbox } from '#src/sandbox/card/card-sandbox.js';
+import { ledgerViolations } from '#src/sandbox/card/marketplace/invariants.js';
+import { marketOf } from '#src/sandbox/card/marketplace/ledger.js';
+import { runPayouts } from '#src/sandbox/card/marketplace/payouts.js';
+import { SeededRandom } from '#src/sandbox/open-banking/bank/seeded-random.js';
 import { cardFields } from '../../support/card-api.js';
 import { sellerForm } from '../../support/marketplace.js';
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { verifyIrisHash } from '../../../src/shared/iris/iris-hash.js';
-import { sandboxWalletToken } from '../../../src/sandbox/card/wallets/wallet-token.js';
+import { verifyIrisHash } from '#src/shared/iris/iris-hash.js';
+import { sandboxWalletToken } from '#src/sandbox/card/wallets/wallet-token.js';
 import { CardSandboxClient, type Merchant } from '../../support/card-api.js';
 import { formOf, page } from '../../support/card-pages.js';
 import { testDatabaseUrl } from '../../support/test-gateway.js';

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsString, Length, Matches } from 'class-validator';
-import { IsOmittable } from '../../../platform/common/omittable.js';
-import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '../../../platform/common/text.js';
+import { IsOmittable } from '#src/platform/common/omittable.js';
+import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '#src/platform/common/text.js';
 import { SLUG_PATTERN } from './tenant.dto.js';
 import { API_KEY_ROLES, type ApiKey, type ApiKeyRole } from '../api-key.entity.js';
 

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, Length, Matches } from 'class-validator';
-import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '../../../platform/common/text.js';
+import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '#src/platform/common/text.js';
 import type { Tenant } from '../tenant.entity.js';
 
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{1,62}$/;

@@ -1,4 +1,4 @@
-import { PSD2 } from '../../../upstreams/open-banking/psd2-schemas.js';
+import { PSD2 } from '#src/upstreams/open-banking/psd2-schemas.js';
 
 /** Path parameters the bank defines: their rules are the contract's (ResourceIdentifier). */
 export class AccountParams {

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsISO8601, Matches } from 'class-validator';
-import { IsOmittable } from '../../../platform/common/omittable.js';
+import { IsOmittable } from '#src/platform/common/omittable.js';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 /** The window an account's transactions link reads when the app gives no dates: 90 days up to today. */

@@ -1,10 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsString, IsUUID, Length, Matches } from 'class-validator';
-import { IsOmittable } from '../../../platform/common/omittable.js';
-import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '../../../platform/common/text.js';
-import { AppRedirectUri } from '../../redirect-uri.decorator.js';
-import type { components } from '../../../generated/psd2.js';
-import { PSD2 } from '../../../upstreams/open-banking/psd2-schemas.js';
+import { IsOmittable } from '#src/platform/common/omittable.js';
+import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '#src/platform/common/text.js';
+import { AppRedirectUri } from '#src/open-banking/redirect-uri.decorator.js';
+import type { components } from '#src/generated/psd2.js';
+import { PSD2 } from '#src/upstreams/open-banking/psd2-schemas.js';
 
 type Psd2Schemas = components['schemas'];
 import {
@@ -14,7 +14,10 @@ import {
   type ConsentStatus,
   scaRenewalDueAt,
 } from '../consent.entity.js';
-import { SCA_APPROACHES, type ScaApproach } from '../../sca-sessions/sca-subject.columns.js';
+import {
+  SCA_APPROACHES,
+  type ScaApproach,
+} from '#src/open-banking/sca-sessions/sca-subject.columns.js';
 
 /** How a brandId is documented wherever the facade shows one: the provider's BrandIdentifier schema. */
 export const BRAND_ID_DOC = (({ pattern, maxLength, minLength }) => ({

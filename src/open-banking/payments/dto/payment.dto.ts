@@ -1,13 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsUUID } from 'class-validator';
-import { PRINTABLE_TEXT_SOURCE } from '../../../platform/common/text.js';
-import type { components } from '../../../generated/psd2.js';
-import { PSD2, psd2Contract } from '../../../upstreams/open-banking/psd2-schemas.js';
+import { PRINTABLE_TEXT_SOURCE } from '#src/platform/common/text.js';
+import type { components } from '#src/generated/psd2.js';
+import { PSD2, psd2Contract } from '#src/upstreams/open-banking/psd2-schemas.js';
 
 export type PaymentProduct = components['parameters']['PaymentProduct'];
-import { BRAND_ID_DOC, ScaReturnFields } from '../../consents/dto/consent.dto.js';
+import { BRAND_ID_DOC, ScaReturnFields } from '#src/open-banking/consents/dto/consent.dto.js';
 import type { Payment } from '../payment.entity.js';
-import { SCA_APPROACHES, type ScaApproach } from '../../sca-sessions/sca-subject.columns.js';
+import {
+  SCA_APPROACHES,
+  type ScaApproach,
+} from '#src/open-banking/sca-sessions/sca-subject.columns.js';
 
 /**
  * Every spelling the facade accepts: the contract's product names and aliases, and each name without

@@ -1,4 +1,4 @@
-import { signIrisJson } from '../../../shared/iris/iris-hash.js';
+import { signIrisJson } from '#src/shared/iris/iris-hash.js';
 import type { IrisSessionRecord } from './iris-record.js';
 
 /** How a session ended at the bank. */

@@ -8,7 +8,7 @@ import {
   type CardContext,
   type CardRequest,
 } from '../card-context.js';
-import { isValidIban } from '../../open-banking/bank/iban.js';
+import { isValidIban } from '#src/sandbox/open-banking/bank/iban.js';
 import type { BankAccountRecord, SellerRecord } from './market-records.js';
 import { sellerView } from './market-views.js';
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { CardContract } from '../../../shared/contracts/card-contract.js';
+import type { CardContract } from '#src/shared/contracts/card-contract.js';
 import { CardError } from '../card-context.js';
 import type { CardSandbox } from '../card-sandbox.js';
 import { sandboxPage } from '../iris/iris-pages-html.js';

@@ -1,4 +1,4 @@
-import { signIrisJson } from '../../../shared/iris/iris-hash.js';
+import { signIrisJson } from '#src/shared/iris/iris-hash.js';
 import {
   CardError,
   invalid,

@@ -6,7 +6,7 @@ import {
   oneLineName,
   parseCertificates,
   type Psd2Role,
-} from '../../../shared/qwac/qwac-reader.js';
+} from '#src/shared/qwac/qwac-reader.js';
 
 /** What each PSD2 role lets the gateway do with the provider; used to explain a missing role. */
 export const PSD2_ROLE_USES: Record<Psd2Role, string> = {

@@ -1,4 +1,4 @@
-import type { CheckResult } from '../../../platform/health/readiness-report.js';
+import type { CheckResult } from '#src/platform/health/readiness-report.js';
 import type { CertificateStatusService } from './certificate-status.service.js';
 
 /** The QWAC's readiness check: usable for the enabled services, warned of under 30 days to expiry. */

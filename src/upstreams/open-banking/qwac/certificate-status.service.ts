@@ -1,11 +1,11 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import type { AppConfig, OpenBankingService } from '../../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../../platform/config/config.module.js';
-import { LOGGER } from '../../../platform/logging/logging.module.js';
+import type { AppConfig, OpenBankingService } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { LOGGER } from '#src/platform/logging/logging.module.js';
 import { checkClientCertificate, type ClientCertificateCheck } from './certificate-check.js';
 import { ClientCredentials } from './client-credentials.js';
-import type { Psd2Role } from '../../../shared/qwac/qwac-reader.js';
+import type { Psd2Role } from '#src/shared/qwac/qwac-reader.js';
 
 export const ROLE_OF_SERVICE: Record<OpenBankingService, Psd2Role> = {
   ais: 'PSP_AI',

@@ -1,8 +1,8 @@
 import { Global, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
-import type { AppConfig } from '../../../platform/config/app-config.js';
-import { APP_CONFIG } from '../../../platform/config/config.module.js';
-import { LOGGER } from '../../../platform/logging/logging.module.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
+import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { LOGGER } from '#src/platform/logging/logging.module.js';
 import { CertificateStatusService } from './certificate-status.service.js';
 import { ClientCredentials, upstreamTlsFiles } from './client-credentials.js';
 

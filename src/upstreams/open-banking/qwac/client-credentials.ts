@@ -1,8 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AppConfig } from '../../../platform/config/app-config.js';
+import type { AppConfig } from '#src/platform/config/app-config.js';
 import { readPkcs12 } from './pkcs12.js';
-import { readCertificate, type CertificateInfo } from '../../../shared/qwac/qwac-reader.js';
+import { readCertificate, type CertificateInfo } from '#src/shared/qwac/qwac-reader.js';
 
 export interface TlsFiles {
   /** PEM certificate (and chain) and key, or instead a PKCS#12 file holding both. */

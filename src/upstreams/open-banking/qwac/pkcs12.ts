@@ -1,7 +1,7 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import forge from 'node-forge';
-import { CertificateError } from '../../../shared/qwac/qwac-reader.js';
+import { CertificateError } from '#src/shared/qwac/qwac-reader.js';
 
 /** forge's messages when the MAC or a decryption fails: the passphrase is wrong. */
 const WRONG_PASSPHRASE = /MAC could not be verified|wrong password|failed to decrypt/i;
