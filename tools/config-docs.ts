@@ -1,7 +1,6 @@
 // `npm run config:docs` renders docs/configuration.md and .env.example from the one variable table
 // (src/platform/config/app-config.ts); `npm run config:docs:check` fails when a committed copy differs.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   VARIABLE_GROUPS,
@@ -9,6 +8,7 @@ import {
   type VariableName,
   type VariableSpec,
 } from '#src/platform/config/app-config.js';
+import { writeOrCheck } from './write-or-check.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MARKDOWN_FILE = join(ROOT, 'docs', 'configuration.md');
@@ -101,37 +101,11 @@ export function renderEnvExample(): string {
   return `${lines.join('\n')}\n`;
 }
 
-function checkOrWrite(file: string, generated: string, check: boolean): boolean {
-  const shown = relative(process.cwd(), file);
-  if (!check) {
-    writeFileSync(file, generated);
-    process.stdout.write(`wrote ${shown}\n`);
-    return true;
-  }
-  let committed = '';
-  try {
-    committed = readFileSync(file, 'utf8');
-  } catch {
-    // a missing file differs
-  }
-  if (committed === generated) {
-    process.stdout.write(`${shown} is up to date\n`);
-    return true;
-  }
-  const committedLines = committed.split('\n');
-  const generatedLines = generated.split('\n');
-  const first = generatedLines.findIndex((line, i) => line !== committedLines[i]);
-  process.stderr.write(
-    `${shown} is stale: it differs from what the variable table renders (first difference at line ${first + 1}).\n` +
-      `  committed: ${committedLines[first] ?? '<end of file>'}\n  generated: ${generatedLines[first] ?? '<end of file>'}\n` +
-      'Run `npm run config:docs` and commit the result.\n',
-  );
-  return false;
-}
+const HOW = { source: 'what the variable table renders', command: 'config:docs' };
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const check = process.argv.includes('--check');
-  const markdown = checkOrWrite(MARKDOWN_FILE, renderConfigurationMarkdown(), check);
-  const env = checkOrWrite(ENV_FILE, renderEnvExample(), check);
+  const markdown = writeOrCheck(MARKDOWN_FILE, renderConfigurationMarkdown(), check, HOW);
+  const env = writeOrCheck(ENV_FILE, renderEnvExample(), check, HOW);
   if (!markdown || !env) process.exitCode = 1;
 }
