@@ -8,13 +8,13 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { DataSource } from 'typeorm';
 import { ownDatabase, type OwnDatabase } from '../../test/support/own-database.js';
+import { problemOf } from '../../test/support/problem-of.js';
 import { AccessLogEntry } from '../audit/trail/access-log-entry.entity.js';
 import { AccessLogService } from '../audit/trail/access-log.service.js';
 import { StatusChange } from '../audit/trail/status-change.entity.js';
 import { StatusHistoryService } from '../audit/trail/status-history.service.js';
 import { StatusTransitionListeners } from '../audit/trail/status-transition-listeners.js';
 import { dataSourceOptions } from '../platform/database/data-source-options.js';
-import { ProblemException } from '../platform/errors/problem.js';
 import { InDoubtSettlers } from '../platform/in-doubt/in-doubt-settlers.js';
 import type { LedgerRow, LedgerTable } from '../provider-ledger/ledger-table.js';
 import { ProviderLedger, type InDoubtKind } from '../provider-ledger/provider-ledger.service.js';
@@ -165,17 +165,6 @@ describe("open banking's tables in the provider-resource ledger", () => {
       refusedCause,
     });
 
-  const failureOf = (promise: Promise<unknown>) =>
-    promise.then(
-      () => {
-        throw new Error('expected a failure');
-      },
-      (error: unknown) => {
-        if (!(error instanceof ProblemException)) throw error;
-        return error.init;
-      },
-    );
-
   it('begins a consent in its own table with its first history entry, of kind consent', async () => {
     const consent = await one.ledger.begin(CONSENTS, newConsent());
     expect(await statusOf(CONSENTS, consent.id)).toBe('creating');
@@ -196,7 +185,7 @@ describe("open banking's tables in the provider-resource ledger", () => {
 
   it('fails a creation the bank refused, with its code in the history, and passes the refusal on', async () => {
     const consent = await one.ledger.begin(CONSENTS, newConsent());
-    const problem = await failureOf(createConsent(consent, refuses(400, 'FORMAT_ERROR')));
+    const problem = await problemOf(createConsent(consent, refuses(400, 'FORMAT_ERROR')));
     expect(problem).toMatchObject({
       status: 400,
       extensions: { upstream: { code: 'FORMAT_ERROR' } },
@@ -212,7 +201,7 @@ describe("open banking's tables in the provider-resource ledger", () => {
 
   it('fails a creation that certainly never reached the bank as not sent', async () => {
     const consent = await one.ledger.begin(CONSENTS, newConsent());
-    const problem = await failureOf(createConsent(consent, throws('ECONNREFUSED')));
+    const problem = await problemOf(createConsent(consent, throws('ECONNREFUSED')));
     expect(problem.extensions?.outcome).toBeUndefined();
     expect((await historyOf(consent.id)).at(-1)).toEqual([
       'consent',
@@ -224,7 +213,7 @@ describe("open banking's tables in the provider-resource ledger", () => {
 
   it('leaves a creation whose outcome is unknown in doubt, naming the consent, its status and where to follow it', async () => {
     const consent = await one.ledger.begin(CONSENTS, newConsent());
-    const problem = await failureOf(createConsent(consent, throws('UND_ERR_HEADERS_TIMEOUT')));
+    const problem = await problemOf(createConsent(consent, throws('UND_ERR_HEADERS_TIMEOUT')));
     expect(problem).toMatchObject({
       status: 504,
       extensions: {
@@ -243,7 +232,7 @@ describe("open banking's tables in the provider-resource ledger", () => {
     await one.ledger.call(subject, () =>
       caller.call({ operation: 'getPayment', safe: true }, answers({ id: 'p', status: 'ACSC' })),
     );
-    await failureOf(
+    await problemOf(
       one.ledger.call(subject, () =>
         caller.call({ operation: 'getPayment', safe: false }, throws('UND_ERR_HEADERS_TIMEOUT')),
       ),

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { DataSource, type Repository } from 'typeorm';
 import { testDatabaseUrl } from '../../test/support/test-database.js';
+import { problemOf } from '../../test/support/problem-of.js';
 import { AccessLogEntry } from '../audit/trail/access-log-entry.entity.js';
 import { AccessLogService } from '../audit/trail/access-log.service.js';
 import { StatusChange } from '../audit/trail/status-change.entity.js';
@@ -16,7 +17,6 @@ import {
   type StatusTransition,
 } from '../audit/trail/status-transition-listeners.js';
 import { dataSourceOptions } from '../platform/database/data-source-options.js';
-import { ProblemException } from '../platform/errors/problem.js';
 import { InDoubtSettlers } from '../platform/in-doubt/in-doubt-settlers.js';
 import { UpstreamCaller, type SendCall } from '../upstreams/http/upstream-caller.js';
 import { ProviderLedger } from './provider-ledger.service.js';
@@ -144,17 +144,6 @@ describe('the provider-resource ledger', () => {
       lookup,
     });
 
-  const failureOf = (promise: Promise<unknown>) =>
-    promise.then(
-      () => {
-        throw new Error('expected a failure');
-      },
-      (error: unknown) => {
-        if (!(error instanceof ProblemException)) throw error;
-        return error.init;
-      },
-    );
-
   it('begins a row as `creating` with its first history entry', async () => {
     const row = await one.sut.begin(tenantId, 'customer', { amount: 100, merchantRef: 'm-begin' });
     expect(await rows.findOneByOrFail({ id: row.id })).toMatchObject({
@@ -188,7 +177,7 @@ describe('the provider-resource ledger', () => {
 
   it('fails a create the provider refused, and passes the refusal on', async () => {
     const row = await one.sut.begin(tenantId, 'customer', { amount: 100 });
-    const problem = await failureOf(create(row, refuses(402, 10011)));
+    const problem = await problemOf(create(row, refuses(402, 10011)));
     expect(problem).toMatchObject({ status: 402, extensions: { upstream: { code: '10011' } } });
     expect(row.status).toBe('failed');
     expect((await historyOf(row.id)).at(-1)).toEqual([
@@ -201,7 +190,7 @@ describe('the provider-resource ledger', () => {
 
   it('fails a create that certainly never reached the provider (connection refused)', async () => {
     const row = await one.sut.begin(tenantId, 'customer', { amount: 100 });
-    const problem = await failureOf(create(row, throws('ECONNREFUSED')));
+    const problem = await problemOf(create(row, throws('ECONNREFUSED')));
     expect(problem).toMatchObject({ status: 502, extensions: { upstream: { sent: false } } });
     expect(problem.extensions?.outcome).toBeUndefined();
     expect((await rows.findOneByOrFail({ id: row.id })).status).toBe('failed');
@@ -216,7 +205,7 @@ describe('the provider-resource ledger', () => {
     'leaves a create whose outcome is unknown (%s) in doubt, naming the resource to follow',
     async (_name, provider, status, logged) => {
       const row = await one.sut.begin(tenantId, 'customer', { amount: 100 });
-      const problem = await failureOf(create(row, provider));
+      const problem = await problemOf(create(row, provider));
       expect(problem).toMatchObject({
         status,
         extensions: { outcome: 'unknown', chargeId: row.id, resource: `/v1/charges/${row.id}` },
@@ -243,7 +232,7 @@ describe('the provider-resource ledger', () => {
     expect(first.status).toBe('Captured');
 
     const second = await one.sut.begin(tenantId, 'customer', { amount: 100 });
-    const problem = await failureOf(
+    const problem = await problemOf(
       create(second, throws('ECONNRESET'), async () => {
         await one.sut.transition(second, 'failed', 'not-at-provider');
         return null;
@@ -268,9 +257,9 @@ describe('the provider-resource ledger', () => {
         send: () => one.sut.charge(row, provider),
         settle: (charge) => one.sut.settle(row, charge, charge.status, 'captured'),
       });
-    await failureOf(capture(refuses(409, 20001)));
+    await problemOf(capture(refuses(409, 20001)));
     expect(row.status).toBe('Pre Authorized');
-    await failureOf(capture(throws('UND_ERR_HEADERS_TIMEOUT')));
+    await problemOf(capture(throws('UND_ERR_HEADERS_TIMEOUT')));
     expect((await historyOf(row.id)).at(-1)).toEqual([
       'Pre Authorized',
       'unknown',
