@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, type Dispatcher } from 'undici';
-import type { DeadlineSignal } from './deadline-signal.js';
+import { DeadlineSignal } from './deadline-signal.js';
 import { currentRequestId } from '#src/platform/logging/request-context.js';
 import { traceHeaders } from './call-trace.js';
 import { encodeForm } from './form-encoding.js';
@@ -118,7 +118,10 @@ export class UpstreamTransport {
       headers[name] = value;
     });
     headers['x-request-id'] ??= requestIdHeader()['X-Request-ID'];
-    Object.assign(headers, traceHeaders());
+    Object.assign(
+      headers,
+      traceHeaders(request.signal instanceof DeadlineSignal ? request.signal.span : undefined),
+    );
     if (this.authorization) headers.authorization = this.authorization;
     const url = new URL(request.url);
     let answer: Dispatcher.ResponseData;
