@@ -15,6 +15,7 @@ export class MarketplaceTransfersService {
     return this.resources.create(
       tenantId,
       'transfer',
+      'createPaymentTransfer',
       (row) =>
         this.resources.store.call(
           tenantId,
@@ -54,6 +55,7 @@ export class MarketplaceTransfersService {
     return this.resources.create(
       tenantId,
       'reversal',
+      'createReversal',
       (row) => this.resources.store.call(tenantId, 'createReversal', { form }, row),
       { parentToken: form.transfer as string, amount: form.amount as number | undefined },
     );

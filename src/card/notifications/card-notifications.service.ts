@@ -15,9 +15,12 @@ export class CardNotificationsService {
   constructor(private readonly store: CardStore) {}
 
   async create(tenantId: string, form: Record<string, unknown>): Promise<ProviderNotification> {
-    const row = await this.store.begin(tenantId, 'notification', {
-      amount: form.amount as number,
-    });
+    const row = await this.store.begin(
+      tenantId,
+      'notification',
+      { amount: form.amount as number },
+      { operation: 'createNotification' },
+    );
     return this.store.create(row, {
       resource: `/v1/card/notifications/${row.id}`,
       names: () => ({ notificationId: row.id }),

@@ -38,11 +38,16 @@ export class CardPaymentsService {
     if (refusal) throw refusal;
     // The payment's handle at the provider, stored before it is called: the app's, or one Portico makes.
     const id = randomUUID();
-    const row = await this.store.begin(tenantId, 'payment', {
-      id,
-      merchantRef: (form.merchant_ref as string | undefined) ?? `portico-${id}`,
-      amount: form.amount as number,
-    });
+    const row = await this.store.begin(
+      tenantId,
+      'payment',
+      {
+        id,
+        merchantRef: (form.merchant_ref as string | undefined) ?? `portico-${id}`,
+        amount: form.amount as number,
+      },
+      { operation: 'createPayment' },
+    );
     return this.store.create(row, {
       resource: `/v1/card/payments/${row.id}`,
       names: () => ({ paymentId: row.id, merchantRef: row.merchantRef ?? '' }),
