@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import type { Repository, SelectQueryBuilder } from 'typeorm';
+import type { Repository } from 'typeorm';
 import { LOGGER } from '#src/platform/logging/logging.module.js';
 import { Metrics } from '#src/platform/metrics/metrics.service.js';
 import { PlainSql } from '#src/platform/database/plain-sql.js';
@@ -311,11 +311,6 @@ export class AccessLogService implements BeforeApplicationShutdown {
     );
     return rows.map(() => undefined);
   }, 'access-log:record');
-
-  /** A query over the whole log, for the auditor's views. */
-  query(alias: string): SelectQueryBuilder<AccessLogEntry> {
-    return this.entries.createQueryBuilder(alias);
-  }
 
   async forConsent(consentId: string, limit = 500): Promise<AccessLogEntry[]> {
     await this.flushCompletions();
