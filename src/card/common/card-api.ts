@@ -4,6 +4,7 @@ import { ApiProblems } from '#src/platform/errors/api-problem-responses.js';
 import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
 import { camelCase } from '#src/platform/openapi/camel-case-schemas.js';
 import type { Schema } from '#src/shared/contracts/openapi-contract.js';
+import type { CardOperation, CardQueryOf } from '#src/upstreams/card/card.client.js';
 import { CARD, cardContract } from '#src/upstreams/card/card-schemas.js';
 import { UPSTREAM_PROBLEMS } from '#src/platform/errors/upstream-problems.js';
 
@@ -78,10 +79,10 @@ export function ApiCardId(name: string, what: string, upstreamName = name): Meth
 }
 
 @Injectable()
-class CardQueryPipe implements PipeTransform {
-  constructor(private readonly operationId: string) {}
+class CardQueryPipe<O extends CardOperation> implements PipeTransform {
+  constructor(private readonly operationId: O) {}
 
-  transform(query: unknown): Record<string, string | number | undefined> {
+  transform(query: unknown): CardQueryOf<O> {
     const input = (query ?? {}) as Record<string, unknown>;
     const parameters = queryParameters(this.operationId);
     const out: Record<string, string | number | undefined> = {};
@@ -108,12 +109,16 @@ class CardQueryPipe implements PipeTransform {
       else out[parameter.name] = value;
     }
     if (errors.length) throw new ValidationFailedException(errors, 'request query');
-    return out;
+    // Each argument valid against its card.yaml parameter, under its card.yaml name.
+    return out as CardQueryOf<O>;
   }
 }
 
+export type { CardQueryOf };
+
 /** `@Query(CardQuery('listPayments'))`: the query as the provider's arguments, checked by card.yaml. */
-export const CardQuery = (operationId: string) => new CardQueryPipe(operationId);
+export const CardQuery = <O extends CardOperation>(operationId: O) =>
+  new CardQueryPipe(operationId);
 
 @Injectable()
 class CardIdPipe implements PipeTransform {
