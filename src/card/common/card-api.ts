@@ -1,12 +1,16 @@
 import { applyDecorators, Injectable, type PipeTransform } from '@nestjs/common';
 import { ApiBody, ApiParam, ApiQuery, ApiResponse } from '@nestjs/swagger';
+import type { components } from '#src/generated/card.js';
 import { ApiProblems } from '#src/platform/errors/api-problem-responses.js';
 import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
-import { camelCase } from '#src/platform/openapi/camel-case-schemas.js';
+import { camelCase, type Camelized } from '#src/platform/openapi/camel-case-schemas.js';
 import type { Schema } from '#src/shared/contracts/openapi-contract.js';
 import type { CardOperation, CardQueryOf } from '#src/upstreams/card/card.client.js';
 import { CARD, cardContract } from '#src/upstreams/card/card-schemas.js';
 import { UPSTREAM_PROBLEMS } from '#src/platform/errors/upstream-problems.js';
+import type { CardSchemaName } from './card-body.pipe.js';
+
+type CardSchemas = components['schemas'];
 
 /** What every card operation may answer besides its own outcome. */
 export const ApiCardProblems = (extra: Record<number, string> = {}) =>
@@ -148,5 +152,9 @@ export const CardId = new CardIdPipe();
 export const CardIdOf = (upstreamName: string) => new CardIdPipe(upstreamName);
 
 /** An answer of the provider (snake_case) as the facade gives it (camelCase), per its card.yaml schema. */
-export const facade = <T>(schema: string, value: T): Record<string, unknown> =>
-  CARD.toFacade(schema, value) as Record<string, unknown>;
+export const facade = <S extends CardSchemaName, V extends CardSchemas[S] | null>(
+  schema: S,
+  value: V,
+) =>
+  // toFacade renames what Camelized renames: the schema's declared properties, at every depth.
+  CARD.toFacade(schema, value) as Camelized<V>;
