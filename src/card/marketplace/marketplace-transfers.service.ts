@@ -43,9 +43,10 @@ export class MarketplaceTransfersService {
       ['payment', 'payment'],
       ['seller', 'seller'],
       ['payout', 'payout'],
-    ] as const)
-      if (typeof query[name] === 'string')
-        await this.resources.owned(tenantId, kind, query[name] as string);
+    ] as const) {
+      const token = query[name];
+      if (typeof token === 'string') await this.resources.owned(tenantId, kind, token);
+    }
     return this.resources.store.call(tenantId, 'listTransfers', { query });
   }
 
