@@ -26,7 +26,7 @@ import { Agent, request } from 'undici';
 import { randomUUID } from 'node:crypto';
 import { completeSca } from '#src/sandbox/scripted-psu.js';
 import { encodeForm } from '#src/upstreams/http/form-encoding.js';
-import { traceHeaders, withCallSpan } from '#src/upstreams/http/call-trace.js';
+import { traceHeaders } from '#src/upstreams/http/call-trace.js';
 import { parseTraceparent } from '#src/platform/tracing/trace-context.js';
 import { ID_ONLY_TRACER } from '#src/platform/tracing/tracer.js';
 
@@ -654,7 +654,7 @@ async function idsOnlyMicroseconds(): Promise<number> {
       parseTraceparent(header),
     );
     const call = request.child('open-banking getBalances', 'client');
-    return withCallSpan(call, async () => traceHeaders());
+    return Promise.resolve(traceHeaders(call));
   };
   for (let i = 0; i < 50_000; i++) await once();
   const times = 200_000;

@@ -69,11 +69,12 @@ async function replica(url: string): Promise<Replica> {
     dataSourceOptions(url, 4, { entities: [Consent, Payment, StatusChange, AccessLogEntry] }),
   );
   await dataSource.initialize();
+  const accessLog = new AccessLogService(dataSource.getRepository(AccessLogEntry), logger);
   const history = new StatusHistoryService(
     dataSource.getRepository(StatusChange),
     new StatusTransitionListeners(),
+    accessLog,
   );
-  const accessLog = new AccessLogService(dataSource.getRepository(AccessLogEntry), logger);
   const ledger = new ProviderLedger(dataSource, history, accessLog, new InDoubtSettlers());
   return { dataSource, ledger, accessLog };
 }

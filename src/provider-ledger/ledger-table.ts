@@ -1,4 +1,4 @@
-import type { EntityManager, EntityTarget } from 'typeorm';
+import type { EntityTarget } from 'typeorm';
 import type { AccessSubject } from '../audit/trail/access-log.service.js';
 import type { SubjectKind } from '../audit/trail/status-change.entity.js';
 
@@ -21,6 +21,4 @@ export interface LedgerTable<R extends LedgerRow> {
   subjectKind(row: R): SubjectKind;
   /** The access-log column that names the row a call is about (`{ paymentId: row.id }`). */
   accessSubject(row: R): Pick<AccessSubject, 'consentId' | 'paymentId' | 'cardResourceId'>;
-  /** Writes a new row (in the transaction that records its first status). */
-  insert(manager: EntityManager, row: R): Promise<unknown>;
 }

@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import { DataSource, type FindOptionsWhere } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { AccessLogService, type AccessSubject } from '../audit/trail/access-log.service.js';
+import { PlainSql } from '../platform/database/plain-sql.js';
 import { StatusHistoryService } from '../audit/trail/status-history.service.js';
 import { ProblemException } from '../platform/errors/problem.js';
 import { bindIdempotentResource } from '../platform/idempotency/idempotency-binding.js';
@@ -69,16 +72,72 @@ export class ProviderLedger {
     private readonly history: StatusHistoryService,
     private readonly accessLog: AccessLogService,
     private readonly settlers: InDoubtSettlers,
-  ) {}
+  ) {
+    this.sql = new PlainSql(dataSource);
+  }
 
-  /** Stores a row about to be created at the provider, with its first history entry, in one transaction. */
-  async begin<R extends LedgerRow>(table: LedgerTable<R>, row: R): Promise<R> {
-    await this.dataSource.transaction(async (manager) => {
-      await table.insert(manager, row);
-      await this.history.append(this.subject(table, row), null, row.status, 'created', manager);
-    });
+  private readonly sql: PlainSql;
+
+  /**
+   * Stores a row about to be created at the provider with its first history entry, and (given the
+   * call that follows) that call written ahead in the access log: one statement, one commit. The call
+   * about the row with that operation (`call`, `about` the row) then uses the row written ahead.
+   */
+  async begin<R extends LedgerRow>(
+    table: LedgerTable<R>,
+    row: R,
+    writeAhead?: AccessSubject,
+  ): Promise<R> {
+    const metadata = this.dataSource.getMetadata(table.entity);
+    const [insert, params] = this.dataSource
+      .createQueryBuilder()
+      .insert()
+      .into(table.entity)
+      .values(row as QueryDeepPartialEntity<R>)
+      .getQueryAndParameters();
+    const history = this.history.firstEntry(
+      'history',
+      { ...row, kind: table.subjectKind(row) },
+      params.length + 1,
+    );
+    const logged =
+      writeAhead &&
+      AccessLogService.writeAheadRow(
+        'logged',
+        { ...writeAhead, ...table.accessSubject(row) },
+        params.length + history.params.length + 1,
+      );
+    const text = `WITH created AS (${insert} RETURNING *), ${history.cte}${logged ? `, ${logged.cte}` : ''}
+       SELECT to_jsonb(created) AS created, ${logged ? '(SELECT id FROM logged)' : 'NULL'} AS log_id
+         FROM created`;
+    const [written] = await this.sql.query<{
+      created: Record<string, unknown> | null;
+      log_id: string | null;
+    }>(
+      `ledger:begin:${table.name}:${createHash('sha1').update(text).digest('hex').slice(0, 12)}`,
+      text,
+      [...params, ...history.params, ...(logged?.params ?? [])],
+    );
+    // The values the database gave the row (its defaults, its timestamps), as TypeORM's insert sets them.
+    for (const column of metadata.columns) {
+      const value = written?.created?.[column.databaseName];
+      if (
+        value !== undefined &&
+        (row as Record<string, unknown>)[column.propertyName] === undefined
+      )
+        (row as Record<string, unknown>)[column.propertyName] =
+          this.dataSource.driver.prepareHydratedValue(value, column);
+    }
+    if (writeAhead && written?.log_id)
+      this.writtenAhead.set(row, {
+        operation: writeAhead.operation,
+        logId: String(written.log_id),
+      });
     return row;
   }
+
+  /** Calls written ahead with their row's begin, not sent yet: the row's call takes its log id. */
+  private readonly writtenAhead = new WeakMap<LedgerRow, { operation: string; logId: string }>();
 
   /**
    * Moves a row to `to` and records it (history, event), as a compare-and-set on the status the caller
@@ -90,26 +149,39 @@ export class ProviderLedger {
     row: R,
     to: string,
     cause: string,
+    columns?: Partial<R>,
   ): Promise<boolean> {
-    return this.history.transition(table.entity, table.subjectKind(row), row, to, cause);
+    return this.history.transition(table, table.subjectKind(row), row, to, cause, columns);
   }
 
-  /** A change that keeps the status (an update): recorded in the history all the same. */
-  changed<R extends LedgerRow>(table: LedgerTable<R>, row: R, cause: string): Promise<void> {
-    return this.history.append(this.subject(table, row), row.status, row.status, cause);
+  /**
+   * A change that keeps the status (an update, `columns` written with it): recorded in the history
+   * all the same.
+   */
+  changed<R extends LedgerRow>(
+    table: LedgerTable<R>,
+    row: R,
+    cause: string,
+    columns?: Partial<R>,
+  ): Promise<void> {
+    return this.history.touch(table, table.subjectKind(row), row, cause, columns);
   }
 
   /**
    * Calls a provider (`send`: any upstream client's call), written ahead in the access log and completed
    * after with the outcome: `ok`, the provider's refusal code, or the seam's failure (`unknown:504` when
    * the provider may have acted). Refusals (4xx) are answered, failures rethrown, for the caller to judge.
+   * A call `about` a row begun with this call written ahead uses that row of the log, and its answer
+   * is completed by the statement that takes the answer into the row (the create's settling carries it).
    */
   async call<T>(
     subject: AccessSubject,
     send: () => Promise<UpstreamAnswer<T>>,
+    about?: LedgerRow,
   ): Promise<UpstreamAnswer<T>> {
     const started = performance.now();
-    const logId = await this.writeAhead(subject);
+    const ahead = this.takeWrittenAhead(about, subject.operation);
+    const logId = ahead ?? (await this.writeAhead(subject));
     const latencyMs = () => Math.round(performance.now() - started);
     let answer: UpstreamAnswer<T>;
     try {
@@ -123,12 +195,30 @@ export class ProviderLedger {
       });
       throw error;
     }
-    await this.accessLog.complete(logId, {
+    const outcome = {
       outcome: answer.status < 400 ? 'ok' : `upstream:${answer.messages[0]?.code ?? answer.status}`,
       upstreamStatus: answer.status,
       latencyMs: latencyMs(),
-    });
+    };
+    if (ahead && answer.status < 400) this.accessLog.completeSoon(logId, outcome);
+    else await this.accessLog.complete(logId, outcome);
     return answer;
+  }
+
+  /** The log row written ahead with `row`'s begin for this operation, taken once. */
+  private takeWrittenAhead(row: LedgerRow | undefined, operation: string): string | undefined {
+    const ahead = row && this.writtenAhead.get(row);
+    if (!ahead || ahead.operation !== operation) return undefined;
+    this.writtenAhead.delete(row);
+    return ahead.logId;
+  }
+
+  /** A row's call written ahead and never sent (its sequence stopped before it): completed so. */
+  async notSent(row: LedgerRow): Promise<void> {
+    const ahead = this.writtenAhead.get(row);
+    if (!ahead) return;
+    this.writtenAhead.delete(row);
+    await this.accessLog.complete(ahead.logId, { outcome: 'not-sent', latencyMs: 0 });
   }
 
   /**
@@ -173,11 +263,17 @@ export class ProviderLedger {
     steps: CreateSteps<R, T>,
     refused: (error: unknown) => Promise<unknown>,
   ): Promise<T> {
-    await bindIdempotentResource(steps.resource);
+    try {
+      await bindIdempotentResource(steps.resource);
+    } catch (error) {
+      await this.notSent(row);
+      throw error;
+    }
     let answer: T;
     try {
       answer = await steps.send();
     } catch (error) {
+      await this.notSent(row);
       if (!outcomeUnknown(error) || !(error instanceof ProblemException)) {
         await refused(error);
         throw error;
@@ -193,6 +289,7 @@ export class ProviderLedger {
       if (found !== undefined) return found;
       throw inDoubtProblem(error, { ...steps.names(row), resource: steps.resource });
     }
+    await this.notSent(row);
     await steps.settle(answer);
     return answer;
   }
@@ -237,10 +334,6 @@ export class ProviderLedger {
         }
       }
     return worked;
-  }
-
-  private subject<R extends LedgerRow>(table: LedgerTable<R>, row: R) {
-    return { kind: table.subjectKind(row), id: row.id, tenantId: row.tenantId };
   }
 }
 

@@ -87,11 +87,16 @@ async function replica(url: string): Promise<Replica> {
   await dataSource.initialize();
   const listeners = new StatusTransitionListeners();
   const transitions: StatusTransition[] = [];
-  listeners.subscribe(async (_manager, transition) => {
-    transitions.push(transition);
+  listeners.subscribe({
+    writes: () => undefined,
+    heard: (transition) => transitions.push(transition),
   });
-  const history = new StatusHistoryService(dataSource.getRepository(StatusChange), listeners);
   const accessLog = new AccessLogService(dataSource.getRepository(AccessLogEntry), logger);
+  const history = new StatusHistoryService(
+    dataSource.getRepository(StatusChange),
+    listeners,
+    accessLog,
+  );
   const ledger = new ProviderLedger(dataSource, history, accessLog, new InDoubtSettlers());
   const sut = new TestStore(ledger, dataSource.getRepository(ProviderResource));
   return { dataSource, ledger, sut, accessLog, transitions };

@@ -39,12 +39,23 @@ export type BeginFields<M extends KindMap, K extends KindOf<M>> = Partial<
   Pick<ProviderResource, 'id' | 'token' | 'merchantRef' | 'parentToken' | 'amount'>
 > & { data?: DataOf<M, K> | null; status?: string };
 
+/** The call that creates a row, written ahead with it: its operation, and its deadline when its own. */
+export interface WriteAhead {
+  operation: string;
+  deadlineMs?: number;
+}
+
 const UNIQUE_VIOLATION = '23505';
 
-/** Whether a write failed on a unique index (a merchant_ref, a POS transaction_id already held). */
+/**
+ * Whether a write failed on a unique index (a merchant_ref, a POS transaction_id already held), through
+ * TypeORM or on the hot path (pg's own error).
+ */
 export const isUniqueViolation = (error: unknown) =>
-  error instanceof QueryFailedError &&
-  (error.driverError as { code?: string }).code === UNIQUE_VIOLATION;
+  (error instanceof QueryFailedError
+    ? (error.driverError as { code?: string })
+    : (error as { code?: unknown } | null)
+  )?.code === UNIQUE_VIOLATION;
 
 export const notFound = (what: string, id: string) =>
   new ProblemException({
@@ -72,15 +83,18 @@ export class ResourceStore<M extends KindMap> {
       name: 'provider_resources',
       subjectKind: (row) => PROVIDER_RESOURCE_SUBJECTS[row.kind],
       accessSubject: (row) => ({ cardResourceId: row.id }),
-      insert: (manager, row) => manager.insert(ProviderResource, row),
     };
   }
 
-  /** Stores a resource about to be created at the provider (`creating`), with its first history entry. */
+  /**
+   * Stores a resource about to be created at the provider (`creating`), with its first history entry,
+   * and the call that creates it written ahead when given (one statement: ProviderLedger.begin).
+   */
   async begin<K extends KindOf<M>>(
     tenantId: string,
     kind: K,
     fields: BeginFields<M, K> = {},
+    writeAhead?: WriteAhead,
   ): Promise<Resource<M, K>> {
     const row = this.rows.create({
       id: fields.id ?? randomUUID(),
@@ -93,7 +107,8 @@ export class ResourceStore<M extends KindMap> {
       data: fields.data ?? null,
       status: fields.status ?? 'creating',
     });
-    return this.typed<K>(await this.ledger.begin(this.table, row));
+    const subject = writeAhead && { tenantId, psuPresent: false, ...writeAhead };
+    return this.typed<K>(await this.ledger.begin(this.table, row, subject));
   }
 
   /**
@@ -196,9 +211,12 @@ export class ResourceStore<M extends KindMap> {
   ): Promise<void> {
     const token = typeof data.token === 'string' ? data.token : row.token;
     const amount = typeof data.amount === 'number' ? data.amount : row.amount;
-    await this.rows.update({ id: row.id }, { token, data, amount });
     Object.assign(row, { token, data, amount });
-    await this.transition(row, status, cause);
+    await this.ledger.transition(this.table, this.untyped(row), status, cause, {
+      token,
+      data,
+      amount,
+    });
   }
 
   /** A provider resource first seen through a read with this tenant's keys: it is the tenant's. */
@@ -225,17 +243,20 @@ export class ResourceStore<M extends KindMap> {
     data: DataOf<M, K>,
     cause: string,
   ): Promise<void> {
-    await this.rows.update({ id: row.id }, { data });
     row.data = data;
-    await this.ledger.changed(this.table, this.untyped(row), cause);
+    await this.ledger.changed(this.table, this.untyped(row), cause, { data });
   }
 
   /** A change at the provider that leaves the row's data as it is (a card added): touched, with history. */
   async note(row: Resource<M>, cause: string): Promise<void> {
     const untyped = this.untyped(row);
     untyped.data ??= {};
-    await this.rows.update({ id: row.id }, { data: untyped.data });
-    await this.ledger.changed(this.table, untyped, cause);
+    await this.ledger.changed(this.table, untyped, cause, { data: untyped.data });
+  }
+
+  /** A row's call written ahead with it and never sent (its sequence stopped before): completed so. */
+  notSent(row: Resource<M>): Promise<void> {
+    return this.ledger.notSent(this.untyped(row));
   }
 
   /** The create sequence (ProviderLedger.create) for a row just begun. */
@@ -279,6 +300,7 @@ export class ResourceStore<M extends KindMap> {
         ...(deadlineMs === undefined ? {} : { deadlineMs }),
       },
       send,
+      row && this.untyped(row),
     );
   }
 

@@ -2,8 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { JsonObject } from '../platform/common/json.js';
-import type { SubjectKind } from '../audit/trail/status-change.entity.js';
-import { StatusTransitionListeners } from '../audit/trail/status-transition-listeners.js';
+import {
+  StatusTransitionListeners,
+  type StatusTransition,
+  type TransitionWrites,
+} from '../audit/trail/status-transition-listeners.js';
 import { STATUS_CHANGE_EVENTS, type WebhookEventType } from './webhook-event-types.js';
 
 export interface OutboxEvent {
@@ -16,76 +19,72 @@ export interface OutboxEvent {
   dedupeKey?: string;
 }
 
+/** The live endpoints of the tenant `tenant` subscribed to the type `type` (SQL expressions), as `e`. */
+const subscribedEndpoints = (tenant: string, type: string) =>
+  `webhook_endpoints e
+    WHERE e.tenant_id = ${tenant} AND e.removed_at IS NULL AND e.event_types @> jsonb_build_array(${type})`;
+
 /**
  * The transactional outbox: records an event, and a pending delivery to each endpoint of the tenant that
- * subscribed to its type, with the caller's entity manager, so in the very transaction of the change it
- * reports (both commit or neither). The delivery worker sends them later.
+ * subscribed to its type, in the very transaction (or statement) of the change it reports (both commit
+ * or neither). The delivery worker sends them later.
  */
 @Injectable()
 export class WebhookOutboxService {
   constructor(transitions: StatusTransitionListeners) {
-    // Every status change the trail writes gets its event, in the change's own transaction.
-    transitions.subscribe((manager, { subject, fromStatus, toStatus, cause }) =>
-      this.statusChanged(manager, subject, fromStatus, toStatus, cause),
-    );
+    // Every status change the trail writes gets its event, in the change's own statement.
+    transitions.subscribe({ writes: (transition, first) => this.statusChanged(transition, first) });
   }
 
   /** Returns the event's id, or undefined when its dedupe key was recorded before. */
   async record(manager: EntityManager, event: OutboxEvent): Promise<string | undefined> {
     const id = randomUUID();
-    const body = JSON.stringify({
-      type: event.type,
-      timestamp: new Date().toISOString(),
-      data: event.data,
-    });
     // TypeORM answers an INSERT … RETURNING with the rows.
     const inserted = (await manager.query(
       `INSERT INTO webhook_events (id, tenant_id, type, resource_id, body, dedupe_key)
        VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`,
-      [id, event.tenantId, event.type, event.resourceId, body, event.dedupeKey ?? null],
+      [id, event.tenantId, event.type, event.resourceId, bodyOf(event), event.dedupeKey ?? null],
     )) as { id: string }[];
     if (inserted.length === 0) return undefined;
     await this.fanOut(manager, id, event.tenantId, event.type, false);
     return id;
   }
 
-  /** The event of a consent's or payment's status change (not of its creation, which the app made). */
-  async statusChanged(
-    manager: EntityManager,
-    subject: { kind: SubjectKind; id: string; tenantId: string },
-    fromStatus: string,
-    toStatus: string,
-    cause: string,
-  ): Promise<void> {
+  /**
+   * The event of a consent's or payment's status change (not of its creation, which the app made), and
+   * its deliveries: CTEs of the change's statement, reading its `changed` row. A provider resource is
+   * named by the provider's id (pmt_…, ref_…) and its merchant reference, as the change leaves them.
+   */
+  private statusChanged(
+    { subject, fromStatus, toStatus, cause, resource }: StatusTransition,
+    first: number,
+  ): TransitionWrites | undefined {
     const event = STATUS_CHANGE_EVENTS[subject.kind];
-    if (!event) return;
-    let id: string = subject.id;
-    let extra: JsonObject = {};
-    if (event.cardResource) {
-      const [row] = (await manager.query(
-        'SELECT token, merchant_ref, data FROM provider_resources WHERE id = $1',
-        [subject.id],
-      )) as { token: string | null; merchant_ref: string | null; data: JsonObject | null }[];
-      id = row?.token ?? subject.id;
-      extra = {
-        porticoId: subject.id,
-        merchantRef: row?.merchant_ref ?? null,
-        ...event.detail?.(row?.data ?? null),
-      };
-    }
-    await this.record(manager, {
-      tenantId: subject.tenantId,
-      type: event.type,
-      resourceId: subject.id,
-      data: {
-        [event.idField]: id,
-        ...extra,
-        previousStatus: fromStatus,
-        status: toStatus,
-        cause,
-      },
-    });
+    if (!event) return undefined;
+    const named: JsonObject = event.cardResource
+      ? {
+          [event.idField]: resource.token ?? subject.id,
+          porticoId: subject.id,
+          merchantRef: resource.merchantRef ?? null,
+          ...event.detail?.(resource.data ?? null),
+        }
+      : { [event.idField]: subject.id };
+    const data = { ...named, previousStatus: fromStatus, status: toStatus, cause };
+    const [id, type, body] = [0, 1, 2].map((offset) => `$${first + offset}`);
+    return {
+      ctes: [
+        `outbox_event AS (
+           INSERT INTO webhook_events (id, tenant_id, type, resource_id, body)
+           SELECT ${id}::uuid, tenant_id, ${type}::varchar, id, ${body}::text FROM changed
+           RETURNING id, tenant_id, type)`,
+        `outbox_deliveries AS (
+           INSERT INTO webhook_deliveries (event_id, endpoint_id, tenant_id, status, next_attempt_at, replay)
+           SELECT ev.id, e.id, e.tenant_id, 'pending', now(), false
+             FROM outbox_event ev, ${subscribedEndpoints('ev.tenant_id', 'ev.type::text')})`,
+      ],
+      params: [randomUUID(), event.type, bodyOf({ type: event.type, data })],
+    };
   }
 
   /** A pending delivery of the event to each live endpoint of the tenant subscribed to the type. */
@@ -98,11 +97,19 @@ export class WebhookOutboxService {
   ): Promise<string[]> {
     const rows = (await manager.query(
       `INSERT INTO webhook_deliveries (event_id, endpoint_id, tenant_id, status, next_attempt_at, replay)
-       SELECT $1, e.id, e.tenant_id, 'pending', now(), $4 FROM webhook_endpoints e
-        WHERE e.tenant_id = $2 AND e.removed_at IS NULL AND e.event_types @> jsonb_build_array($3::text)
+       SELECT $1, e.id, e.tenant_id, 'pending', now(), $4 FROM ${subscribedEndpoints('$2', '$3::text')}
        RETURNING id`,
       [eventId, tenantId, type, replay],
     )) as { id: string }[];
     return rows.map((row) => row.id);
   }
+}
+
+/** An event's body as it is signed and sent. */
+function bodyOf(event: Pick<OutboxEvent, 'type' | 'data'>): string {
+  return JSON.stringify({
+    type: event.type,
+    timestamp: new Date().toISOString(),
+    data: event.data,
+  });
 }

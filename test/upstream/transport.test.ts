@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
+import { DeadlineSignal } from '#src/upstreams/http/deadline-signal.js';
 import { encodeForm } from '#src/upstreams/http/form-encoding.js';
 import { UpstreamError } from '#src/upstreams/http/upstream-errors.js';
 import { freePort } from '../support/processes.js';
@@ -112,5 +113,66 @@ describe('form encoding for the card API', () => {
     ).toBe(
       'amount=1000&metadata%5Border%5D=A-1&metadata%5Bnote%5D=a%26b&domain_names%5B0%5D=a.example&domain_names%5B1%5D=b.example',
     );
+  });
+});
+
+describe("the typed clients' fetch (the answer gathered by the transport)", () => {
+  // A stand-in provider: a whole answer with a repeated header, one that breaks off, one that stalls.
+  let provider: Server;
+  let port: number;
+  beforeAll(async () => {
+    provider = createServer(
+      { key: readFileSync('certs/dev/sandbox.key'), cert: readFileSync('certs/dev/sandbox.pem') },
+      (request, response) => {
+        if (request.url === '/whole') {
+          response.setHeader('set-cookie', ['a=1', 'b=2']);
+          response.writeHead(200, { 'content-type': 'application/json' });
+          response.end('\uFEFF{"ok":true}');
+          return;
+        }
+        response.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+        response.write('{"partial":');
+        if (request.url === '/broken') setTimeout(() => response.destroy(), 20);
+      },
+    );
+    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', () => resolve()));
+    port = (provider.address() as { port: number }).port;
+  });
+  afterAll(() => {
+    provider.closeAllConnections();
+    provider.close();
+  });
+
+  const fetchOf = (path: string, deadline?: DeadlineSignal) => {
+    const transport = transportTo(`https://localhost:${port}`, devTlsFiles('certs/dev', 'tpp'));
+    const request = new transport.Request(`https://localhost:${port}${path}`, {
+      deadline,
+    } as RequestInit);
+    return { transport, answer: transport.fetch(request) };
+  };
+
+  it('answers at the headers and hands the whole body over as text', async () => {
+    const { transport, answer } = fetchOf('/whole');
+    const response = await answer;
+    expect(response.status).toBe(200);
+    expect(response.headers.get('Set-Cookie')).toBe('a=1, b=2');
+    expect(await response.text()).toBe('{"ok":true}');
+    await transport.close();
+  });
+
+  it('fails the body, not the answer, when the body breaks off', async () => {
+    const { transport, answer } = fetchOf('/broken');
+    const response = await answer;
+    await expect(response.text()).rejects.toThrow();
+    await transport.close();
+  });
+
+  it('ends a stalled body at the deadline', async () => {
+    const deadline = new DeadlineSignal();
+    const { transport, answer } = fetchOf('/stalled', deadline);
+    const response = await answer;
+    setTimeout(() => deadline.abort(new DOMException('The deadline passed', 'TimeoutError')), 50);
+    await expect(response.text()).rejects.toMatchObject({ name: 'TimeoutError' });
+    await transport.close();
   });
 });

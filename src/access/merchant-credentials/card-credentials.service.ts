@@ -8,6 +8,7 @@ import { ProblemException } from '#src/platform/errors/problem.js';
 import { LOGGER } from '#src/platform/logging/logging.module.js';
 import { MerchantCredentialsRepository } from './merchant-credentials.repository.js';
 import { SecretsService } from '#src/platform/secrets/secrets.service.js';
+import type { CardCredentials } from './card-credentials.entity.js';
 import { maskKey } from './mask-key.js';
 
 export interface MerchantKeys {
@@ -31,10 +32,15 @@ export interface MaskedCredentials {
   updatedAt: Date;
 }
 
+/** Sealed rows remembered at most; beyond, the oldest go. */
+const MAX_CACHED = 10_000;
+
 /**
  * Each tenant's merchant keys at the card provider: stored sealed (AES-256-GCM, SECRETS_KEY),
  * opened only to call the provider, shown only masked. In sandbox mode a new tenant gets a sandbox
- * merchant from the sandbox's control listener.
+ * merchant from the sandbox's control listener. A replica keeps the sealed row it read for
+ * KEY_CACHE_TTL_MS (as it keeps API keys), so that a provider call reads no row: keys replaced on
+ * this replica apply at once, on the others within that time.
  */
 @Injectable()
 export class CardCredentialsService implements OnModuleInit {
@@ -84,6 +90,7 @@ export class CardCredentialsService implements OnModuleInit {
       source,
     };
     await this.rows.store(row, keepExisting);
+    this.cached.delete(tenantId);
     return (await this.view(tenantId)) as MaskedCredentials;
   }
 
@@ -101,9 +108,26 @@ export class CardCredentialsService implements OnModuleInit {
     };
   }
 
+  /** Sealed rows read lately, by tenant, and until when they are trusted. */
+  private readonly cached = new Map<string, { row: CardCredentials; until: number }>();
+
+  /** The tenant's sealed row: the one read within KEY_CACHE_TTL_MS, or read now. */
+  private async sealedRow(tenantId: string): Promise<CardCredentials | null> {
+    const hit = this.cached.get(tenantId);
+    if (hit && hit.until > Date.now()) return hit.row;
+    const row = await this.rows.find(tenantId);
+    const ttlMs = this.config.http.keyCacheTtlMs;
+    // Only rows: keys set on another replica are seen at once by a tenant that had none.
+    if (row && ttlMs > 0) {
+      if (this.cached.size >= MAX_CACHED) this.cached.delete(this.cached.keys().next().value!);
+      this.cached.set(tenantId, { row, until: Date.now() + ttlMs });
+    } else this.cached.delete(tenantId);
+    return row;
+  }
+
   /** The keys to call the provider with for a tenant; a problem when it has none. */
   async keysOf(tenantId: string): Promise<MerchantKeys> {
-    const row = await this.rows.find(tenantId);
+    const row = await this.sealedRow(tenantId);
     if (!row)
       throw new ProblemException({
         status: 409,

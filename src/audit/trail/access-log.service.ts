@@ -99,10 +99,19 @@ export class AccessLogService implements BeforeApplicationShutdown {
   ) {
     this.sql = new PlainSql(entries.manager.connection);
     this.soon = new CompletionQueue(
-      (params) => this.sql.query('access-log:complete', completeSql(1), params),
+      async (params) =>
+        (
+          await this.sql.query<{ id: string }>(
+            'access-log:complete-soon',
+            completeSql(1, 'RETURNING a.id'),
+            params,
+          )
+        ).map((row) => String(row.id)),
       COMPLETION_DELAY_MS,
       (error, waiting) =>
         logger.error({ err: error, waiting }, 'access log: completions not written yet'),
+      (missed) =>
+        this.notCompleted(missed, new Error('the row is sealed or was completed already')),
     );
   }
 
@@ -154,6 +163,27 @@ export class AccessLogService implements BeforeApplicationShutdown {
     );
     return inserted.map((row) => String(row.id));
   }, 'access-log:begin');
+
+  /**
+   * A call about to be sent, written ahead as a CTE named `name` (its `id` the row's) of a statement
+   * that writes more (the ledger's new row with its first history entry), its parameters numbered from
+   * `first` on. Complete the row with `complete` or `completeSoon`.
+   */
+  static writeAheadRow(
+    name: string,
+    subject: AccessSubject,
+    first: number,
+  ): { cte: string; params: unknown[] } {
+    const $ = Array.from({ length: SENT_PARAMETERS }, (_, index) => `$${first + index}`);
+    return {
+      cte: `${name} AS (
+         ${INSERT_SENT}
+         VALUES (${$[0]}::uuid, ${$[1]}::uuid, ${$[2]}::uuid, ${$[3]}, ${$[4]}, ${$[5]}::boolean, ${$[6]}::uuid,
+                 ${$[7]}, ${$[8]}::uuid, ${deadlineAt(`${$[9]}::int`)})
+         RETURNING id)`,
+      params: [...sentValues(subject), subject.deadlineMs ?? null],
+    };
+  }
 
   /**
    * As begin, in one statement with a condition (AccessGate): the row's id and the gate's row, or
@@ -230,15 +260,22 @@ export class AccessLogService implements BeforeApplicationShutdown {
 
   /**
    * A CTE (named `name`) that writes the completions handed over by carryCompletions, from four
-   * parameters numbered from `$first`.
+   * parameters numbered from `$first` (with `returning`, `RETURNING a.id`: the rows it completed).
    */
-  static completionCte(name: string, first: number): string {
-    return `${name} AS (${completeSql(first)})`;
+  static completionCte(name: string, first: number, returning = false): string {
+    return `${name} AS (${completeSql(first, returning ? 'RETURNING a.id' : '')})`;
   }
 
-  /** Runs a statement with a completionCte, handing it the completions waiting (put back if it fails). */
-  carryCompletions<T>(run: (params: CompletionParams) => Promise<T>): Promise<T> {
-    return this.soon.carry(run);
+  /**
+   * Runs a statement with a completionCte, handing it the completions waiting (put back if it fails);
+   * with `completed` (the ids its completionCte returned, from its result), those it could not
+   * complete are logged and counted as `complete` does.
+   */
+  carryCompletions<T>(
+    run: (params: CompletionParams) => Promise<T>,
+    completed?: (result: T) => string[],
+  ): Promise<T> {
+    return this.soon.carry(run, completed);
   }
 
   /** Writes every completion waiting in this process (before the log is read). */

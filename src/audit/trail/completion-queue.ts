@@ -33,9 +33,12 @@ export class CompletionQueue {
   private readonly inFlight = new Set<Promise<boolean>>();
 
   constructor(
-    private readonly write: (params: CompletionParams) => Promise<unknown>,
+    /** Writes completions; answers the ids of the rows it completed (when it reads them). */
+    private readonly write: (params: CompletionParams) => Promise<string[] | void>,
     private readonly delayMs: number,
     private readonly onError: (error: unknown, waiting: number) => void,
+    /** Completions a statement carried or wrote and whose rows it could not complete (sealed). */
+    private readonly onMissed: (missed: Completion[]) => void = () => undefined,
   ) {}
 
   add(completion: Completion): void {
@@ -50,12 +53,16 @@ export class CompletionQueue {
 
   /**
    * Hands the completions waiting to a statement about to be sent (`run` gets their parameters,
-   * empty arrays when none wait); they are put back if it fails.
+   * empty arrays when none wait); they are put back if it fails. With `completed` (the ids of the rows
+   * the statement completed, read from its result), those it could not complete are reported.
    */
-  carry<T>(run: (params: CompletionParams) => Promise<T>): Promise<T> {
+  carry<T>(
+    run: (params: CompletionParams) => Promise<T>,
+    completed?: (result: T) => string[],
+  ): Promise<T> {
     const batch = this.take();
     const sent = run(paramsOf(batch));
-    if (batch.length > 0) this.track(sent, batch);
+    if (batch.length > 0) this.track(completed ? sent.then(completed) : sent, batch);
     return sent;
   }
 
@@ -83,7 +90,14 @@ export class CompletionQueue {
 
   private track(sent: Promise<unknown>, batch: Completion[]): void {
     const settled = sent.then(
-      () => false,
+      (completed) => {
+        if (Array.isArray(completed)) {
+          const written = new Set(completed.map(String));
+          const missed = batch.filter((completion) => !written.has(completion.id));
+          if (missed.length > 0) this.onMissed(missed);
+        }
+        return false;
+      },
       (error: unknown) => {
         this.waiting.unshift(...batch);
         this.onError(error, this.waiting.length);

@@ -20,7 +20,7 @@ export class CardCustomersService {
   constructor(private readonly store: CardStore) {}
 
   async create(tenantId: string, form: CardForm<'CreateCustomerForm'>): Promise<ProviderCustomer> {
-    const row = await this.store.begin(tenantId, 'customer');
+    const row = await this.store.begin(tenantId, 'customer', {}, { operation: 'createCustomer' });
     // The provider offers no handle to find a customer whose answer was lost: it stays in doubt.
     return this.store.create(row, {
       resource: `/v1/card/customers/${row.id}`,

@@ -1,6 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { BoundResources } from '#src/platform/idempotency/bound-resources.js';
 import { isUuid } from '#src/shared/uuid.js';
+import type { CardOperation } from '#src/upstreams/card/card.client.js';
 import { facade } from '../common/card-api.js';
 import {
   CardStore,
@@ -70,10 +71,12 @@ export class MarketplaceResources implements OnModuleInit {
   async create<K extends MarketplaceKind>(
     tenantId: string,
     kind: K,
+    operation: CardOperation,
     send: Send<K>,
     fields: { parentToken?: string; amount?: number } = {},
   ): Promise<CardKinds[K]> {
-    const row = await this.store.begin(tenantId, kind, fields);
+    // `operation`: the call `send` makes, written ahead with the row.
+    const row = await this.store.begin(tenantId, kind, fields, { operation });
     return this.store.create(row, {
       resource: `/v1/marketplace/${PATHS[kind]}/${row.id}`,
       names: () => ({ [`${kind}Id`]: row.id }),

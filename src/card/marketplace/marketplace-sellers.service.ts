@@ -9,7 +9,7 @@ export class MarketplaceSellersService {
   constructor(private readonly resources: MarketplaceResources) {}
 
   create(tenantId: string, form: CardForm<'CreateSellerForm'>) {
-    return this.resources.create(tenantId, 'seller', (row) =>
+    return this.resources.create(tenantId, 'seller', 'createSeller', (row) =>
       this.resources.store.call(tenantId, 'createSeller', { form }, row),
     );
   }
@@ -46,6 +46,7 @@ export class MarketplaceSellersService {
     return this.resources.create(
       tenantId,
       'transfer',
+      'createSellerTransfer',
       (row) =>
         this.resources.store.call(
           tenantId,

@@ -15,6 +15,7 @@ export class MarketplaceTransfersService {
     return this.resources.create(
       tenantId,
       'transfer',
+      'createPaymentTransfer',
       (row) =>
         this.resources.store.call(
           tenantId,
@@ -55,6 +56,7 @@ export class MarketplaceTransfersService {
     return this.resources.create(
       tenantId,
       'reversal',
+      'createReversal',
       (row) => this.resources.store.call(tenantId, 'createReversal', { form }, row),
       { parentToken: form.transfer, amount: form.amount },
     );

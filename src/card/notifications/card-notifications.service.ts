@@ -20,9 +20,12 @@ export class CardNotificationsService {
     tenantId: string,
     form: CardForm<'CreateNotificationForm'>,
   ): Promise<ProviderNotification> {
-    const row = await this.store.begin(tenantId, 'notification', {
-      amount: form.amount,
-    });
+    const row = await this.store.begin(
+      tenantId,
+      'notification',
+      { amount: form.amount },
+      { operation: 'createNotification' },
+    );
     return this.store.create(row, {
       resource: `/v1/card/notifications/${row.id}`,
       names: () => ({ notificationId: row.id }),

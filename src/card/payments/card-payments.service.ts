@@ -40,11 +40,16 @@ export class CardPaymentsService {
     if (refusal) throw refusal;
     // The payment's handle at the provider, stored before it is called: the app's, or one Portico makes.
     const id = randomUUID();
-    const row = await this.store.begin(tenantId, 'payment', {
-      id,
-      merchantRef: form.merchant_ref ?? `portico-${id}`,
-      amount: form.amount,
-    });
+    const row = await this.store.begin(
+      tenantId,
+      'payment',
+      {
+        id,
+        merchantRef: form.merchant_ref ?? `portico-${id}`,
+        amount: form.amount,
+      },
+      { operation: 'createPayment' },
+    );
     return this.store.create(row, {
       resource: `/v1/card/payments/${row.id}`,
       names: () => ({ paymentId: row.id, merchantRef: row.merchantRef ?? '' }),

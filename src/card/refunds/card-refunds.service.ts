@@ -26,10 +26,12 @@ export class CardRefundsService {
     // Another tenant's payment is 404 before anything is written or sent (one Portico does not know
     // is the provider's to judge: it answers 404 for a payment of another merchant).
     await this.store.owned(tenantId, 'payment', paymentToken);
-    const row = await this.store.begin(tenantId, 'refund', {
-      parentToken: paymentToken,
-      amount: form.amount ?? null,
-    });
+    const row = await this.store.begin(
+      tenantId,
+      'refund',
+      { parentToken: paymentToken, amount: form.amount ?? null },
+      { operation: 'createRefund' },
+    );
     return this.store.create(row, {
       resource: `/v1/card/refunds/${row.id}`,
       names: () => ({ refundId: row.id }),

@@ -10,6 +10,7 @@ import {
   ResourceStore,
   type BeginFields,
   type Resource,
+  type WriteAhead,
 } from '#src/provider-ledger/resource-store.js';
 import type { UpstreamAnswer } from '#src/upstreams/http/upstream-caller.js';
 import {
@@ -45,6 +46,9 @@ export type CardKinds = {
 export type CardKind = keyof CardKinds;
 export type CardRow<K extends CardKind = CardKind> = Resource<CardKinds, K>;
 
+/** The card call that creates a row, written ahead with it (ResourceStore.begin). */
+export type CardWriteAhead = WriteAhead & { operation: CardOperation };
+
 /** How a card call authenticates: the tenant's public key, or that key in a body field (the payment form). */
 export interface CardCallOptions {
   publicKey?: boolean;
@@ -71,9 +75,10 @@ export class CardStore extends ResourceStore<CardKinds> {
     tenantId: string,
     kind: K,
     fields: BeginFields<CardKinds, K> = {},
+    writeAhead?: CardWriteAhead,
   ): Promise<CardRow<K>> {
     try {
-      return await super.begin(tenantId, kind, fields);
+      return await super.begin(tenantId, kind, fields, writeAhead);
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       throw new ProblemException({

@@ -79,7 +79,6 @@ export const CONSENTS: LedgerTable<Consent> = {
   name: 'consents',
   subjectKind: () => 'consent',
   accessSubject: (consent) => ({ consentId: consent.id }),
-  insert: (manager, consent) => manager.insert(Consent, consent),
 };
 
 /** What the bank answers a consent's creation with. */

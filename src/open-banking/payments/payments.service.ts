@@ -30,7 +30,6 @@ export const PAYMENTS: LedgerTable<Payment> = {
   name: 'payments',
   subjectKind: () => 'payment',
   accessSubject: (payment) => ({ paymentId: payment.id }),
-  insert: (manager, payment) => manager.insert(Payment, payment),
 };
 
 /** Payment initiation: validated against the product's rules, stored before and after the bank, with status history. */

@@ -48,6 +48,9 @@ const POS_KINDS: PosKind[] = ['pos_payment', 'pos_void'];
  * before the provider is called, its status history and webhooks follow each change, and every provider
  * call is written ahead in the access log with the operation's own deadline.
  */
+/** The call that starts a transaction. */
+const CREATE = 'createPosTransaction';
+
 @Injectable()
 export class PosStore extends ResourceStore<PosKinds> {
   constructor(
@@ -58,15 +61,23 @@ export class PosStore extends ResourceStore<PosKinds> {
     super(ledger, rows);
   }
 
-  /** Stores a transaction about to be sent (`creating`); undefined when the tenant already has its id. */
+  /**
+   * Stores a transaction about to be sent (`creating`), its call written ahead with it; undefined when
+   * the tenant already has its id.
+   */
   async start(tenantId: string, request: PosTransactionRequest): Promise<PosRow | undefined> {
     try {
-      return await this.begin(tenantId, request.type === 'void' ? 'pos_void' : 'pos_payment', {
-        token: request.transaction_id,
-        parentToken: request.type === 'void' ? request.original_transaction_id : null,
-        amount: request.amount ?? null,
-        data: { request, result: null, refusal: null },
-      });
+      return await this.begin(
+        tenantId,
+        request.type === 'void' ? 'pos_void' : 'pos_payment',
+        {
+          token: request.transaction_id,
+          parentToken: request.type === 'void' ? request.original_transaction_id : null,
+          amount: request.amount ?? null,
+          data: { request, result: null, refusal: null },
+        },
+        { operation: CREATE, deadlineMs: this.client.caller.deadlineMsOf(CREATE) },
+      );
     } catch (error) {
       if (isUniqueViolation(error)) return undefined;
       throw error;

@@ -51,7 +51,12 @@ export class PosTransactionsService {
   async start(tenantId: string, request: PosTransactionRequest, waitMs: number): Promise<PosReply> {
     const row = await this.store.start(tenantId, request);
     if (!row) return this.repeat(tenantId, request, waitMs);
-    await bindIdempotentResource(`${POS_TRANSACTIONS}${request.transaction_id}`);
+    try {
+      await bindIdempotentResource(`${POS_TRANSACTIONS}${request.transaction_id}`);
+    } catch (error) {
+      await this.store.notSent(row);
+      throw error;
+    }
     const outcome = this.send(row);
     this.inFlight.set(row.id, outcome);
     void outcome.finally(() => this.inFlight.delete(row.id));

@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import { ProblemException } from '#src/platform/errors/problem.js';
 import { requestContext } from '#src/platform/logging/request-context.js';
 import { ID_ONLY_TRACER, type Span, type Tracer } from '#src/platform/tracing/tracer.js';
-import { withCallSpan } from './call-trace.js';
 import { DeadlineSignal } from './deadline-signal.js';
 import { CircuitBreakers, type BreakerPolicy, type BreakerState } from './circuit-breaker.js';
 import { UPSTREAM_PROBLEM_TYPES } from '#src/platform/errors/upstream-problems.js';
@@ -111,14 +110,16 @@ const capitalised = (text: string) => `${text[0]?.toUpperCase() ?? ''}${text.sli
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Runs `send` with a signal that aborts (TimeoutError) after `ms`; its timer is cleared as soon as the
- * call settles (AbortSignal.timeout's would stay armed until it fires, one per call).
+ * Runs `send` with a signal that aborts (TimeoutError) after `ms` and carries the call's span; its timer
+ * is cleared as soon as the call settles (AbortSignal.timeout's would stay armed until it fires, one
+ * per call).
  */
 async function withDeadline<T>(
   ms: number,
+  span: Span,
   send: (signal: DeadlineSignal) => Promise<T>,
 ): Promise<T> {
-  const signal = new DeadlineSignal();
+  const signal = new DeadlineSignal(span);
   const timer = setTimeout(
     () => signal.abort(new DOMException('The deadline passed', 'TimeoutError')),
     ms,
@@ -165,7 +166,7 @@ export class UpstreamCaller {
   async call<T>(call: UpstreamCall, send: SendCall<T>): Promise<UpstreamAnswer<T>> {
     const span = this.startSpan(call);
     try {
-      const answer = await withCallSpan(span, () => this.attempts(call, send, span));
+      const answer = await this.attempts(call, send, span);
       if (span.recording) {
         span.setAttributes({
           'http.response.status_code': answer.status,
@@ -225,7 +226,7 @@ export class UpstreamCaller {
       try {
         if (remaining <= 0)
           throw new UpstreamError(this.profile.name, 'timeout', 'deadline passed');
-        const { data, error, response } = await withDeadline(remaining, send);
+        const { data, error, response } = await withDeadline(remaining, span, send);
         const retry = response.status >= 500 && attempt < attempts;
         outcome = response.status >= 500 ? `status:${response.status}` : 'ok';
         if (response.status >= 500) this.breakers.failed(key);

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, type Dispatcher } from 'undici';
-import type { DeadlineSignal } from './deadline-signal.js';
+import { DeadlineSignal } from './deadline-signal.js';
 import { currentRequestId } from '#src/platform/logging/request-context.js';
 import { traceHeaders } from './call-trace.js';
 import { encodeForm } from './form-encoding.js';
+import { dispatchRequest, type DispatchedAnswer } from './answer-handler.js';
 import { AnswerHeaders, ReceivedAnswer } from './received-answer.js';
 import { toUpstreamError, UpstreamError } from './upstream-errors.js';
 
@@ -109,7 +110,7 @@ export class UpstreamTransport {
   /**
    * A fetch for typed clients (openapi-fetch) over this pool: the request is sent with undici's
    * dispatcher (lighter than its WHATWG fetch; redirects are answers, never followed), and answered
-   * as a ReceivedAnswer whose body is read when the caller reads it (`text()`: the contract check),
+   * as a ReceivedAnswer whose body the caller takes when it reads it (`text()`: the contract check),
    * so a body that breaks off or stalls fails there.
    */
   readonly fetch = async (request: Request): Promise<Response> => {
@@ -118,10 +119,13 @@ export class UpstreamTransport {
       headers[name] = value;
     });
     headers['x-request-id'] ??= requestIdHeader()['X-Request-ID'];
-    Object.assign(headers, traceHeaders());
+    Object.assign(
+      headers,
+      traceHeaders(request.signal instanceof DeadlineSignal ? request.signal.span : undefined),
+    );
     if (this.authorization) headers.authorization = this.authorization;
     const url = new URL(request.url);
-    let answer: Dispatcher.ResponseData;
+    let answer: DispatchedAnswer;
     try {
       const body =
         request instanceof OutgoingRequest
@@ -129,20 +133,21 @@ export class UpstreamTransport {
           : request.body
             ? Buffer.from(await request.arrayBuffer())
             : undefined;
-      answer = await this.dispatcher().request({
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-        method: request.method as Dispatcher.HttpMethod,
-        headers,
-        body,
-        signal: request.signal,
-      });
+      answer = await dispatchRequest(
+        this.dispatcher(),
+        {
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method: request.method as Dispatcher.HttpMethod,
+          headers,
+          body,
+        },
+        request.signal as Parameters<typeof dispatchRequest>[2],
+      );
     } catch (error) {
       throw toUpstreamError(this.options.name, error);
     }
-    return new ReceivedAnswer(answer.statusCode, answer.headers, () =>
-      answer.body.text(),
-    ).asResponse();
+    return new ReceivedAnswer(answer.statusCode, answer.headers, answer.text).asResponse();
   };
 
   /** What typed clients build for each call: only what `fetch` reads. */
