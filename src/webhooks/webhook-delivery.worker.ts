@@ -1,9 +1,7 @@
 import { Inject, Injectable, type OnModuleInit, type OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../platform/config/app-config.js';
 import { APP_CONFIG } from '../platform/config/config.module.js';
 import { LOGGER } from '../platform/logging/logging.module.js';
@@ -11,6 +9,7 @@ import { Scheduler } from '../platform/scheduler/scheduler.js';
 import { Metrics } from '../platform/metrics/metrics.service.js';
 import { SecretsService } from '../platform/secrets/secrets.service.js';
 import { claimFairly, type ClaimedDelivery } from './webhook-claim.js';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 import { WebhookEndpointHealth } from './webhook-endpoint-health.js';
 import { nextAttemptDelayMs } from './webhook-retry.js';
 import { openWebhookSecret } from './webhook-secrets.js';
@@ -47,7 +46,7 @@ export class WebhookDeliveryWorker implements OnModuleInit, OnApplicationShutdow
   readonly workerName = `${hostname()}/${process.pid}`.slice(0, 100);
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly deliveries: WebhookDeliveriesRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly metrics: Metrics,
@@ -120,18 +119,10 @@ export class WebhookDeliveryWorker implements OnModuleInit, OnApplicationShutdow
       this.config.webhooks;
     const tenantShare = Math.max(1, Math.floor((concurrency * tenantSharePercent) / 100));
     const leaseToken = randomUUID();
-    return this.dataSource.transaction(async (manager) => {
+    return this.deliveries.transaction(async (manager) => {
       // A delivery whose last attempt's worker died after the last allowed attempt: dead-lettered.
-      const [dead] = (await manager.query(
-        `UPDATE webhook_deliveries SET status = 'dead', lease_until = NULL, lease_token = NULL
-          WHERE id IN (SELECT id FROM webhook_deliveries
-                        WHERE lease_token IS NOT NULL AND status = 'pending' AND attempts >= $1
-                          AND lease_until < now()
-                        FOR UPDATE SKIP LOCKED)
-          RETURNING id`,
-        [maxAttempts],
-      )) as [{ id: string }[], number];
-      const rows = await claimFairly(manager, {
+      const dead = await this.deliveries.deadLetterAbandoned(manager, maxAttempts);
+      const rows = await claimFairly(this.deliveries, manager, {
         room,
         tenantRoom: (tenantId) => tenantShare - (this.tenantInFlight.get(tenantId) ?? 0),
         endpointConcurrency,
@@ -139,41 +130,20 @@ export class WebhookDeliveryWorker implements OnModuleInit, OnApplicationShutdow
         leaseMs,
         leaseToken,
       });
-      const touched = [...dead.map((row) => row.id), ...rows.map((row) => row.deliveryId)];
+      const touched = [...dead, ...rows.map((row) => row.deliveryId)];
       if (touched.length > 0) {
         // The attempt a dead worker left in flight.
-        const [, expired] = (await manager.query(
-          `UPDATE webhook_attempts SET outcome = 'lease-expired', finished_at = now(),
-                  error = 'the worker stopped before the attempt finished (lease expired)'
-            WHERE delivery_id = ANY($1::uuid[]) AND outcome IS NULL`,
-          [touched],
-        )) as [unknown, number];
+        const expired = await this.deliveries.expireOpenAttempts(manager, touched);
         for (let i = 0; i < expired; i++) this.metrics.recordWebhookAttempt('lease-expired');
       }
       for (let i = 0; i < dead.length; i++) this.metrics.recordWebhookAttempt('dead');
-      for (const row of rows)
-        await manager.query(
-          `INSERT INTO webhook_attempts (delivery_id, event_id, endpoint_id, attempt, worker, started_at)
-           VALUES ($1, $2, $3, $4, $5, now())`,
-          [row.deliveryId, row.eventId, row.endpointId, row.attempt, this.workerName],
-        );
+      for (const row of rows) await this.deliveries.startAttempt(manager, row, this.workerName);
       return rows.map((row) => ({ ...row, leaseToken }));
     });
   }
 
   private async attempt(claimed: ClaimedAttempt): Promise<void> {
-    const [target] = (await this.dataSource.query(
-      `SELECT v.body, e.url, e.secret_sealed, e.previous_secret_sealed,
-              (e.previous_secret_expires_at > now()) AS previous_valid
-         FROM webhook_events v, webhook_endpoints e WHERE v.id = $1 AND e.id = $2`,
-      [claimed.eventId, claimed.endpointId],
-    )) as {
-      body: string;
-      url: string;
-      secret_sealed: string;
-      previous_secret_sealed: string | null;
-      previous_valid: boolean | null;
-    }[];
+    const target = await this.deliveries.target(claimed.eventId, claimed.endpointId);
     const open = (stored: string) => openWebhookSecret(this.secrets, claimed.endpointId, stored);
     const secrets = [open(target.secret_sealed)];
     if (target.previous_secret_sealed && target.previous_valid)
@@ -206,29 +176,21 @@ export class WebhookDeliveryWorker implements OnModuleInit, OnApplicationShutdow
       next === 'pending'
         ? nextAttemptDelayMs(claimed.attempt, result, retryScheduleMs, jitterPercent)
         : 0;
-    const owned = await this.dataSource.transaction(async (manager) => {
-      await manager.query(
-        `UPDATE webhook_attempts SET outcome = $3, finished_at = now(), response_status = $4,
-                latency_ms = $5, error = $6
-          WHERE delivery_id = $1 AND attempt = $2 AND outcome IS NULL`,
-        [
-          claimed.deliveryId,
-          claimed.attempt,
-          outcome,
-          result.status ?? null,
-          result.latencyMs,
-          truncate(result.error),
-        ],
+    const owned = await this.deliveries.transaction(async (manager) => {
+      await this.deliveries.finishAttempt(manager, claimed.deliveryId, claimed.attempt, {
+        outcome,
+        responseStatus: result.status ?? null,
+        latencyMs: result.latencyMs,
+        error: truncate(result.error),
+      });
+      const settled = await this.deliveries.settle(
+        manager,
+        claimed.deliveryId,
+        claimed.leaseToken,
+        next,
+        delayMs,
       );
-      const [, affected] = (await manager.query(
-        `UPDATE webhook_deliveries
-            SET status = $3::varchar, lease_until = NULL, lease_token = NULL,
-                delivered_at = CASE WHEN $3::varchar = 'delivered' THEN now() ELSE delivered_at END,
-                next_attempt_at = now() + make_interval(secs => $4::double precision / 1000)
-          WHERE id = $1 AND lease_token = $2`,
-        [claimed.deliveryId, claimed.leaseToken, next, delayMs],
-      )) as [unknown, number];
-      if (affected !== 1) return false;
+      if (!settled) return false;
       if (delivered) await this.health.delivered(manager, claimed.endpointId);
       else await this.health.failed(manager, claimed.endpointId, result);
       return true;

@@ -5,6 +5,7 @@ import type { AppConfig } from '../platform/config/app-config.js';
 import { APP_CONFIG } from '../platform/config/config.module.js';
 import { LOGGER } from '../platform/logging/logging.module.js';
 import { nextAttemptDelayMs } from './webhook-retry.js';
+import { WebhookEndpointsRepository } from './webhook-endpoints.repository.js';
 import { WebhookOutboxService } from './webhook-outbox.service.js';
 import type { SendResult } from './webhook-sender.js';
 
@@ -20,15 +21,11 @@ export class WebhookEndpointHealth {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly outbox: WebhookOutboxService,
+    private readonly endpoints: WebhookEndpointsRepository,
   ) {}
 
   async delivered(manager: EntityManager, endpointId: string): Promise<void> {
-    // Written only when there is something to clear: a healthy endpoint's row is not rewritten per event.
-    await manager.query(
-      `UPDATE webhook_endpoints SET failing_since = NULL, consecutive_failures = 0, retry_at = NULL
-        WHERE id = $1 AND (failing_since IS NOT NULL OR consecutive_failures > 0 OR retry_at IS NOT NULL)`,
-      [endpointId],
-    );
+    await this.endpoints.clearFailures(manager, endpointId);
   }
 
   async failed(
@@ -37,28 +34,17 @@ export class WebhookEndpointHealth {
     result: Pick<SendResult, 'retryAfterMs'>,
   ): Promise<void> {
     const { retryScheduleMs, jitterPercent, pauseAfterMs } = this.config.webhooks;
-    const [current] = (await manager.query(
-      'SELECT consecutive_failures FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE',
-      [endpointId],
-    )) as { consecutive_failures: number }[];
-    if (!current) return;
-    const failures = current.consecutive_failures + 1;
+    const current = await this.endpoints.lockFailures(manager, endpointId);
+    if (current === undefined) return;
+    const failures = current + 1;
     const delayMs = nextAttemptDelayMs(failures, result, retryScheduleMs, jitterPercent);
-    const [[row]] = (await manager.query(
-      `UPDATE webhook_endpoints
-          SET consecutive_failures = $2,
-              failing_since = coalesce(failing_since, now()),
-              retry_at = now() + make_interval(secs => $3::double precision / 1000),
-              paused_at = CASE WHEN paused_at IS NULL AND removed_at IS NULL
-                                AND failing_since <= now() - make_interval(secs => $4::double precision / 1000)
-                               THEN now() ELSE paused_at END
-        WHERE id = $1
-        RETURNING tenant_id, failing_since, paused_at, paused_at = now() AS paused_now`,
-      [endpointId, failures, delayMs, pauseAfterMs],
-    )) as [
-      { tenant_id: string; failing_since: Date; paused_at: Date | null; paused_now: boolean }[],
-      number,
-    ];
+    const row = await this.endpoints.recordFailure(
+      manager,
+      endpointId,
+      failures,
+      delayMs,
+      pauseAfterMs,
+    );
     if (!row.paused_now) return;
     await this.outbox.record(manager, {
       tenantId: row.tenant_id,

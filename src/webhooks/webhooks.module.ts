@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SecretsModule } from '../platform/secrets/secrets.module.js';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker.js';
+import { WebhookEndpointsRepository } from './webhook-endpoints.repository.js';
 import { WebhookEndpointHealth } from './webhook-endpoint-health.js';
 import { WebhookOutboxModule } from './webhook-outbox.module.js';
 import { WEBHOOK_ENTITIES } from './webhook.entities.js';
@@ -11,8 +13,8 @@ import { WebhooksService } from './webhooks.service.js';
 /** Endpoints and the event log, without the worker (what the CLI needs). */
 @Module({
   imports: [TypeOrmModule.forFeature(WEBHOOK_ENTITIES), WebhookOutboxModule, SecretsModule],
-  providers: [WebhooksService],
-  exports: [WebhooksService],
+  providers: [WebhookEndpointsRepository, WebhookDeliveriesRepository, WebhooksService],
+  exports: [WebhookEndpointsRepository, WebhookDeliveriesRepository, WebhooksService],
 })
 export class WebhooksCoreModule {}
 

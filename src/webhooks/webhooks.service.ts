@@ -1,7 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../platform/config/app-config.js';
 import { APP_CONFIG } from '../platform/config/config.module.js';
 import { PROBLEM_TYPES, ProblemException } from '../platform/errors/problem.js';
@@ -17,18 +15,14 @@ import type {
   WebhookEventView,
   WebhookPayload,
 } from './dto/webhook.dto.js';
+import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
+import { WebhookEndpointsRepository } from './webhook-endpoints.repository.js';
 import { WebhookOutboxService } from './webhook-outbox.service.js';
 import { sealWebhookSecret } from './webhook-secrets.js';
 import { newWebhookSecret } from './webhook-signature.js';
 import { webhookUrlRefusal } from './webhook-url-policy.js';
 import type { WebhookEventType } from './webhook-event-types.js';
-import {
-  WebhookAttempt,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookEvent,
-  type DeliveryStatus,
-} from './webhook.entities.js';
+import type { WebhookEndpoint, WebhookEvent } from './webhook.entities.js';
 
 const notFound = (what: string, id: string) =>
   new ProblemException({
@@ -47,15 +41,12 @@ const EMPTY_COUNTS: DeliveryCounts = { pending: 0, delivered: 0, dead: 0, cancel
 @Injectable()
 export class WebhooksService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly endpoints: WebhookEndpointsRepository,
+    private readonly deliveries: WebhookDeliveriesRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly outbox: WebhookOutboxService,
     private readonly secrets: SecretsService,
   ) {}
-
-  private get endpoints() {
-    return this.dataSource.getRepository(WebhookEndpoint);
-  }
 
   async createEndpoint(
     tenantId: string,
@@ -65,7 +56,7 @@ export class WebhooksService {
     if (refusal) throw new ValidationFailedException([{ field: 'url', reason: refusal }]);
     const id = randomUUID();
     const secret = newWebhookSecret();
-    const endpoint = this.endpoints.create({
+    const endpoint = await this.endpoints.insert({
       id,
       tenantId,
       url: request.url,
@@ -76,21 +67,15 @@ export class WebhooksService {
       previousSecretExpiresAt: null,
       removedAt: null,
     });
-    return Object.assign(await this.endpoints.save(endpoint), { secret });
+    return Object.assign(endpoint, { secret });
   }
 
   listEndpoints(tenantId: string): Promise<WebhookEndpoint[]> {
-    return this.endpoints
-      .createQueryBuilder('e')
-      .where('e.tenant_id = :tenantId AND e.removed_at IS NULL', { tenantId })
-      .orderBy('e.created_at', 'ASC')
-      .getMany();
+    return this.endpoints.listLive(tenantId);
   }
 
   async findEndpoint(tenantId: string, endpointId: string): Promise<WebhookEndpoint> {
-    const endpoint = isUuid(endpointId)
-      ? await this.endpoints.findOne({ where: { id: endpointId, tenantId } })
-      : null;
+    const endpoint = isUuid(endpointId) ? await this.endpoints.find(tenantId, endpointId) : null;
     if (!endpoint || endpoint.removedAt) throw notFound('webhook endpoint', endpointId);
     return endpoint;
   }
@@ -98,14 +83,7 @@ export class WebhooksService {
   /** Stops sending to the endpoint: its pending deliveries are cancelled; its past attempts stay. */
   async removeEndpoint(tenantId: string, endpointId: string): Promise<void> {
     const endpoint = await this.findEndpoint(tenantId, endpointId);
-    await this.dataSource.transaction(async (manager) => {
-      await manager.update(WebhookEndpoint, { id: endpoint.id }, { removedAt: new Date() });
-      await manager.update(
-        WebhookDelivery,
-        { endpointId: endpoint.id, status: 'pending' },
-        { status: 'cancelled', leaseUntil: null, leaseToken: null },
-      );
-    });
+    await this.endpoints.remove(endpoint.id);
   }
 
   /**
@@ -114,18 +92,7 @@ export class WebhooksService {
    */
   async resumeEndpoint(tenantId: string, endpointId: string): Promise<WebhookEndpoint> {
     const endpoint = await this.findEndpoint(tenantId, endpointId);
-    await this.dataSource.transaction(async (manager) => {
-      await manager.update(
-        WebhookEndpoint,
-        { id: endpoint.id },
-        { pausedAt: null, failingSince: null, consecutiveFailures: 0, retryAt: null },
-      );
-      await manager.query(
-        `UPDATE webhook_deliveries SET next_attempt_at = now()
-          WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at > now()`,
-        [endpoint.id],
-      );
-    });
+    await this.endpoints.resume(endpoint.id);
     return this.findEndpoint(tenantId, endpointId);
   }
 
@@ -137,41 +104,14 @@ export class WebhooksService {
     endpoint.previousSecretSealed = graceMs > 0 ? endpoint.secretSealed : null;
     endpoint.previousSecretExpiresAt = graceMs > 0 ? new Date(Date.now() + graceMs) : null;
     endpoint.secretSealed = sealWebhookSecret(this.secrets, endpoint.id, secret);
-    await this.endpoints.update(
-      { id: endpoint.id },
-      {
-        secretSealed: endpoint.secretSealed,
-        previousSecretSealed: endpoint.previousSecretSealed,
-        previousSecretExpiresAt: endpoint.previousSecretExpiresAt,
-      },
-    );
+    await this.endpoints.updateSecrets(endpoint.id, endpoint);
     return Object.assign(endpoint, { secret });
   }
 
   async listEvents(tenantId: string, query: WebhookEventsQuery): Promise<WebhookEventPage> {
     const page = query.page ?? 1;
     const pageSize = query.pageSize ?? 50;
-    const builder = this.dataSource
-      .getRepository(WebhookEvent)
-      .createQueryBuilder('v')
-      .where('v.tenant_id = :tenantId', { tenantId });
-    if (query.type) builder.andWhere('v.type = :type', { type: query.type });
-    if (query.resourceId)
-      builder.andWhere('v.resource_id = :resourceId', { resourceId: query.resourceId });
-    if (query.createdFrom)
-      builder.andWhere('v.created_at >= :from', { from: new Date(query.createdFrom) });
-    if (query.createdTo) builder.andWhere('v.created_at < :to', { to: new Date(query.createdTo) });
-    if (query.deliveryStatus)
-      builder.andWhere(
-        'EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = v.id AND d.status = :deliveryStatus)',
-        { deliveryStatus: query.deliveryStatus },
-      );
-    const [events, total] = await builder
-      .orderBy('v.created_at', 'DESC')
-      .addOrderBy('v.id', 'DESC')
-      .skip((page - 1) * pageSize)
-      .take(pageSize)
-      .getManyAndCount();
+    const [events, total] = await this.deliveries.listEvents(tenantId, query, page, pageSize);
     const counts = await this.deliveryCounts(events.map((event) => event.id));
     return {
       items: events.map((event) => this.view(event, counts.get(event.id))),
@@ -182,23 +122,15 @@ export class WebhooksService {
   }
 
   async findEvent(tenantId: string, eventId: string): Promise<WebhookEvent> {
-    const event = isUuid(eventId)
-      ? await this.dataSource
-          .getRepository(WebhookEvent)
-          .findOne({ where: { id: eventId, tenantId } })
-      : null;
+    const event = isUuid(eventId) ? await this.deliveries.findEvent(tenantId, eventId) : null;
     if (!event) throw notFound('webhook event', eventId);
     return event;
   }
 
   async eventDetail(tenantId: string, eventId: string): Promise<WebhookEventDetail> {
     const event = await this.findEvent(tenantId, eventId);
-    const deliveries = await this.dataSource
-      .getRepository(WebhookDelivery)
-      .find({ where: { eventId: event.id }, order: { createdAt: 'ASC' } });
-    const attempts = await this.dataSource
-      .getRepository(WebhookAttempt)
-      .find({ where: { eventId: event.id }, order: { attempt: 'ASC' } });
+    const deliveries = await this.deliveries.deliveriesOf(event.id);
+    const attempts = await this.deliveries.attemptsOf(event.id);
     const counts = await this.deliveryCounts([event.id]);
     return {
       ...this.view(event, counts.get(event.id)),
@@ -227,7 +159,7 @@ export class WebhooksService {
   /** Sends the event again (same webhook-id) to every endpoint now subscribed to its type. */
   async replay(tenantId: string, eventId: string): Promise<string[]> {
     const event = await this.findEvent(tenantId, eventId);
-    const ids = await this.dataSource.transaction((manager) =>
+    const ids = await this.deliveries.transaction((manager) =>
       this.outbox.fanOut(manager, event.id, tenantId, event.type, true),
     );
     if (ids.length === 0)
@@ -254,12 +186,7 @@ export class WebhooksService {
   private async deliveryCounts(eventIds: string[]): Promise<Map<string, DeliveryCounts>> {
     const result = new Map<string, DeliveryCounts>();
     if (eventIds.length === 0) return result;
-    const rows = (await this.dataSource.query(
-      `SELECT event_id, status, count(*)::int AS n FROM webhook_deliveries
-        WHERE event_id = ANY($1::uuid[]) GROUP BY event_id, status`,
-      [eventIds],
-    )) as { event_id: string; status: DeliveryStatus; n: number }[];
-    for (const row of rows) {
+    for (const row of await this.deliveries.countByStatus(eventIds)) {
       const counts = result.get(row.event_id) ?? { ...EMPTY_COUNTS };
       counts[row.status] = row.n;
       result.set(row.event_id, counts);

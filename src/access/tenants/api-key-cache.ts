@@ -1,14 +1,10 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { InjectDataSource } from '@nestjs/typeorm';
 import pg from 'pg';
-import type { DataSource } from 'typeorm';
 import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
 import { LOGGER } from '#src/platform/logging/logging.module.js';
-
-/** The PostgreSQL channel on which a replica announces a revoked key (payload: the key's id). */
-export const KEY_REVOKED_CHANNEL = 'portico_api_key_revoked';
+import { ApiKeysRepository, KEY_REVOKED_CHANNEL } from './api-keys.repository.js';
 
 /** What the cache holds for a key: the principal it stands for. */
 export interface CachedPrincipal {
@@ -47,7 +43,7 @@ export class ApiKeyCache implements OnModuleInit, OnModuleDestroy {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly apiKeys: ApiKeysRepository,
   ) {}
 
   get ttlMs(): number {
@@ -103,9 +99,7 @@ export class ApiKeyCache implements OnModuleInit, OnModuleDestroy {
         const poll =
           this.entries.size === 0
             ? Promise.resolve()
-            : this.dataSource
-                .query(`SELECT id FROM api_keys WHERE revoked_at > $1`, [since])
-                .then((rows: { id: string }[]) => rows.forEach((row) => this.forget(row.id)));
+            : this.apiKeys.revokedSince(since).then((ids) => ids.forEach((id) => this.forget(id)));
         void poll.then(
           () => this.schedulePoll(next),
           () => {
@@ -140,8 +134,7 @@ export class ApiKeyCache implements OnModuleInit, OnModuleDestroy {
     client.on('end', () => lost());
     this.listener = client;
     try {
-      await client.connect();
-      await client.query(`LISTEN ${KEY_REVOKED_CHANNEL}`);
+      await this.apiKeys.listenForRevocations(client);
       this.clear();
     } catch (error) {
       await client.end().catch(() => undefined);

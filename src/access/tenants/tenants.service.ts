@@ -1,13 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { IsNull, QueryFailedError, type Repository } from 'typeorm';
 import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
-import { ApiKeyCache, KEY_REVOKED_CHANNEL } from './api-key-cache.js';
+import { ApiKeyCache } from './api-key-cache.js';
 import { generateKey, hashKey, keyMatches, parseKey } from './api-key-secret.js';
-import { ApiKey, type ApiKeyRole } from './api-key.entity.js';
+import type { ApiKey, ApiKeyRole } from './api-key.entity.js';
+import { ApiKeysRepository } from './api-keys.repository.js';
 import { assertMayManageRole, maySeeTenant, tenantNotFound, type Actor } from './key-policy.js';
-import { Tenant } from './tenant.entity.js';
-import { isUuid } from '#src/shared/uuid.js';
+import type { Tenant } from './tenant.entity.js';
+import { isUniqueViolation, TenantsRepository } from './tenants.repository.js';
 
 export interface IssuedKey {
   apiKey: ApiKey;
@@ -21,8 +20,6 @@ export interface Principal {
   keyId: string;
   role: ApiKeyRole;
 }
-
-const UNIQUE_VIOLATION = '23505';
 
 const keyNotFound = (keyId: string) =>
   new ProblemException({
@@ -41,8 +38,8 @@ export class TenantsService {
   private readonly createdListeners: ((tenant: Tenant) => Promise<void>)[] = [];
 
   constructor(
-    @InjectRepository(Tenant) private readonly tenants: Repository<Tenant>,
-    @InjectRepository(ApiKey) private readonly apiKeys: Repository<ApiKey>,
+    private readonly tenants: TenantsRepository,
+    private readonly apiKeys: ApiKeysRepository,
     private readonly cache: ApiKeyCache,
   ) {}
 
@@ -53,14 +50,11 @@ export class TenantsService {
 
   async createTenant(slug: string, name: string): Promise<Tenant> {
     try {
-      const tenant = await this.tenants.save(this.tenants.create({ slug, name }));
+      const tenant = await this.tenants.insert(slug, name);
       for (const listener of this.createdListeners) await listener(tenant);
       return tenant;
     } catch (error) {
-      if (
-        error instanceof QueryFailedError &&
-        (error.driverError as { code?: string }).code === UNIQUE_VIOLATION
-      ) {
+      if (isUniqueViolation(error)) {
         throw new ProblemException({
           status: 409,
           type: PROBLEM_TYPES.conflict,
@@ -73,13 +67,11 @@ export class TenantsService {
   }
 
   listTenants(): Promise<Tenant[]> {
-    return this.tenants.find({ order: { createdAt: 'ASC', slug: 'ASC' } });
+    return this.tenants.list();
   }
 
   async findTenant(idOrSlug: string): Promise<Tenant> {
-    const tenant = await this.tenants.findOne({
-      where: isUuid(idOrSlug) ? { id: idOrSlug } : { slug: idOrSlug },
-    });
+    const tenant = await this.tenants.findByIdOrSlug(idOrSlug);
     if (!tenant) throw tenantNotFound(idOrSlug);
     return tenant;
   }
@@ -87,7 +79,7 @@ export class TenantsService {
   /** The tenants the actor may see: all of them for an operator, its own for an admin. */
   async listTenantsFor(actor: Actor): Promise<Tenant[]> {
     if (actor.role === 'operator') return this.listTenants();
-    return this.tenants.find({ where: { id: actor.tenantId } });
+    return this.tenants.listById(actor.tenantId);
   }
 
   /** A tenant the actor may manage; another tenant answers 404, exactly as one that does not exist. */
@@ -113,48 +105,44 @@ export class TenantsService {
 
   async revokeKeyFor(actor: Actor, tenantId: string, keyId: string): Promise<ApiKey> {
     const tenant = await this.findTenantFor(actor, tenantId);
-    const apiKey = await this.apiKeys.findOne({ where: { id: keyId, tenantId: tenant.id } });
+    const apiKey = await this.apiKeys.find(keyId, tenant.id);
     if (!apiKey) throw keyNotFound(keyId);
     assertMayManageRole(actor, apiKey.role, 'revoke');
     return this.revokeKey(apiKey.id, tenant.id);
   }
 
   async ensureTenant(slug: string, name: string): Promise<Tenant> {
-    await this.tenants.createQueryBuilder().insert().values({ slug, name }).orIgnore().execute();
+    await this.tenants.insertUnlessExists(slug, name);
     return this.findTenant(slug);
   }
 
   async issueKey(tenantIdOrSlug: string, role: ApiKeyRole, label = ''): Promise<IssuedKey> {
     const tenant = await this.findTenant(tenantIdOrSlug);
     const { key, prefix, secretHash } = generateKey();
-    const apiKey = await this.apiKeys.save(
-      this.apiKeys.create({
-        tenantId: tenant.id,
-        prefix,
-        secretHash,
-        role,
-        label,
-        lastUsedAt: null,
-        revokedAt: null,
-      }),
-    );
+    const apiKey = await this.apiKeys.insert({
+      tenantId: tenant.id,
+      prefix,
+      secretHash,
+      role,
+      label,
+      lastUsedAt: null,
+      revokedAt: null,
+    });
     return { apiKey, key };
   }
 
   async listKeys(tenantIdOrSlug: string): Promise<ApiKey[]> {
     const tenant = await this.findTenant(tenantIdOrSlug);
-    return this.apiKeys.find({ where: { tenantId: tenant.id }, order: { createdAt: 'ASC' } });
+    return this.apiKeys.listOfTenant(tenant.id);
   }
 
   /** Revokes a key; `tenantId` limits the search to one tenant (the admin API path). */
   async revokeKey(keyId: string, tenantId?: string): Promise<ApiKey> {
-    const apiKey = await this.apiKeys.findOne({
-      where: tenantId ? { id: keyId, tenantId } : { id: keyId },
-    });
+    const apiKey = await this.apiKeys.find(keyId, tenantId);
     if (!apiKey) throw keyNotFound(keyId);
     if (!apiKey.revokedAt) {
       apiKey.revokedAt = new Date();
-      await this.apiKeys.update({ id: apiKey.id }, { revokedAt: apiKey.revokedAt });
+      await this.apiKeys.revoke(apiKey.id, apiKey.revokedAt);
       await this.announceRevoked([apiKey.id]);
     }
     return apiKey;
@@ -162,23 +150,17 @@ export class TenantsService {
 
   /** Revokes every unrevoked key of a tenant with this label; returns how many. */
   async revokeKeysByLabel(tenantId: string, label: string): Promise<number> {
-    const keys = await this.apiKeys.find({ where: { tenantId, label, revokedAt: IsNull() } });
+    const keys = await this.apiKeys.listUnrevokedByLabel(tenantId, label);
     if (keys.length === 0) return 0;
-    const result = await this.apiKeys.update(
-      { tenantId, label, revokedAt: IsNull() },
-      { revokedAt: new Date() },
-    );
+    const revoked = await this.apiKeys.revokeByLabel(tenantId, label, new Date());
     await this.announceRevoked(keys.map((key) => key.id));
-    return result.affected ?? 0;
+    return revoked;
   }
 
   /** Drops revoked keys from this replica's cache and tells the others (ApiKeyCache). */
   private async announceRevoked(keyIds: string[]): Promise<void> {
     for (const id of keyIds) this.cache.forget(id);
-    await this.apiKeys.query(`SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id`, [
-      KEY_REVOKED_CHANNEL,
-      keyIds,
-    ]);
+    await this.apiKeys.announceRevoked(keyIds);
   }
 
   /**
@@ -200,20 +182,7 @@ export class TenantsService {
     hash: string,
     prefix: string,
   ): Promise<Principal | undefined> {
-    // One indexed read on the hot path (no ORM relation loading).
-    const rows: {
-      id: string;
-      tenant_id: string;
-      role: ApiKeyRole;
-      secret_hash: string;
-      slug: string;
-    }[] = await this.apiKeys.query(
-      `SELECT k.id, k.tenant_id, k.role, k.secret_hash, t.slug
-         FROM api_keys k JOIN tenants t ON t.id = k.tenant_id
-        WHERE k.prefix = $1 AND k.revoked_at IS NULL`,
-      [prefix],
-    );
-    const row = rows[0];
+    const row = await this.apiKeys.findActiveByPrefix(prefix);
     if (!row || !keyMatches(key, row.secret_hash)) return undefined;
     const principal = {
       tenantId: row.tenant_id,

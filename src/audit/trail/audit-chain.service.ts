@@ -1,8 +1,7 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { sign } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
 import { LOGGER } from '#src/platform/logging/logging.module.js';
@@ -10,32 +9,21 @@ import { Scheduler } from '#src/platform/scheduler/scheduler.js';
 import { CHAINED_KINDS, type ChainedKind } from './audit-chain.entity.js';
 import { loadAuditSigningKey, type AuditSigningKey } from './audit-signing-key.js';
 import {
-  CHAINED_TABLES,
-  checkpointStatement,
-  GENESIS_HASH,
-  linkHash,
-  rowHashSql,
-} from './chain-hash.js';
-import { SENT } from './access-log.service.js';
+  AuditChainRepository,
+  OUTCOME_SLACK_MS,
+  type UnsealedRow,
+} from './audit-chain.repository.js';
+import { checkpointStatement, GENESIS_HASH, linkHash } from './chain-hash.js';
 
-/** One sealer at a time, across every replica on the database. */
-export const SEAL_LOCK_KEY = 74_111_002;
-/** How far behind the newest rows the sealer's floor stays (see advanceFloor). */
-const FLOOR_LAG_MS = 10_000;
-/** How long after its call's deadline a row still `sent` waits for the call's outcome to be written. */
-export const OUTCOME_SLACK_MS = 5_000;
+export { OUTCOME_SLACK_MS, SEAL_LOCK_KEY } from './audit-chain.repository.js';
 /** Rows sealed per pass and kind; the next pass takes the rest. */
 const BATCH = 2000;
 
 /** Code-point order (the kinds are ASCII; ids are decimal without leading zeros, compared by length first). */
 const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-interface Candidate {
+interface Candidate extends UnsealedRow {
   kind: ChainedKind;
-  id: string;
-  tenant_id: string;
-  row_hash: string;
-  at: Date;
 }
 
 /**
@@ -51,7 +39,7 @@ export class AuditChainService implements OnModuleInit {
   private key?: AuditSigningKey | null;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly links: AuditChainRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly scheduler: Scheduler,
@@ -110,7 +98,7 @@ export class AuditChainService implements OnModuleInit {
   async seal(wait = true): Promise<number> {
     let total = 0;
     for (;;) {
-      const sealed = await this.dataSource.transaction((manager) => this.sealBatch(manager, wait));
+      const sealed = await this.links.transaction((manager) => this.sealBatch(manager, wait));
       total += sealed;
       if (sealed < BATCH) return total;
     }
@@ -121,9 +109,7 @@ export class AuditChainService implements OnModuleInit {
     const key = this.signingKey();
     if (!key) return undefined;
     await this.seal();
-    const [head] = (await this.dataSource.query(
-      'SELECT seq, chain_hash FROM audit_chain ORDER BY seq DESC LIMIT 1',
-    )) as { seq: string; chain_hash: string }[];
+    const head = await this.links.head();
     if (!head) return undefined;
     const signedAt = new Date();
     const signature = sign(
@@ -131,46 +117,32 @@ export class AuditChainService implements OnModuleInit {
       Buffer.from(checkpointStatement(String(head.seq), head.chain_hash, signedAt)),
       key.privateKey,
     ).toString('base64');
-    await this.dataSource.query(
-      `INSERT INTO audit_checkpoints (seq, chain_hash, signed_at, key_id, signature)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (seq) DO NOTHING`,
-      [head.seq, head.chain_hash, signedAt, key.keyId, signature],
-    );
+    await this.links.insertCheckpoint({
+      seq: head.seq,
+      chain_hash: head.chain_hash,
+      signed_at: signedAt,
+      key_id: key.keyId,
+      signature,
+    });
     return String(head.seq);
   }
 
   private async sealBatch(manager: EntityManager, wait: boolean): Promise<number> {
-    if (wait) await manager.query('SELECT pg_advisory_xact_lock($1)', [SEAL_LOCK_KEY]);
-    else {
-      const [{ locked }] = (await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [
-        SEAL_LOCK_KEY,
-      ])) as { locked: boolean }[];
-      if (!locked) return 0;
-    }
-    await manager.query(`SET LOCAL TimeZone = 'UTC'`);
+    if (!(await this.links.lockSealer(manager, wait))) return 0;
+    await this.links.hashInUtc(manager);
     const grace = this.config.audit.sealGraceMs;
     const candidates: Candidate[] = [];
     for (const kind of CHAINED_KINDS) {
-      const { table, at } = CHAINED_TABLES[kind];
-      const floor = await this.floorOf(manager, kind);
-      // A row still `sent` waits for its call's deadline (its own, or the read deadline), the time to
-      // write the outcome and the grace: sealed earlier, the call's outcome could not be written to it.
-      const waitForOutcome =
-        kind === 'access_log'
-          ? `AND (t.outcome <> '${SENT}'
-                  OR coalesce(t.deadline_at, t.created_at + make_interval(secs => $3 / 1000.0))
-                     < now() - make_interval(secs => ($2 + ${OUTCOME_SLACK_MS}) / 1000.0))`
-          : '';
-      // OFFSET 0: a probe of the chain's index per row whatever the statistics (completeSql says why).
-      const rows = (await manager.query(
-        `SELECT t.id, t.tenant_id, ${rowHashSql('t')} AS row_hash, t.${at} AS at
-         FROM ${table} t
-         WHERE t.id > $1 AND t.${at} < now() - make_interval(secs => $2 / 1000.0) ${waitForOutcome}
-           AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id OFFSET 0)
-         ORDER BY t.id LIMIT ${BATCH}`,
-        kind === 'access_log' ? [floor, grace, this.readDeadlineMs()] : [floor, grace],
-      )) as Omit<Candidate, 'kind'>[];
-      candidates.push(...rows.map((row) => ({ ...row, kind, id: String(row.id) })));
+      const floor = await this.links.floorOf(manager, kind);
+      const rows = await this.links.unsealed(
+        manager,
+        kind,
+        floor,
+        grace,
+        this.readDeadlineMs(),
+        BATCH,
+      );
+      candidates.push(...rows.map((row) => ({ ...row, kind })));
     }
     if (candidates.length > 0) {
       // One chain in time order; ties broken by kind and id, so the order is the same for any sealer.
@@ -181,9 +153,7 @@ export class AuditChainService implements OnModuleInit {
           a.id.length - b.id.length ||
           compareText(a.id, b.id),
       );
-      const [head] = (await manager.query(
-        'SELECT seq, chain_hash FROM audit_chain ORDER BY seq DESC LIMIT 1',
-      )) as { seq: string; chain_hash: string }[];
+      const head = await this.links.head(manager);
       let seq = head ? BigInt(head.seq) : 0n;
       let previous = head?.chain_hash ?? GENESIS_HASH;
       const links = candidates.map((row) => {
@@ -191,55 +161,9 @@ export class AuditChainService implements OnModuleInit {
         previous = linkHash(previous, seq.toString(), row.kind, row.id, row.row_hash);
         return { seq: seq.toString(), ...row, chainHash: previous };
       });
-      await manager.query(
-        `INSERT INTO audit_chain (seq, entry_kind, entry_id, tenant_id, row_hash, chain_hash)
-         SELECT * FROM unnest($1::bigint[], $2::varchar[], $3::bigint[], $4::uuid[], $5::char(64)[], $6::char(64)[])`,
-        [
-          links.map((l) => l.seq),
-          links.map((l) => l.kind),
-          links.map((l) => l.id),
-          links.map((l) => l.tenant_id),
-          links.map((l) => l.row_hash),
-          links.map((l) => l.chainHash),
-        ],
-      );
+      await this.links.append(manager, links);
     }
-    for (const kind of CHAINED_KINDS) await this.advanceFloor(manager, kind);
+    for (const kind of CHAINED_KINDS) await this.links.advanceFloor(manager, kind);
     return candidates.length;
-  }
-
-  /** Every row of the kind with an id at or below the floor is sealed (or never existed). */
-  private async floorOf(manager: EntityManager, kind: ChainedKind): Promise<string> {
-    const [row] = (await manager.query(
-      'SELECT floor FROM audit_seal_floors WHERE entry_kind = $1',
-      [kind],
-    )) as { floor: string }[];
-    return row ? String(row.floor) : '0';
-  }
-
-  private async advanceFloor(manager: EntityManager, kind: ChainedKind): Promise<void> {
-    const { table, at } = CHAINED_TABLES[kind];
-    const floor = await this.floorOf(manager, kind);
-    // Up to the first row not sealed yet, and never past rows younger than FLOOR_LAG_MS: ids are
-    // drawn before commit, so a row with a lower id may still become visible after a higher one.
-    const [row] = (await manager.query(
-      `SELECT LEAST(
-         coalesce(
-           (SELECT t.id - 1 FROM ${table} t WHERE t.id > $1
-              AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = $2 AND c.entry_id = t.id OFFSET 0)
-            ORDER BY t.id LIMIT 1),
-           (SELECT max(c.entry_id) FROM audit_chain c WHERE c.entry_kind = $2),
-           $1),
-         coalesce(
-           (SELECT max(t.id) FROM ${table} t
-            WHERE t.id > $1 AND t.${at} < now() - make_interval(secs => $3 / 1000.0)),
-           $1)) AS floor`,
-      [floor, kind, FLOOR_LAG_MS],
-    )) as { floor: string }[];
-    await manager.query(
-      `INSERT INTO audit_seal_floors (entry_kind, floor) VALUES ($1, $2)
-       ON CONFLICT (entry_kind) DO UPDATE SET floor = GREATEST(audit_seal_floors.floor, EXCLUDED.floor)`,
-      [kind, row.floor],
-    );
   }
 }

@@ -1,12 +1,10 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import type { DataSource } from 'typeorm';
 import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
 import { LOGGER } from '#src/platform/logging/logging.module.js';
 import { Scheduler } from '#src/platform/scheduler/scheduler.js';
-import { SEAL_LOCK_KEY } from './audit-chain.service.js';
+import { AuditChainRepository } from './audit-chain.repository.js';
 
 export interface RetentionCutResult {
   seq: string;
@@ -27,7 +25,7 @@ const DAY_MS = 86_400_000;
 @Injectable()
 export class AuditRetentionService implements OnModuleInit {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly links: AuditChainRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly scheduler: Scheduler,
@@ -49,50 +47,21 @@ export class AuditRetentionService implements OnModuleInit {
     const { retentionDays } = this.config.audit;
     if (retentionDays === 0) return undefined;
     const removedBefore = new Date(now.getTime() - retentionDays * DAY_MS);
-    return this.dataSource.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock($1)', [SEAL_LOCK_KEY]);
+    return this.links.transaction(async (manager) => {
+      await this.links.lockSealer(manager, true);
       // The first link that seals a row still inside the period: everything before it may go.
-      const [{ keep }] = (await manager.query(
-        `SELECT min(c.seq) AS keep FROM audit_chain c
-         LEFT JOIN status_changes s ON c.entry_kind = 'status_change' AND s.id = c.entry_id
-         LEFT JOIN access_log a ON c.entry_kind = 'access_log' AND a.id = c.entry_id
-         WHERE coalesce(s.changed_at, a.created_at) >= $1`,
-        [removedBefore],
-      )) as { keep: string | null }[];
-      const [checkpoint] = (await manager.query(
-        `SELECT seq, chain_hash FROM audit_checkpoints
-         WHERE ($1::bigint IS NULL OR seq < $1::bigint)
-           AND seq > coalesce((SELECT max(seq) FROM audit_retention_cuts), 0)
-           AND seq <= (SELECT coalesce(max(seq), 0) FROM audit_chain)
-         ORDER BY seq DESC LIMIT 1`,
-        [keep],
-      )) as { seq: string; chain_hash: string }[];
+      const keep = await this.links.firstLinkSince(manager, removedBefore);
+      const checkpoint = await this.links.checkpointToCutAt(manager, keep);
       if (!checkpoint) return undefined;
-      await manager.query(`SET LOCAL portico.retention = 'on'`);
-      let rowsRemoved = 0;
-      for (const [kind, table] of [
-        ['status_change', 'status_changes'],
-        ['access_log', 'access_log'],
-      ] as const) {
-        const [, removed] = (await manager.query(
-          `DELETE FROM ${table} t USING audit_chain c
-           WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id AND c.seq <= $1`,
-          [checkpoint.seq],
-        )) as [unknown, number];
-        rowsRemoved += removed;
-      }
-      await manager.query('DELETE FROM audit_chain WHERE seq <= $1', [checkpoint.seq]);
-      await manager.query(
-        `INSERT INTO audit_retention_cuts (seq, chain_hash, removed_before, cut_at, rows_removed)
-         VALUES ($1, $2, $3, now(), $4)`,
-        [checkpoint.seq, checkpoint.chain_hash, removedBefore, rowsRemoved],
-      );
-      return {
-        seq: String(checkpoint.seq),
+      const rowsRemoved = await this.links.removeThrough(manager, checkpoint.seq);
+      const cut = {
+        seq: checkpoint.seq,
         chainHash: checkpoint.chain_hash,
-        rowsRemoved,
         removedBefore,
+        rowsRemoved,
       };
+      await this.links.recordCut(manager, cut);
+      return { ...cut, seq: String(checkpoint.seq) };
     });
   }
 }

@@ -10,6 +10,7 @@ import {
   AuditRetentionCut,
   AuditSealFloor,
 } from './audit-chain.entity.js';
+import { AuditChainRepository } from './audit-chain.repository.js';
 import { AuditChainService } from './audit-chain.service.js';
 import { AuditVerifierService } from './audit-verifier.service.js';
 import { AuditRetentionService } from './audit-retention.service.js';
@@ -32,6 +33,7 @@ import { StatusTransitionsModule } from './status-transition-listeners.js';
     StatusTransitionsModule,
   ],
   providers: [
+    AuditChainRepository,
     StatusHistoryService,
     AccessLogService,
     AuditChainService,

@@ -1,18 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
-import type { DataSource } from 'typeorm';
-import type { ChainedKind } from './audit-chain.entity.js';
+import type { EntityManager } from 'typeorm';
+import { CHAINED_KINDS, type ChainedKind } from './audit-chain.entity.js';
+import { AuditChainRepository } from './audit-chain.repository.js';
 import { AuditChainService } from './audit-chain.service.js';
-import {
-  CHAINED_TABLES,
-  checkpointStatement,
-  GENESIS_HASH,
-  linkHash,
-  rowHashSql,
-} from './chain-hash.js';
+import { checkpointStatement, GENESIS_HASH, linkHash } from './chain-hash.js';
 
 export type BreakKind =
   | 'gap'
@@ -57,265 +51,221 @@ const BATCH = 5000;
  * its number), then that no row older than the sealing window is outside the chain and that no row
  * was sealed long after its own timestamp (a back-dated insert). Reports the first break.
  */
-/**
- * When an access-log row (aliased `alias`) may legitimately be sealed from: its creation, or its call's
- * own deadline (a POS payment), never later than the longest deadline any call has (`longestMs`, a
- * parameter) after its creation, so that a row inserted after the fact cannot claim a far one.
- */
-function dueAt(alias: string, longestMs: string): string {
-  return `least(coalesce(${alias}.deadline_at, ${alias}.created_at), ${alias}.created_at + make_interval(secs => ${longestMs} / 1000.0))`;
-}
-
 @Injectable()
 export class AuditVerifierService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly links: AuditChainRepository,
     private readonly chain: AuditChainService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async verify(options: { lateSealMs?: number } = {}): Promise<VerificationReport> {
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
-    try {
-      await runner.startTransaction('REPEATABLE READ');
-      await runner.query(`SET LOCAL TimeZone = 'UTC'`);
-      const checkpoints = (await runner.query(
-        'SELECT seq, chain_hash, signed_at, key_id, signature FROM audit_checkpoints ORDER BY seq',
-      )) as {
-        seq: string;
-        chain_hash: string;
-        signed_at: Date;
-        key_id: string;
-        signature: string;
-      }[];
-      const bySeq = new Map(checkpoints.map((c) => [String(c.seq), c]));
-      const key = this.chain.signingKey();
-      const publicKey: KeyObject | undefined = key ? createPublicKey(key.publicKeyPem) : undefined;
-      const signedBy = (checkpoint: (typeof checkpoints)[number]) =>
-        publicKey !== undefined &&
-        checkpoint.key_id === key!.keyId &&
-        verify(
-          null,
-          Buffer.from(
-            checkpointStatement(
-              String(checkpoint.seq),
-              checkpoint.chain_hash,
-              checkpoint.signed_at,
-            ),
-          ),
-          publicKey,
-          Buffer.from(checkpoint.signature, 'base64'),
-        );
-      const report = (
-        firstBreak: ChainBreak | null,
-        links: number,
-        head: VerificationReport['head'],
-        latest: VerificationReport['checkpoints']['latest'],
-      ): VerificationReport => ({
-        ok: firstBreak === null,
-        verifiedAt: new Date().toISOString(),
-        links,
-        head,
-        checkpoints: { count: checkpoints.length, latest },
-        firstBreak,
-      });
-
-      let expected = 1n;
-      let previous = GENESIS_HASH;
-      let links = 0;
-      let latest: VerificationReport['checkpoints']['latest'] = null;
-      // After a retention cut the chain starts from the cut's link, which a signed checkpoint vouches for.
-      const [cut] = (await runner.query(
-        'SELECT seq, chain_hash, removed_before, cut_at FROM audit_retention_cuts ORDER BY seq DESC LIMIT 1',
-      )) as { seq: string; chain_hash: string; removed_before: Date; cut_at: Date }[];
-      if (cut) {
-        const seq = String(cut.seq);
-        const retentionMs = this.config.audit.retentionDays * 86_400_000;
-        if (cut.removed_before.getTime() > cut.cut_at.getTime() - retentionMs + 60_000)
-          return report(
-            {
-              seq,
-              problem: 'cut-too-early',
-              detail: `the trail before ${cut.removed_before.toISOString()} was removed at ${cut.cut_at.toISOString()}, inside the retention period of ${this.config.audit.retentionDays} days`,
-            },
-            0,
-            null,
-            null,
-          );
-        const checkpoint = bySeq.get(seq);
-        if (checkpoint?.chain_hash !== cut.chain_hash || !signedBy(checkpoint))
-          return report(
-            {
-              seq,
-              problem: 'cut-unsigned',
-              detail: `the retention cut at link ${seq} matches no checkpoint signed by key ${key?.keyId ?? '(none)'}`,
-            },
-            0,
-            null,
-            null,
-          );
-        latest = {
-          seq,
-          chainHash: cut.chain_hash,
-          signedAt: checkpoint.signed_at.toISOString(),
-          keyId: checkpoint.key_id,
-        };
-        expected = BigInt(seq) + 1n;
-        previous = cut.chain_hash;
-      }
-      // A row dated well before rows sealed ahead of it was written around the sealer: back-dated.
-      const lateSealMs = options.lateSealMs ?? this.chain.windowMs() + 60_000;
-      let newestSealed = 0;
-      for (;;) {
-        const rows = (await runner.query(
-          `SELECT c.seq, c.entry_kind, c.entry_id, c.row_hash, c.chain_hash, c.sealed_at,
-                  CASE c.entry_kind WHEN 'status_change' THEN ${rowHashSql('s')} ELSE ${rowHashSql('a')} END AS current_hash,
-                  coalesce(s.changed_at, ${dueAt('a', '$2')}) AS at
-           FROM audit_chain c
-           LEFT JOIN status_changes s ON c.entry_kind = 'status_change' AND s.id = c.entry_id
-           LEFT JOIN access_log a ON c.entry_kind = 'access_log' AND a.id = c.entry_id
-           WHERE c.seq >= $1 ORDER BY c.seq LIMIT ${BATCH}`,
-          [expected.toString(), this.chain.longestDeadlineMs()],
-        )) as {
-          seq: string;
-          entry_kind: ChainedKind;
-          entry_id: string;
-          row_hash: string;
-          chain_hash: string;
-          sealed_at: Date;
-          current_hash: string | null;
-          at: Date | null;
-        }[];
-        for (const row of rows) {
-          const seq = String(row.seq);
-          const at = { seq, entryKind: row.entry_kind, entryId: String(row.entry_id) };
-          if (BigInt(seq) !== expected)
-            return report(
-              { ...at, problem: 'gap', detail: `link ${expected} is missing; the next is ${seq}` },
-              links,
-              null,
-              latest,
-            );
-          if (row.current_hash === null)
-            return report(
-              {
-                ...at,
-                problem: 'row-deleted',
-                detail: `${row.entry_kind} ${row.entry_id} was sealed and is gone`,
-              },
-              links,
-              null,
-              latest,
-            );
-          if (row.current_hash !== row.row_hash)
-            return report(
-              {
-                ...at,
-                problem: 'row-edited',
-                detail: `${row.entry_kind} ${row.entry_id} differs from what was sealed`,
-              },
-              links,
-              null,
-              latest,
-            );
-          const hash = linkHash(previous, seq, row.entry_kind, String(row.entry_id), row.row_hash);
-          if (hash !== row.chain_hash)
-            return report(
-              {
-                ...at,
-                problem: 'link-altered',
-                detail: `the hash of link ${seq} does not follow from the link before it`,
-              },
-              links,
-              null,
-              latest,
-            );
-          if (row.at && row.at.getTime() < newestSealed - lateSealMs)
-            return report(
-              {
-                ...at,
-                problem: 'late-seal',
-                detail: `${row.entry_kind} ${row.entry_id} is dated ${row.at.toISOString()} after rows of ${new Date(newestSealed).toISOString()} were sealed: inserted after the fact?`,
-              },
-              links,
-              null,
-              latest,
-            );
-          const checkpoint = bySeq.get(seq);
-          if (checkpoint) {
-            if (checkpoint.chain_hash !== hash)
-              return report(
-                {
-                  ...at,
-                  problem: 'checkpoint-mismatch',
-                  detail: `the chain at link ${seq} is not what checkpoint ${seq} signed`,
-                },
-                links,
-                null,
-                latest,
-              );
-            if (!signedBy(checkpoint))
-              return report(
-                {
-                  ...at,
-                  problem: 'checkpoint-signature',
-                  detail: `checkpoint ${seq} is not signed by the configured key ${key?.keyId ?? '(none)'}`,
-                },
-                links,
-                null,
-                latest,
-              );
-            latest = {
-              seq,
-              chainHash: hash,
-              signedAt: checkpoint.signed_at.toISOString(),
-              keyId: checkpoint.key_id,
-            };
-          }
-          if (row.at) newestSealed = Math.max(newestSealed, row.at.getTime());
-          previous = hash;
-          expected += 1n;
-          links++;
-        }
-        if (rows.length < BATCH) break;
-      }
-      const head = links > 0 ? { seq: (expected - 1n).toString(), chainHash: previous } : null;
-      for (const checkpoint of checkpoints)
-        if (BigInt(checkpoint.seq) >= expected)
-          return report(
-            {
-              seq: String(checkpoint.seq),
-              problem: 'checkpoint-mismatch',
-              detail: `checkpoint ${checkpoint.seq} signed a link the chain no longer has`,
-            },
-            links,
-            head,
-            latest,
-          );
-      const unsealed = await this.firstUnsealed(runner.manager);
-      await runner.commitTransaction();
-      return report(unsealed, links, head, latest);
-    } finally {
-      if (runner.isTransactionActive) await runner.rollbackTransaction();
-      await runner.release();
-    }
+    return this.links.readSnapshot((manager) => this.verifyIn(manager, options));
   }
 
-  private async firstUnsealed(manager: DataSource['manager']): Promise<ChainBreak | null> {
+  private async verifyIn(
+    manager: EntityManager,
+    options: { lateSealMs?: number },
+  ): Promise<VerificationReport> {
+    const checkpoints = await this.links.checkpoints(manager);
+    const bySeq = new Map(checkpoints.map((c) => [String(c.seq), c]));
+    const key = this.chain.signingKey();
+    const publicKey: KeyObject | undefined = key ? createPublicKey(key.publicKeyPem) : undefined;
+    const signedBy = (checkpoint: (typeof checkpoints)[number]) =>
+      publicKey !== undefined &&
+      checkpoint.key_id === key!.keyId &&
+      verify(
+        null,
+        Buffer.from(
+          checkpointStatement(String(checkpoint.seq), checkpoint.chain_hash, checkpoint.signed_at),
+        ),
+        publicKey,
+        Buffer.from(checkpoint.signature, 'base64'),
+      );
+    const report = (
+      firstBreak: ChainBreak | null,
+      links: number,
+      head: VerificationReport['head'],
+      latest: VerificationReport['checkpoints']['latest'],
+    ): VerificationReport => ({
+      ok: firstBreak === null,
+      verifiedAt: new Date().toISOString(),
+      links,
+      head,
+      checkpoints: { count: checkpoints.length, latest },
+      firstBreak,
+    });
+
+    let expected = 1n;
+    let previous = GENESIS_HASH;
+    let links = 0;
+    let latest: VerificationReport['checkpoints']['latest'] = null;
+    // After a retention cut the chain starts from the cut's link, which a signed checkpoint vouches for.
+    const cut = await this.links.latestCut(manager);
+    if (cut) {
+      const seq = String(cut.seq);
+      const retentionMs = this.config.audit.retentionDays * 86_400_000;
+      if (cut.removed_before.getTime() > cut.cut_at.getTime() - retentionMs + 60_000)
+        return report(
+          {
+            seq,
+            problem: 'cut-too-early',
+            detail: `the trail before ${cut.removed_before.toISOString()} was removed at ${cut.cut_at.toISOString()}, inside the retention period of ${this.config.audit.retentionDays} days`,
+          },
+          0,
+          null,
+          null,
+        );
+      const checkpoint = bySeq.get(seq);
+      if (checkpoint?.chain_hash !== cut.chain_hash || !signedBy(checkpoint))
+        return report(
+          {
+            seq,
+            problem: 'cut-unsigned',
+            detail: `the retention cut at link ${seq} matches no checkpoint signed by key ${key?.keyId ?? '(none)'}`,
+          },
+          0,
+          null,
+          null,
+        );
+      latest = {
+        seq,
+        chainHash: cut.chain_hash,
+        signedAt: checkpoint.signed_at.toISOString(),
+        keyId: checkpoint.key_id,
+      };
+      expected = BigInt(seq) + 1n;
+      previous = cut.chain_hash;
+    }
+    // A row dated well before rows sealed ahead of it was written around the sealer: back-dated.
+    const lateSealMs = options.lateSealMs ?? this.chain.windowMs() + 60_000;
+    let newestSealed = 0;
+    for (;;) {
+      const rows = await this.links.linksFrom(
+        manager,
+        expected.toString(),
+        this.chain.longestDeadlineMs(),
+        BATCH,
+      );
+      for (const row of rows) {
+        const seq = String(row.seq);
+        const at = { seq, entryKind: row.entry_kind, entryId: String(row.entry_id) };
+        if (BigInt(seq) !== expected)
+          return report(
+            { ...at, problem: 'gap', detail: `link ${expected} is missing; the next is ${seq}` },
+            links,
+            null,
+            latest,
+          );
+        if (row.current_hash === null)
+          return report(
+            {
+              ...at,
+              problem: 'row-deleted',
+              detail: `${row.entry_kind} ${row.entry_id} was sealed and is gone`,
+            },
+            links,
+            null,
+            latest,
+          );
+        if (row.current_hash !== row.row_hash)
+          return report(
+            {
+              ...at,
+              problem: 'row-edited',
+              detail: `${row.entry_kind} ${row.entry_id} differs from what was sealed`,
+            },
+            links,
+            null,
+            latest,
+          );
+        const hash = linkHash(previous, seq, row.entry_kind, String(row.entry_id), row.row_hash);
+        if (hash !== row.chain_hash)
+          return report(
+            {
+              ...at,
+              problem: 'link-altered',
+              detail: `the hash of link ${seq} does not follow from the link before it`,
+            },
+            links,
+            null,
+            latest,
+          );
+        if (row.at && row.at.getTime() < newestSealed - lateSealMs)
+          return report(
+            {
+              ...at,
+              problem: 'late-seal',
+              detail: `${row.entry_kind} ${row.entry_id} is dated ${row.at.toISOString()} after rows of ${new Date(newestSealed).toISOString()} were sealed: inserted after the fact?`,
+            },
+            links,
+            null,
+            latest,
+          );
+        const checkpoint = bySeq.get(seq);
+        if (checkpoint) {
+          if (checkpoint.chain_hash !== hash)
+            return report(
+              {
+                ...at,
+                problem: 'checkpoint-mismatch',
+                detail: `the chain at link ${seq} is not what checkpoint ${seq} signed`,
+              },
+              links,
+              null,
+              latest,
+            );
+          if (!signedBy(checkpoint))
+            return report(
+              {
+                ...at,
+                problem: 'checkpoint-signature',
+                detail: `checkpoint ${seq} is not signed by the configured key ${key?.keyId ?? '(none)'}`,
+              },
+              links,
+              null,
+              latest,
+            );
+          latest = {
+            seq,
+            chainHash: hash,
+            signedAt: checkpoint.signed_at.toISOString(),
+            keyId: checkpoint.key_id,
+          };
+        }
+        if (row.at) newestSealed = Math.max(newestSealed, row.at.getTime());
+        previous = hash;
+        expected += 1n;
+        links++;
+      }
+      if (rows.length < BATCH) break;
+    }
+    const head = links > 0 ? { seq: (expected - 1n).toString(), chainHash: previous } : null;
+    for (const checkpoint of checkpoints)
+      if (BigInt(checkpoint.seq) >= expected)
+        return report(
+          {
+            seq: String(checkpoint.seq),
+            problem: 'checkpoint-mismatch',
+            detail: `checkpoint ${checkpoint.seq} signed a link the chain no longer has`,
+          },
+          links,
+          head,
+          latest,
+        );
+    const unsealed = await this.firstUnsealed(manager);
+    return report(unsealed, links, head, latest);
+  }
+
+  private async firstUnsealed(manager: EntityManager): Promise<ChainBreak | null> {
     const window = this.chain.windowMs() + 60_000;
-    for (const [kind, { table, at }] of Object.entries(CHAINED_TABLES) as [
-      ChainedKind,
-      { table: string; at: string },
-    ][]) {
-      const due = kind === 'access_log' ? dueAt('t', '$2') : `t.${at}`;
-      const [row] = (await manager.query(
-        `SELECT t.id, t.${at} AS at FROM ${table} t
-         WHERE ${due} < now() - make_interval(secs => $1 / 1000.0)
-           AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id)
-         ORDER BY t.id LIMIT 1`,
-        kind === 'access_log' ? [window, this.chain.longestDeadlineMs()] : [window],
-      )) as { id: string; at: Date }[];
+    for (const kind of CHAINED_KINDS) {
+      const row = await this.links.firstUnsealed(
+        manager,
+        kind,
+        window,
+        this.chain.longestDeadlineMs(),
+      );
       if (row)
         return {
           problem: 'row-unsealed',

@@ -6,6 +6,7 @@ import {
   type RateLimitRow,
   type RateLimitState,
 } from '#src/access/auth/rate-limit.service.js';
+import { ApiKeysRepository } from '#src/access/tenants/api-keys.repository.js';
 import {
   AccessLogService,
   SENT_PARAMETERS,
@@ -179,7 +180,7 @@ export class ConsentAccessService {
                   WITH ORDINALITY AS r(key_id, consent_id, tenant_id, operation, account_id, psu_present,
                                        request_id, log_ahead, known_version, ord)
        ),
-       ${RateLimitService.groupCte('calls')},
+       ${ApiKeysRepository.groupUsageCte('calls')},
        admitted AS (
          SELECT r.*, u.rate_count, u.rate_reset_seconds, ${consent},
                 CASE WHEN r.log_ahead AND c.id IS NOT NULL AND c.status = 'valid' AND u.rate_count <= $10

@@ -45,6 +45,8 @@ export interface AppConfig {
     poolSize: number;
     /** Data directory of the embedded engine (`memory://` keeps nothing). */
     embeddedDir: string;
+    /** How often the hot tables are analysed (and, on the embedded engine, vacuumed now and then); 0: never. */
+    analyzeIntervalMs: number;
   };
   /** One group per upstream API: where it is, how Portico authenticates, how long it may take. */
   upstreams: {
@@ -297,6 +299,10 @@ export const VARIABLES = {
   EMBEDDED_DB_DIR: {
     doc: 'Data directory of the embedded engine, or memory:// to keep nothing',
     default: './data/pglite',
+  },
+  DB_ANALYZE_INTERVAL_MS: {
+    doc: 'How often the hot tables (access log, audit chain, provider resources, consents, payments, status changes, webhook deliveries, idempotency records, usage counters) are analysed, by one replica at a time; on the embedded engine, which has no autovacuum, every sixth run vacuums them too (0: never)',
+    default: '600000',
   },
   UPSTREAM_OB_BASE_URL: {
     doc: "The provider's open-banking base address ({psd2_base_url}), https; in sandbox mode, a sandbox running elsewhere (none is started in the process)",
@@ -557,7 +563,7 @@ export const VARIABLE_GROUPS: { title: string; about?: string; names: VariableNa
   },
   {
     title: 'Database',
-    names: ['DATABASE_URL', 'DATABASE_POOL_SIZE', 'EMBEDDED_DB_DIR'],
+    names: ['DATABASE_URL', 'DATABASE_POOL_SIZE', 'EMBEDDED_DB_DIR', 'DB_ANALYZE_INTERVAL_MS'],
   },
   {
     title: 'Open-banking upstream',
@@ -813,6 +819,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       url: url('DATABASE_URL', ['postgres:', 'postgresql:']),
       poolSize: integer('DATABASE_POOL_SIZE', 1, 200),
       embeddedDir: raw('EMBEDDED_DB_DIR') as string,
+      analyzeIntervalMs: integer('DB_ANALYZE_INTERVAL_MS', 0, 86_400_000),
     },
     upstreams: {
       openBanking: {

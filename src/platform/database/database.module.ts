@@ -6,9 +6,14 @@ import type { Logger } from 'pino';
 import { LOGGER } from '../logging/logging.module.js';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { dataSourceOptions } from './data-source-options.js';
+import { DatabaseMaintenanceJob } from './database-maintenance.job.js';
+import { DatabaseMaintenanceRepository } from './database-maintenance.repository.js';
 import { runMigrationsLocked } from './migrate.js';
 
-/** PostgreSQL through TypeORM; pending migrations run at start under an advisory lock, the schema is never synchronised. */
+/**
+ * PostgreSQL through TypeORM; pending migrations run at start under an advisory lock, the schema is never
+ * synchronised; the hot tables' statistics are kept fresh (DatabaseMaintenanceJob).
+ */
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
@@ -29,5 +34,6 @@ import { runMigrationsLocked } from './migrate.js';
       },
     }),
   ],
+  providers: [DatabaseMaintenanceRepository, DatabaseMaintenanceJob],
 })
 export class DatabaseModule {}

@@ -1,0 +1,342 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { ChainedKind } from './audit-chain.entity.js';
+import { CHAINED_TABLES, rowHashSql } from './chain-hash.js';
+import { SENT } from './access-log.service.js';
+
+/** One sealer at a time, across every replica on the database. */
+export const SEAL_LOCK_KEY = 74_111_002;
+/** How long after its call's deadline a row still `sent` waits for the call's outcome to be written. */
+export const OUTCOME_SLACK_MS = 5_000;
+/** How far behind the newest rows the sealer's floor stays (see advanceFloor). */
+const FLOOR_LAG_MS = 10_000;
+
+/** A row of the trail not sealed yet, with its hash (computed in the database). */
+export interface UnsealedRow {
+  id: string;
+  tenant_id: string;
+  row_hash: string;
+  at: Date;
+}
+
+/** A link to append: its number, the row it seals and the chain's hash up to it. */
+export interface NewLink {
+  seq: string;
+  kind: ChainedKind;
+  id: string;
+  tenant_id: string;
+  row_hash: string;
+  chainHash: string;
+}
+
+export interface ChainHead {
+  seq: string;
+  chain_hash: string;
+}
+
+export interface CheckpointRow {
+  seq: string;
+  chain_hash: string;
+  signed_at: Date;
+  key_id: string;
+  signature: string;
+}
+
+export interface RetentionCutRow {
+  seq: string;
+  chain_hash: string;
+  removed_before: Date;
+  cut_at: Date;
+}
+
+/** A link with the current hash of the row it seals (null: the row is gone) and when that row was due. */
+export interface LinkWithRow {
+  seq: string;
+  entry_kind: ChainedKind;
+  entry_id: string;
+  row_hash: string;
+  chain_hash: string;
+  sealed_at: Date;
+  current_hash: string | null;
+  at: Date | null;
+}
+
+/**
+ * When an access-log row (aliased `alias`) may legitimately be sealed from: its creation, or its call's
+ * own deadline (a POS payment), never later than the longest deadline any call has (`longestMs`, a
+ * parameter) after its creation, so that a row inserted after the fact cannot claim a far one.
+ */
+function dueAt(alias: string, longestMs: string): string {
+  return `least(coalesce(${alias}.deadline_at, ${alias}.created_at), ${alias}.created_at + make_interval(secs => ${longestMs} / 1000.0))`;
+}
+
+/**
+ * The SQL of the audit chain (tables `audit_chain`, `audit_checkpoints`, `audit_seal_floors`,
+ * `audit_retention_cuts`, and the chained rows of `status_changes` and `access_log` as the sealer,
+ * the verifier and retention read or remove them). The `manager` methods run in the caller's transaction.
+ */
+@Injectable()
+export class AuditChainRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(work);
+  }
+
+  /**
+   * Runs `work` in a REPEATABLE READ transaction (one snapshot of the whole chain) with the session
+   * time zone UTC (row hashes depend on it).
+   */
+  async readSnapshot<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.startTransaction('REPEATABLE READ');
+      await runner.query(`SET LOCAL TimeZone = 'UTC'`);
+      const result = await work(runner.manager);
+      await runner.commitTransaction();
+      return result;
+    } finally {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      await runner.release();
+    }
+  }
+
+  /** Takes the sealer's lock for the transaction: waits for it, or (not `wait`) answers false when it is held. */
+  async lockSealer(manager: EntityManager, wait: boolean): Promise<boolean> {
+    if (wait) {
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [SEAL_LOCK_KEY]);
+      return true;
+    }
+    const [{ locked }] = (await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [
+      SEAL_LOCK_KEY,
+    ])) as { locked: boolean }[];
+    return locked;
+  }
+
+  /** Row hashes depend on the session time zone: UTC for the rest of the transaction. */
+  async hashInUtc(manager: EntityManager): Promise<void> {
+    await manager.query(`SET LOCAL TimeZone = 'UTC'`);
+  }
+
+  /**
+   * Up to `limit` rows of the kind above `floor` not sealed yet, older than `graceMs`, by id. A row of
+   * the access log still `sent` waits for its call's deadline (its own, or `readDeadlineMs`), the time
+   * to write the outcome and the grace: sealed earlier, the call's outcome could not be written to it.
+   */
+  async unsealed(
+    manager: EntityManager,
+    kind: ChainedKind,
+    floor: string,
+    graceMs: number,
+    readDeadlineMs: number,
+    limit: number,
+  ): Promise<UnsealedRow[]> {
+    const { table, at } = CHAINED_TABLES[kind];
+    const waitForOutcome =
+      kind === 'access_log'
+        ? `AND (t.outcome <> '${SENT}'
+                  OR coalesce(t.deadline_at, t.created_at + make_interval(secs => $3 / 1000.0))
+                     < now() - make_interval(secs => ($2 + ${OUTCOME_SLACK_MS}) / 1000.0))`
+        : '';
+    // OFFSET 0: a probe of the chain's index per row whatever the statistics (completeSql says why).
+    const rows = (await manager.query(
+      `SELECT t.id, t.tenant_id, ${rowHashSql('t')} AS row_hash, t.${at} AS at
+         FROM ${table} t
+         WHERE t.id > $1 AND t.${at} < now() - make_interval(secs => $2 / 1000.0) ${waitForOutcome}
+           AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id OFFSET 0)
+         ORDER BY t.id LIMIT ${limit}`,
+      kind === 'access_log' ? [floor, graceMs, readDeadlineMs] : [floor, graceMs],
+    )) as UnsealedRow[];
+    return rows.map((row) => ({ ...row, id: String(row.id) }));
+  }
+
+  /** The chain's last link, if any. */
+  async head(manager: EntityManager = this.dataSource.manager): Promise<ChainHead | undefined> {
+    const [head] = (await manager.query(
+      'SELECT seq, chain_hash FROM audit_chain ORDER BY seq DESC LIMIT 1',
+    )) as ChainHead[];
+    return head;
+  }
+
+  async append(manager: EntityManager, links: NewLink[]): Promise<void> {
+    await manager.query(
+      `INSERT INTO audit_chain (seq, entry_kind, entry_id, tenant_id, row_hash, chain_hash)
+         SELECT * FROM unnest($1::bigint[], $2::varchar[], $3::bigint[], $4::uuid[], $5::char(64)[], $6::char(64)[])`,
+      [
+        links.map((l) => l.seq),
+        links.map((l) => l.kind),
+        links.map((l) => l.id),
+        links.map((l) => l.tenant_id),
+        links.map((l) => l.row_hash),
+        links.map((l) => l.chainHash),
+      ],
+    );
+  }
+
+  /** Every row of the kind with an id at or below the floor is sealed (or never existed). */
+  async floorOf(manager: EntityManager, kind: ChainedKind): Promise<string> {
+    const [row] = (await manager.query(
+      'SELECT floor FROM audit_seal_floors WHERE entry_kind = $1',
+      [kind],
+    )) as { floor: string }[];
+    return row ? String(row.floor) : '0';
+  }
+
+  async advanceFloor(manager: EntityManager, kind: ChainedKind): Promise<void> {
+    const { table, at } = CHAINED_TABLES[kind];
+    const floor = await this.floorOf(manager, kind);
+    // Up to the first row not sealed yet, and never past rows younger than FLOOR_LAG_MS: ids are
+    // drawn before commit, so a row with a lower id may still become visible after a higher one.
+    const [row] = (await manager.query(
+      `SELECT LEAST(
+         coalesce(
+           (SELECT t.id - 1 FROM ${table} t WHERE t.id > $1
+              AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = $2 AND c.entry_id = t.id OFFSET 0)
+            ORDER BY t.id LIMIT 1),
+           (SELECT max(c.entry_id) FROM audit_chain c WHERE c.entry_kind = $2),
+           $1),
+         coalesce(
+           (SELECT max(t.id) FROM ${table} t
+            WHERE t.id > $1 AND t.${at} < now() - make_interval(secs => $3 / 1000.0)),
+           $1)) AS floor`,
+      [floor, kind, FLOOR_LAG_MS],
+    )) as { floor: string }[];
+    await manager.query(
+      `INSERT INTO audit_seal_floors (entry_kind, floor) VALUES ($1, $2)
+       ON CONFLICT (entry_kind) DO UPDATE SET floor = GREATEST(audit_seal_floors.floor, EXCLUDED.floor)`,
+      [kind, row.floor],
+    );
+  }
+
+  /** Records a signed checkpoint (once per link). */
+  async insertCheckpoint(
+    checkpoint: Omit<CheckpointRow, 'signed_at'> & { signed_at: Date },
+  ): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO audit_checkpoints (seq, chain_hash, signed_at, key_id, signature)
+       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (seq) DO NOTHING`,
+      [
+        checkpoint.seq,
+        checkpoint.chain_hash,
+        checkpoint.signed_at,
+        checkpoint.key_id,
+        checkpoint.signature,
+      ],
+    );
+  }
+
+  checkpoints(manager: EntityManager): Promise<CheckpointRow[]> {
+    return manager.query(
+      'SELECT seq, chain_hash, signed_at, key_id, signature FROM audit_checkpoints ORDER BY seq',
+    ) as Promise<CheckpointRow[]>;
+  }
+
+  /** The last retention cut, if any. */
+  async latestCut(manager: EntityManager): Promise<RetentionCutRow | undefined> {
+    const [cut] = (await manager.query(
+      'SELECT seq, chain_hash, removed_before, cut_at FROM audit_retention_cuts ORDER BY seq DESC LIMIT 1',
+    )) as RetentionCutRow[];
+    return cut;
+  }
+
+  /**
+   * Up to `limit` links from `fromSeq`, each with the current hash of the row it seals and when that
+   * row was due to be sealed (`longestDeadlineMs`: see dueAt).
+   */
+  linksFrom(
+    manager: EntityManager,
+    fromSeq: string,
+    longestDeadlineMs: number,
+    limit: number,
+  ): Promise<LinkWithRow[]> {
+    return manager.query(
+      `SELECT c.seq, c.entry_kind, c.entry_id, c.row_hash, c.chain_hash, c.sealed_at,
+                  CASE c.entry_kind WHEN 'status_change' THEN ${rowHashSql('s')} ELSE ${rowHashSql('a')} END AS current_hash,
+                  coalesce(s.changed_at, ${dueAt('a', '$2')}) AS at
+           FROM audit_chain c
+           LEFT JOIN status_changes s ON c.entry_kind = 'status_change' AND s.id = c.entry_id
+           LEFT JOIN access_log a ON c.entry_kind = 'access_log' AND a.id = c.entry_id
+           WHERE c.seq >= $1 ORDER BY c.seq LIMIT ${limit}`,
+      [fromSeq, longestDeadlineMs],
+    ) as Promise<LinkWithRow[]>;
+  }
+
+  /** The first row of the kind due more than `windowMs` ago and not in the chain, if any. */
+  async firstUnsealed(
+    manager: EntityManager,
+    kind: ChainedKind,
+    windowMs: number,
+    longestDeadlineMs: number,
+  ): Promise<{ id: string; at: Date } | undefined> {
+    const { table, at } = CHAINED_TABLES[kind];
+    const due = kind === 'access_log' ? dueAt('t', '$2') : `t.${at}`;
+    const [row] = (await manager.query(
+      `SELECT t.id, t.${at} AS at FROM ${table} t
+         WHERE ${due} < now() - make_interval(secs => $1 / 1000.0)
+           AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id)
+         ORDER BY t.id LIMIT 1`,
+      kind === 'access_log' ? [windowMs, longestDeadlineMs] : [windowMs],
+    )) as { id: string; at: Date }[];
+    return row;
+  }
+
+  /** The first link that seals a row dated at or after `since` (everything before it may go). */
+  async firstLinkSince(manager: EntityManager, since: Date): Promise<string | null> {
+    const [{ keep }] = (await manager.query(
+      `SELECT min(c.seq) AS keep FROM audit_chain c
+         LEFT JOIN status_changes s ON c.entry_kind = 'status_change' AND s.id = c.entry_id
+         LEFT JOIN access_log a ON c.entry_kind = 'access_log' AND a.id = c.entry_id
+         WHERE coalesce(s.changed_at, a.created_at) >= $1`,
+      [since],
+    )) as { keep: string | null }[];
+    return keep;
+  }
+
+  /** The newest checkpoint before link `before` (any, if null), past the last cut and within the chain. */
+  async checkpointToCutAt(
+    manager: EntityManager,
+    before: string | null,
+  ): Promise<ChainHead | undefined> {
+    const [checkpoint] = (await manager.query(
+      `SELECT seq, chain_hash FROM audit_checkpoints
+         WHERE ($1::bigint IS NULL OR seq < $1::bigint)
+           AND seq > coalesce((SELECT max(seq) FROM audit_retention_cuts), 0)
+           AND seq <= (SELECT coalesce(max(seq), 0) FROM audit_chain)
+         ORDER BY seq DESC LIMIT 1`,
+      [before],
+    )) as ChainHead[];
+    return checkpoint;
+  }
+
+  /** Removes the links up to `seq` and the rows they seal; returns how many rows went. */
+  async removeThrough(manager: EntityManager, seq: string): Promise<number> {
+    await manager.query(`SET LOCAL portico.retention = 'on'`);
+    let rowsRemoved = 0;
+    for (const [kind, table] of [
+      ['status_change', 'status_changes'],
+      ['access_log', 'access_log'],
+    ] as const) {
+      const [, removed] = (await manager.query(
+        `DELETE FROM ${table} t USING audit_chain c
+           WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id AND c.seq <= $1`,
+        [seq],
+      )) as [unknown, number];
+      rowsRemoved += removed;
+    }
+    await manager.query('DELETE FROM audit_chain WHERE seq <= $1', [seq]);
+    return rowsRemoved;
+  }
+
+  async recordCut(
+    manager: EntityManager,
+    cut: { seq: string; chainHash: string; removedBefore: Date; rowsRemoved: number },
+  ): Promise<void> {
+    await manager.query(
+      `INSERT INTO audit_retention_cuts (seq, chain_hash, removed_before, cut_at, rows_removed)
+         VALUES ($1, $2, $3, now(), $4)`,
+      [cut.seq, cut.chainHash, cut.removedBefore, cut.rowsRemoved],
+    );
+  }
+}

@@ -1,0 +1,141 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { EntityManager, Repository } from 'typeorm';
+import { WebhookDelivery, WebhookEndpoint } from './webhook.entities.js';
+
+/** An endpoint's signing secrets as rotated. */
+export type EndpointSecrets = Pick<
+  WebhookEndpoint,
+  'secretSealed' | 'previousSecretSealed' | 'previousSecretExpiresAt'
+>;
+
+/** An endpoint after a failure was counted (recordFailure). */
+export interface EndpointFailure {
+  tenant_id: string;
+  failing_since: Date;
+  paused_at: Date | null;
+  /** This failure paused it. */
+  paused_now: boolean;
+}
+
+/**
+ * The SQL of webhook endpoints (table `webhook_endpoints`): a tenant's endpoints and each one's health
+ * (failures, back-off, pause). The `manager` methods run in the caller's transaction.
+ */
+@Injectable()
+export class WebhookEndpointsRepository {
+  constructor(
+    @InjectRepository(WebhookEndpoint) private readonly rows: Repository<WebhookEndpoint>,
+  ) {}
+
+  insert(
+    endpoint: Omit<
+      WebhookEndpoint,
+      | 'createdAt'
+      | 'failingSince'
+      | 'consecutiveFailures'
+      | 'retryAt'
+      | 'pausedAt'
+      | 'lastClaimedAt'
+    >,
+  ): Promise<WebhookEndpoint> {
+    return this.rows.save(this.rows.create(endpoint));
+  }
+
+  /** A tenant's endpoints not removed, oldest first. */
+  listLive(tenantId: string): Promise<WebhookEndpoint[]> {
+    return this.rows
+      .createQueryBuilder('e')
+      .where('e.tenant_id = :tenantId AND e.removed_at IS NULL', { tenantId })
+      .orderBy('e.created_at', 'ASC')
+      .getMany();
+  }
+
+  /** A tenant's endpoint, removed or not. */
+  find(tenantId: string, endpointId: string): Promise<WebhookEndpoint | null> {
+    return this.rows.findOne({ where: { id: endpointId, tenantId } });
+  }
+
+  /** Marks the endpoint removed and cancels its pending deliveries (one transaction). */
+  async remove(endpointId: string): Promise<void> {
+    await this.rows.manager.transaction(async (manager) => {
+      await manager.update(WebhookEndpoint, { id: endpointId }, { removedAt: new Date() });
+      await manager.update(
+        WebhookDelivery,
+        { endpointId, status: 'pending' },
+        { status: 'cancelled', leaseUntil: null, leaseToken: null },
+      );
+    });
+  }
+
+  /** Ends the endpoint's pause and back-off, and makes what waits for it due now (one transaction). */
+  async resume(endpointId: string): Promise<void> {
+    await this.rows.manager.transaction(async (manager) => {
+      await manager.update(
+        WebhookEndpoint,
+        { id: endpointId },
+        { pausedAt: null, failingSince: null, consecutiveFailures: 0, retryAt: null },
+      );
+      await manager.query(
+        `UPDATE webhook_deliveries SET next_attempt_at = now()
+          WHERE endpoint_id = $1 AND status = 'pending' AND next_attempt_at > now()`,
+        [endpointId],
+      );
+    });
+  }
+
+  async updateSecrets(endpointId: string, secrets: EndpointSecrets): Promise<void> {
+    await this.rows.update(
+      { id: endpointId },
+      {
+        secretSealed: secrets.secretSealed,
+        previousSecretSealed: secrets.previousSecretSealed,
+        previousSecretExpiresAt: secrets.previousSecretExpiresAt,
+      },
+    );
+  }
+
+  /** Clears the endpoint's failures, written only when there are some (a healthy row is not rewritten per event). */
+  async clearFailures(manager: EntityManager, endpointId: string): Promise<void> {
+    await manager.query(
+      `UPDATE webhook_endpoints SET failing_since = NULL, consecutive_failures = 0, retry_at = NULL
+        WHERE id = $1 AND (failing_since IS NOT NULL OR consecutive_failures > 0 OR retry_at IS NOT NULL)`,
+      [endpointId],
+    );
+  }
+
+  /** The endpoint's consecutive failures, its row locked until the transaction ends; undefined if it is gone. */
+  async lockFailures(manager: EntityManager, endpointId: string): Promise<number | undefined> {
+    const [current] = (await manager.query(
+      'SELECT consecutive_failures FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE',
+      [endpointId],
+    )) as { consecutive_failures: number }[];
+    return current?.consecutive_failures;
+  }
+
+  /**
+   * Counts a failure: `failures` in a row, backing off `delayMs`; an endpoint failing for `pauseAfterMs`
+   * or more is paused (paused_now).
+   */
+  async recordFailure(
+    manager: EntityManager,
+    endpointId: string,
+    failures: number,
+    delayMs: number,
+    pauseAfterMs: number,
+  ): Promise<EndpointFailure> {
+    const [[row]] = (await manager.query(
+      `UPDATE webhook_endpoints
+          SET consecutive_failures = $2,
+              failing_since = coalesce(failing_since, now()),
+              retry_at = now() + make_interval(secs => $3::double precision / 1000),
+              paused_at = CASE WHEN paused_at IS NULL AND removed_at IS NULL
+                                AND failing_since <= now() - make_interval(secs => $4::double precision / 1000)
+                               THEN now() ELSE paused_at END
+        WHERE id = $1
+        RETURNING tenant_id, failing_since, paused_at, paused_at = now() AS paused_now`,
+      [endpointId, failures, delayMs, pauseAfterMs],
+    )) as [EndpointFailure[], number];
+    return row;
+  }
+}
