@@ -8,6 +8,7 @@ import {
   ApiCardProblems,
   ApiCardQuery,
   CardQuery,
+  type CardQueryOf,
   facade,
 } from '../common/card-api.js';
 import { CardBranchesService } from './card-branches.service.js';
@@ -30,7 +31,7 @@ export class CardBranchesController {
   @ApiCardAnswer(200, 'BranchList', 'A page of branches')
   async listCardBranches(
     @CurrentPrincipal() principal: Principal,
-    @Query(CardQuery('listBranches')) query: Record<string, string | number | undefined>,
+    @Query(CardQuery('listBranches')) query: CardQueryOf<'listBranches'>,
   ) {
     return facade('BranchList', await this.branches.list(principal.tenantId, query));
   }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { CardQueryOf } from '#src/upstreams/card/card.client.js';
 import { CardStore } from '../store/card-store.service.js';
 
 /** The merchant's branches (set up at the provider), to group payments by. */
@@ -6,7 +7,7 @@ import { CardStore } from '../store/card-store.service.js';
 export class CardBranchesService {
   constructor(private readonly store: CardStore) {}
 
-  list(tenantId: string, query: Record<string, string | number | undefined>) {
+  list(tenantId: string, query: CardQueryOf<'listBranches'>) {
     return this.store.call(tenantId, 'listBranches', { query });
   }
 }

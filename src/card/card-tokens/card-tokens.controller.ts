@@ -4,7 +4,7 @@ import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
 import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
-import { CardBody } from '../common/card-body.pipe.js';
+import { CardBody, type CardForm } from '../common/card-body.pipe.js';
 import {
   ApiCardAnswer,
   ApiCardBody,
@@ -41,7 +41,7 @@ export class CardTokensController {
   @ApiCardAnswer(201, 'CardToken', 'The token, with the masked card')
   async createCardToken(
     @CurrentPrincipal() principal: Principal,
-    @Body(CardBody('CreateCardTokenForm')) form: Record<string, unknown>,
+    @Body(CardBody('CreateCardTokenForm')) form: CardForm<'CreateCardTokenForm'>,
   ) {
     return facade('CardToken', await this.tokens.create(principal.tenantId, form));
   }

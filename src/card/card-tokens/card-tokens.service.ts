@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { CardForm } from '../common/card-body.pipe.js';
 import { CardStore } from '../store/card-store.service.js';
 
 /**
@@ -9,7 +10,7 @@ import { CardStore } from '../store/card-store.service.js';
 export class CardTokensService {
   constructor(private readonly store: CardStore) {}
 
-  create(tenantId: string, form: Record<string, unknown>) {
+  create(tenantId: string, form: CardForm<'CreateCardTokenForm'>) {
     return this.store.call(tenantId, 'createCardToken', { form }, undefined, { publicKey: true });
   }
 

@@ -1,11 +1,16 @@
 import { applyDecorators, Injectable, type PipeTransform } from '@nestjs/common';
 import { ApiBody, ApiParam, ApiQuery, ApiResponse } from '@nestjs/swagger';
+import type { components } from '#src/generated/card.js';
 import { ApiProblems } from '#src/platform/errors/api-problem-responses.js';
 import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
-import { camelCase } from '#src/platform/openapi/camel-case-schemas.js';
+import { camelCase, type Camelized } from '#src/platform/openapi/camel-case-schemas.js';
 import type { Schema } from '#src/shared/contracts/openapi-contract.js';
+import type { CardOperation, CardQueryOf } from '#src/upstreams/card/card.client.js';
 import { CARD, cardContract } from '#src/upstreams/card/card-schemas.js';
 import { UPSTREAM_PROBLEMS } from '#src/platform/errors/upstream-problems.js';
+import type { CardSchemaName } from './card-body.pipe.js';
+
+type CardSchemas = components['schemas'];
 
 /** What every card operation may answer besides its own outcome. */
 export const ApiCardProblems = (extra: Record<number, string> = {}) =>
@@ -78,10 +83,10 @@ export function ApiCardId(name: string, what: string, upstreamName = name): Meth
 }
 
 @Injectable()
-class CardQueryPipe implements PipeTransform {
-  constructor(private readonly operationId: string) {}
+class CardQueryPipe<O extends CardOperation> implements PipeTransform {
+  constructor(private readonly operationId: O) {}
 
-  transform(query: unknown): Record<string, string | number | undefined> {
+  transform(query: unknown): CardQueryOf<O> {
     const input = (query ?? {}) as Record<string, unknown>;
     const parameters = queryParameters(this.operationId);
     const out: Record<string, string | number | undefined> = {};
@@ -108,12 +113,16 @@ class CardQueryPipe implements PipeTransform {
       else out[parameter.name] = value;
     }
     if (errors.length) throw new ValidationFailedException(errors, 'request query');
-    return out;
+    // Each argument valid against its card.yaml parameter, under its card.yaml name.
+    return out as CardQueryOf<O>;
   }
 }
 
+export type { CardQueryOf };
+
 /** `@Query(CardQuery('listPayments'))`: the query as the provider's arguments, checked by card.yaml. */
-export const CardQuery = (operationId: string) => new CardQueryPipe(operationId);
+export const CardQuery = <O extends CardOperation>(operationId: O) =>
+  new CardQueryPipe(operationId);
 
 @Injectable()
 class CardIdPipe implements PipeTransform {
@@ -143,5 +152,9 @@ export const CardId = new CardIdPipe();
 export const CardIdOf = (upstreamName: string) => new CardIdPipe(upstreamName);
 
 /** An answer of the provider (snake_case) as the facade gives it (camelCase), per its card.yaml schema. */
-export const facade = <T>(schema: string, value: T): Record<string, unknown> =>
-  CARD.toFacade(schema, value) as Record<string, unknown>;
+export const facade = <S extends CardSchemaName, V extends CardSchemas[S] | null>(
+  schema: S,
+  value: V,
+) =>
+  // toFacade renames what Camelized renames: the schema's declared properties, at every depth.
+  CARD.toFacade(schema, value) as Camelized<V>;

@@ -1,6 +1,12 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
+import type { components } from '#src/generated/card.js';
 import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
 import { CARD } from '#src/upstreams/card/card-schemas.js';
+
+export type CardSchemaName = keyof components['schemas'];
+
+/** A card.yaml request schema as the provider takes it (snake_case): what `CardBody(name)` answers. */
+export type CardForm<S extends CardSchemaName> = components['schemas'][S];
 
 /**
  * A facade body (camelCase) checked against a card.yaml request schema and turned into the provider's
@@ -8,10 +14,10 @@ import { CARD } from '#src/upstreams/card/card-schemas.js';
  * facade's fields.
  */
 @Injectable()
-class CardBodyPipe implements PipeTransform {
-  constructor(private readonly schema: string) {}
+class CardBodyPipe<S extends CardSchemaName> implements PipeTransform {
+  constructor(private readonly schema: S) {}
 
-  transform(body: unknown): Record<string, unknown> {
+  transform(body: unknown): CardForm<S> {
     const input = body === undefined || body === null ? {} : body;
     if (typeof input !== 'object' || Array.isArray(input))
       throw new ValidationFailedException([{ field: 'body', reason: 'must be a JSON object' }]);
@@ -27,9 +33,10 @@ class CardBodyPipe implements PipeTransform {
         [...byField].map(([field, reasons]) => ({ field, reason: reasons.join('; ') })),
       );
     }
-    return value as Record<string, unknown>;
+    // Valid against card.yaml's schema, in its spelling.
+    return value as CardForm<S>;
   }
 }
 
 /** `@Body(CardBody('CreatePaymentForm'))`: the body as the provider's form, validated by card.yaml. */
-export const CardBody = (schema: string) => new CardBodyPipe(schema);
+export const CardBody = <S extends CardSchemaName>(schema: S) => new CardBodyPipe(schema);

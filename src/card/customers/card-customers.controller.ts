@@ -4,7 +4,7 @@ import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
 import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
-import { CardBody } from '../common/card-body.pipe.js';
+import { CardBody, type CardForm } from '../common/card-body.pipe.js';
 import {
   ApiCardAnswer,
   ApiCardBody,
@@ -13,12 +13,11 @@ import {
   ApiCardQuery,
   CardId,
   CardQuery,
+  type CardQueryOf,
   facade,
 } from '../common/card-api.js';
 import { CardCustomersService } from './card-customers.service.js';
 
-/** The provider's list arguments (named so as not to shadow Nest's `Query` decorator). */
-type ListArguments = Record<string, string | number | undefined>;
 const NOT_FOUND = { 404: 'No such customer for this tenant' };
 
 @ApiTags('Card customers')
@@ -48,7 +47,7 @@ export class CardCustomersController {
   @ApiCardAnswer(201, 'Customer', 'The customer')
   async createCardCustomer(
     @CurrentPrincipal() principal: Principal,
-    @Body(CardBody('CreateCustomerForm')) form: Record<string, unknown>,
+    @Body(CardBody('CreateCustomerForm')) form: CardForm<'CreateCustomerForm'>,
   ) {
     return facade('Customer', await this.customers.create(principal.tenantId, form));
   }
@@ -62,7 +61,7 @@ export class CardCustomersController {
   @ApiCardAnswer(200, 'CustomerList', 'A page of customers')
   async listCardCustomers(
     @CurrentPrincipal() principal: Principal,
-    @Query(CardQuery('listCustomers')) query: ListArguments,
+    @Query(CardQuery('listCustomers')) query: CardQueryOf<'listCustomers'>,
   ) {
     return facade('CustomerList', await this.customers.list(principal.tenantId, query));
   }
@@ -92,7 +91,7 @@ export class CardCustomersController {
   async updateCardCustomer(
     @CurrentPrincipal() principal: Principal,
     @Param('customerId', CardId) customerId: string,
-    @Body(CardBody('UpdateCustomerForm')) form: Record<string, unknown>,
+    @Body(CardBody('UpdateCustomerForm')) form: CardForm<'UpdateCustomerForm'>,
   ) {
     return facade('Customer', await this.customers.update(principal.tenantId, customerId, form));
   }
@@ -134,7 +133,7 @@ export class CardCustomersController {
   async addCardCustomerCard(
     @CurrentPrincipal() principal: Principal,
     @Param('customerId', CardId) customerId: string,
-    @Body(CardBody('CreateCustomerCardForm')) form: Record<string, unknown>,
+    @Body(CardBody('CreateCustomerCardForm')) form: CardForm<'CreateCustomerCardForm'>,
   ) {
     return facade('Card', await this.customers.addCard(principal.tenantId, customerId, form));
   }
@@ -148,7 +147,7 @@ export class CardCustomersController {
   async listCardCustomerCards(
     @CurrentPrincipal() principal: Principal,
     @Param('customerId', CardId) customerId: string,
-    @Query(CardQuery('listCustomerCards')) query: ListArguments,
+    @Query(CardQuery('listCustomerCards')) query: CardQueryOf<'listCustomerCards'>,
   ) {
     return facade('CardList', await this.customers.cards(principal.tenantId, customerId, query));
   }
@@ -201,7 +200,7 @@ export class CardCustomersController {
   async listCardCustomerMandates(
     @CurrentPrincipal() principal: Principal,
     @Param('customerId', CardId) customerId: string,
-    @Query(CardQuery('listCustomerMandates')) query: ListArguments,
+    @Query(CardQuery('listCustomerMandates')) query: CardQueryOf<'listCustomerMandates'>,
   ) {
     return facade(
       'MandateList',

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { components } from '#src/generated/card.js';
 import { notFound } from '#src/provider-ledger/resource-store.js';
 import { isUuid } from '#src/shared/uuid.js';
+import type { CardQueryOf } from '#src/upstreams/card/card.client.js';
+import type { CardForm } from '../common/card-body.pipe.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 
 export type ProviderCustomer = components['schemas']['Customer'];
@@ -17,7 +19,7 @@ const statusOf = (customer: { is_active?: boolean }) =>
 export class CardCustomersService {
   constructor(private readonly store: CardStore) {}
 
-  async create(tenantId: string, form: Record<string, unknown>): Promise<ProviderCustomer> {
+  async create(tenantId: string, form: CardForm<'CreateCustomerForm'>): Promise<ProviderCustomer> {
     const row = await this.store.begin(tenantId, 'customer', {}, { operation: 'createCustomer' });
     // The provider offers no handle to find a customer whose answer was lost: it stays in doubt.
     return this.store.create(row, {
@@ -46,11 +48,11 @@ export class CardCustomersService {
     return customer;
   }
 
-  list(tenantId: string, query: Record<string, string | number | undefined>) {
+  list(tenantId: string, query: CardQueryOf<'listCustomers'>) {
     return this.store.call(tenantId, 'listCustomers', { query });
   }
 
-  async update(tenantId: string, token: string, form: Record<string, unknown>) {
+  async update(tenantId: string, token: string, form: CardForm<'UpdateCustomerForm'>) {
     const row = await this.rowOf(tenantId, token);
     const customer = await this.store.call(
       tenantId,
@@ -74,7 +76,7 @@ export class CardCustomersService {
     return customer;
   }
 
-  async addCard(tenantId: string, token: string, form: Record<string, unknown>) {
+  async addCard(tenantId: string, token: string, form: CardForm<'CreateCustomerCardForm'>) {
     const row = await this.rowOf(tenantId, token);
     const card = await this.store.call(
       tenantId,
@@ -86,7 +88,7 @@ export class CardCustomersService {
     return card;
   }
 
-  async cards(tenantId: string, token: string, query: Record<string, string | number | undefined>) {
+  async cards(tenantId: string, token: string, query: CardQueryOf<'listCustomerCards'>) {
     const row = await this.rowOf(tenantId, token);
     return this.store.call(
       tenantId,
@@ -118,11 +120,7 @@ export class CardCustomersService {
     return deleted;
   }
 
-  async mandates(
-    tenantId: string,
-    token: string,
-    query: Record<string, string | number | undefined>,
-  ) {
+  async mandates(tenantId: string, token: string, query: CardQueryOf<'listCustomerMandates'>) {
     const row = await this.rowOf(tenantId, token);
     return this.store.call(
       tenantId,

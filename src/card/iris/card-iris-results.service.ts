@@ -119,7 +119,13 @@ export class CardIrisResultsService {
       const made = await this.store.call(
         session.tenantId,
         'createPayment',
-        { form: { token: session.token, amount: session.amount, merchant_ref: merchantRef } },
+        {
+          form: {
+            token: session.token ?? undefined,
+            amount: session.amount ?? undefined,
+            merchant_ref: merchantRef,
+          },
+        },
         payment,
       );
       await this.store.settle(payment, made, made.status, `iris-${via}`);

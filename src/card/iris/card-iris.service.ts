@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
 import { ProblemException } from '#src/platform/errors/problem.js';
+import type { CardForm } from '../common/card-body.pipe.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 import type {
   CreateIrisSessionRequest,
@@ -118,7 +119,7 @@ export class CardIrisService {
       amount: request.amount,
       parentToken: referenceDigest(reference),
     });
-    const form = {
+    const form: CardForm<'CreateIrisSessionForm'> = {
       amount: request.amount,
       currency: 'EUR',
       country: request.country,
@@ -191,7 +192,8 @@ export class CardIrisService {
   async payform(tenantId: string, id: string): Promise<IrisPayformView> {
     const row = await this.current(tenantId, id);
     const data = row.data;
-    if (!data?.signature) throw this.store.notKnownYet('IRIS session', row);
+    // A session's row holds its amount from the start (begin).
+    if (!data?.signature || row.amount === null) throw this.store.notKnownYet('IRIS session', row);
     if (row.status === 'expired') throw irisSessionExpired(row);
     const answer = await this.store.callRaw(
       tenantId,

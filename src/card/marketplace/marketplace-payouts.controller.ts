@@ -10,6 +10,7 @@ import {
   ApiCardQuery,
   CardId,
   CardQuery,
+  type CardQueryOf,
   facade,
 } from '../common/card-api.js';
 import { MarketplacePayoutsService } from './marketplace-payouts.service.js';
@@ -32,7 +33,7 @@ export class MarketplacePayoutsController {
   @ApiCardAnswer(200, 'PayoutList', 'A page of payouts')
   async listMarketplacePayouts(
     @CurrentPrincipal() principal: Principal,
-    @Query(CardQuery('listPayouts')) query: Record<string, string | number | undefined>,
+    @Query(CardQuery('listPayouts')) query: CardQueryOf<'listPayouts'>,
   ) {
     return facade('PayoutList', await this.payouts.list(principal.tenantId, query));
   }

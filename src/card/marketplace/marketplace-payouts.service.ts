@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { CardQueryOf } from '#src/upstreams/card/card.client.js';
 import { MarketplaceResources } from './marketplace-resources.js';
 
 /**
@@ -15,7 +16,7 @@ export class MarketplacePayoutsService {
     );
   }
 
-  async list(tenantId: string, query: Record<string, string | number | undefined>) {
+  async list(tenantId: string, query: CardQueryOf<'listPayouts'>) {
     if (typeof query.seller === 'string')
       await this.resources.owned(tenantId, 'seller', query.seller);
     const page = await this.resources.store.call(tenantId, 'listPayouts', { query });

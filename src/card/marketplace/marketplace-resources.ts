@@ -26,11 +26,19 @@ const PATHS: Record<MarketplaceKind, string> = {
 /** The facade schema of each kind a create makes (payouts are the provider's). */
 const FACADES = { seller: 'Seller', transfer: 'Transfer', reversal: 'Reversal' } as const;
 
+/** The fields of a Seller, Transfer, Reversal or Payout its status follows from. */
+type StatusFields = {
+  status?: string;
+  is_reversed?: boolean;
+  payout?: string | null;
+  on_hold?: boolean;
+};
+
 /**
  * The status Portico keeps for a marketplace resource: a seller's and a payout's own; a transfer
  * `reversed`, `paid_out`, `on_hold` or `pending`; a reversal `paid_out` or `pending`.
  */
-export function statusOf(kind: MarketplaceKind, data: Record<string, unknown>): string {
+export function statusOf(kind: MarketplaceKind, data: StatusFields): string {
   if (kind === 'seller' || kind === 'payout') return String(data.status);
   if (kind === 'transfer' && data.is_reversed === true) return 'reversed';
   if (data.payout) return 'paid_out';

@@ -4,7 +4,7 @@ import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
 import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
-import { CardBody } from '../common/card-body.pipe.js';
+import { CardBody, type CardForm } from '../common/card-body.pipe.js';
 import {
   ApiCardAnswer,
   ApiCardBody,
@@ -13,11 +13,10 @@ import {
   ApiCardQuery,
   CardId,
   CardQuery,
+  type CardQueryOf,
   facade,
 } from '../common/card-api.js';
 import { MarketplaceSellersService } from './marketplace-sellers.service.js';
-
-type ListQuery = Record<string, string | number | undefined>;
 
 export const SELLER_EXAMPLE = {
   email: 'orders@olive-shop.example',
@@ -53,7 +52,7 @@ export class MarketplaceSellersController {
   @ApiCardAnswer(201, 'Seller', 'The seller, `Authorized`')
   async createMarketplaceSeller(
     @CurrentPrincipal() principal: Principal,
-    @Body(CardBody('CreateSellerForm')) form: Record<string, unknown>,
+    @Body(CardBody('CreateSellerForm')) form: CardForm<'CreateSellerForm'>,
   ) {
     return facade('Seller', await this.sellers.create(principal.tenantId, form));
   }
@@ -67,7 +66,7 @@ export class MarketplaceSellersController {
   @ApiCardAnswer(200, 'SellerList', 'A page of sellers')
   async listMarketplaceSellers(
     @CurrentPrincipal() principal: Principal,
-    @Query(CardQuery('listSellers')) query: ListQuery,
+    @Query(CardQuery('listSellers')) query: CardQueryOf<'listSellers'>,
   ) {
     return facade('SellerList', await this.sellers.list(principal.tenantId, query));
   }
@@ -100,7 +99,7 @@ export class MarketplaceSellersController {
   async updateMarketplaceSeller(
     @CurrentPrincipal() principal: Principal,
     @Param('sellerId', CardId) sellerId: string,
-    @Body(CardBody('UpdateSellerForm')) form: Record<string, unknown>,
+    @Body(CardBody('UpdateSellerForm')) form: CardForm<'UpdateSellerForm'>,
   ) {
     return facade('Seller', await this.sellers.update(principal.tenantId, sellerId, form));
   }
@@ -136,7 +135,7 @@ export class MarketplaceSellersController {
   async createMarketplaceDirectTransfer(
     @CurrentPrincipal() principal: Principal,
     @Param('sellerId', CardId) sellerId: string,
-    @Body(CardBody('CreateSellerTransferForm')) form: Record<string, unknown>,
+    @Body(CardBody('CreateSellerTransferForm')) form: CardForm<'CreateSellerTransferForm'>,
   ) {
     return facade('Transfer', await this.sellers.transfer(principal.tenantId, sellerId, form));
   }

@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
+import type { CardQueryOf } from '#src/upstreams/card/card.client.js';
+import type { CardForm } from '../common/card-body.pipe.js';
 import { MarketplaceResources } from './marketplace-resources.js';
-
-type ListQuery = Record<string, string | number | undefined>;
 
 /** The tenant's sellers (its marketplace = its merchant at the provider), their balances and direct transfers. */
 @Injectable()
 export class MarketplaceSellersService {
   constructor(private readonly resources: MarketplaceResources) {}
 
-  create(tenantId: string, form: Record<string, unknown>) {
+  create(tenantId: string, form: CardForm<'CreateSellerForm'>) {
     return this.resources.create(tenantId, 'seller', 'createSeller', (row) =>
       this.resources.store.call(tenantId, 'createSeller', { form }, row),
     );
@@ -20,13 +20,13 @@ export class MarketplaceSellersService {
     );
   }
 
-  update(tenantId: string, sellerId: string, form: Record<string, unknown>) {
+  update(tenantId: string, sellerId: string, form: CardForm<'UpdateSellerForm'>) {
     return this.resources.change(tenantId, 'seller', sellerId, (row) =>
       this.resources.store.call(tenantId, 'updateSeller', { path: { sellerId }, form }, row),
     );
   }
 
-  list(tenantId: string, query: ListQuery) {
+  list(tenantId: string, query: CardQueryOf<'listSellers'>) {
     return this.resources.store.call(tenantId, 'listSellers', { query });
   }
 
@@ -41,7 +41,7 @@ export class MarketplaceSellersService {
   }
 
   /** A direct credit (marketplace to seller) or debit (seller to marketplace), exactly once. */
-  async transfer(tenantId: string, sellerId: string, form: Record<string, unknown>) {
+  async transfer(tenantId: string, sellerId: string, form: CardForm<'CreateSellerTransferForm'>) {
     await this.resources.owned(tenantId, 'seller', sellerId);
     return this.resources.create(
       tenantId,
@@ -54,7 +54,7 @@ export class MarketplaceSellersService {
           { path: { sellerId }, form },
           row,
         ),
-      { parentToken: sellerId, amount: form.amount as number },
+      { parentToken: sellerId, amount: form.amount },
     );
   }
 }

@@ -4,7 +4,7 @@ import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
 import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
-import { CardBody } from '../common/card-body.pipe.js';
+import { CardBody, type CardForm } from '../common/card-body.pipe.js';
 import {
   ApiCardAnswer,
   ApiCardBody,
@@ -13,11 +13,10 @@ import {
   ApiCardQuery,
   CardId,
   CardQuery,
+  type CardQueryOf,
   facade,
 } from '../common/card-api.js';
 import { MarketplaceTransfersService } from './marketplace-transfers.service.js';
-
-type ListQuery = Record<string, string | number | undefined>;
 
 @ApiTags('Marketplace')
 @ApiStandardProblems()
@@ -47,7 +46,7 @@ export class MarketplaceTransfersController {
   async createMarketplacePaymentTransfer(
     @CurrentPrincipal() principal: Principal,
     @Param('paymentId', CardId) paymentId: string,
-    @Body(CardBody('CreatePaymentTransferForm')) form: Record<string, unknown>,
+    @Body(CardBody('CreatePaymentTransferForm')) form: CardForm<'CreatePaymentTransferForm'>,
   ) {
     return facade('Transfer', await this.transfers.split(principal.tenantId, paymentId, form));
   }
@@ -61,7 +60,7 @@ export class MarketplaceTransfersController {
   @ApiCardAnswer(200, 'TransferList', 'A page of transfers')
   async listMarketplaceTransfers(
     @CurrentPrincipal() principal: Principal,
-    @Query(CardQuery('listTransfers')) query: ListQuery,
+    @Query(CardQuery('listTransfers')) query: CardQueryOf<'listTransfers'>,
   ) {
     return facade('TransferList', await this.transfers.list(principal.tenantId, query));
   }
@@ -94,7 +93,7 @@ export class MarketplaceTransfersController {
   async updateMarketplaceTransfer(
     @CurrentPrincipal() principal: Principal,
     @Param('transferId', CardId) transferId: string,
-    @Body(CardBody('UpdateTransferForm')) form: Record<string, unknown>,
+    @Body(CardBody('UpdateTransferForm')) form: CardForm<'UpdateTransferForm'>,
   ) {
     return facade('Transfer', await this.transfers.update(principal.tenantId, transferId, form));
   }
@@ -112,7 +111,7 @@ export class MarketplaceTransfersController {
   @ApiProblems({ 404: 'No such transfer for this tenant' })
   async createMarketplaceReversal(
     @CurrentPrincipal() principal: Principal,
-    @Body(CardBody('CreateReversalForm')) form: Record<string, unknown>,
+    @Body(CardBody('CreateReversalForm')) form: CardForm<'CreateReversalForm'>,
   ) {
     return facade('Reversal', await this.transfers.reverse(principal.tenantId, form));
   }
@@ -126,7 +125,7 @@ export class MarketplaceTransfersController {
   @ApiCardAnswer(200, 'ReversalList', 'A page of reversals')
   async listMarketplaceReversals(
     @CurrentPrincipal() principal: Principal,
-    @Query(CardQuery('listReversals')) query: ListQuery,
+    @Query(CardQuery('listReversals')) query: CardQueryOf<'listReversals'>,
   ) {
     return facade('ReversalList', await this.transfers.listReversals(principal.tenantId, query));
   }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import type { CardQueryOf } from '#src/upstreams/card/card.client.js';
+import type { CardForm } from '../common/card-body.pipe.js';
 import { MarketplaceResources } from './marketplace-resources.js';
-
-type ListQuery = Record<string, string | number | undefined>;
 
 /** Splits of the tenant's payments to its sellers, the transfers' holds, and their reversals. */
 @Injectable()
@@ -9,9 +9,9 @@ export class MarketplaceTransfersService {
   constructor(private readonly resources: MarketplaceResources) {}
 
   /** Splits a payment to a seller, exactly once; another tenant's payment is 404 before anything is sent. */
-  async split(tenantId: string, paymentId: string, form: Record<string, unknown>) {
+  async split(tenantId: string, paymentId: string, form: CardForm<'CreatePaymentTransferForm'>) {
     await this.resources.owned(tenantId, 'payment', paymentId);
-    await this.resources.owned(tenantId, 'seller', form.seller as string);
+    await this.resources.owned(tenantId, 'seller', form.seller);
     return this.resources.create(
       tenantId,
       'transfer',
@@ -23,7 +23,7 @@ export class MarketplaceTransfersService {
           { path: { paymentId }, form },
           row,
         ),
-      { parentToken: paymentId, amount: form.amount as number },
+      { parentToken: paymentId, amount: form.amount },
     );
   }
 
@@ -33,31 +33,32 @@ export class MarketplaceTransfersService {
     );
   }
 
-  update(tenantId: string, transferId: string, form: Record<string, unknown>) {
+  update(tenantId: string, transferId: string, form: CardForm<'UpdateTransferForm'>) {
     return this.resources.change(tenantId, 'transfer', transferId, (row) =>
       this.resources.store.call(tenantId, 'updateTransfer', { path: { transferId }, form }, row),
     );
   }
 
-  async list(tenantId: string, query: ListQuery) {
+  async list(tenantId: string, query: CardQueryOf<'listTransfers'>) {
     for (const [kind, name] of [
       ['payment', 'payment'],
       ['seller', 'seller'],
       ['payout', 'payout'],
-    ] as const)
-      if (typeof query[name] === 'string')
-        await this.resources.owned(tenantId, kind, query[name] as string);
+    ] as const) {
+      const token = query[name];
+      if (typeof token === 'string') await this.resources.owned(tenantId, kind, token);
+    }
     return this.resources.store.call(tenantId, 'listTransfers', { query });
   }
 
-  async reverse(tenantId: string, form: Record<string, unknown>) {
-    await this.resources.owned(tenantId, 'transfer', form.transfer as string);
+  async reverse(tenantId: string, form: CardForm<'CreateReversalForm'>) {
+    await this.resources.owned(tenantId, 'transfer', form.transfer);
     return this.resources.create(
       tenantId,
       'reversal',
       'createReversal',
       (row) => this.resources.store.call(tenantId, 'createReversal', { form }, row),
-      { parentToken: form.transfer as string, amount: form.amount as number | undefined },
+      { parentToken: form.transfer, amount: form.amount },
     );
   }
 
@@ -67,7 +68,7 @@ export class MarketplaceTransfersService {
     );
   }
 
-  async listReversals(tenantId: string, query: ListQuery) {
+  async listReversals(tenantId: string, query: CardQueryOf<'listReversals'>) {
     if (typeof query.transfer === 'string')
       await this.resources.owned(tenantId, 'transfer', query.transfer);
     if (typeof query.payout === 'string')

@@ -4,7 +4,7 @@ import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
 import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
-import { CardBody } from '../common/card-body.pipe.js';
+import { CardBody, type CardForm } from '../common/card-body.pipe.js';
 import {
   ApiCardAnswer,
   ApiCardBody,
@@ -13,6 +13,7 @@ import {
   ApiCardQuery,
   CardId,
   CardQuery,
+  type CardQueryOf,
   facade,
 } from '../common/card-api.js';
 import { CardNotificationsService } from './card-notifications.service.js';
@@ -43,7 +44,7 @@ export class CardNotificationsController {
   @ApiCardAnswer(201, 'Notification', 'The notification, `Pending`')
   async createCardNotification(
     @CurrentPrincipal() principal: Principal,
-    @Body(CardBody('CreateNotificationForm')) form: Record<string, unknown>,
+    @Body(CardBody('CreateNotificationForm')) form: CardForm<'CreateNotificationForm'>,
   ) {
     return facade('Notification', await this.notifications.create(principal.tenantId, form));
   }
@@ -57,7 +58,7 @@ export class CardNotificationsController {
   @ApiCardAnswer(200, 'NotificationList', 'A page of notifications')
   async listCardNotifications(
     @CurrentPrincipal() principal: Principal,
-    @Query(CardQuery('listNotifications')) query: Record<string, string | number | undefined>,
+    @Query(CardQuery('listNotifications')) query: CardQueryOf<'listNotifications'>,
   ) {
     return facade('NotificationList', await this.notifications.list(principal.tenantId, query));
   }

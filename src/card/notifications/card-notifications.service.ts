@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { components } from '#src/generated/card.js';
+import type { CardQueryOf } from '#src/upstreams/card/card.client.js';
+import type { CardForm } from '../common/card-body.pipe.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 
 export type ProviderNotification = components['schemas']['Notification'];
@@ -14,11 +16,14 @@ export type ProviderNotification = components['schemas']['Notification'];
 export class CardNotificationsService {
   constructor(private readonly store: CardStore) {}
 
-  async create(tenantId: string, form: Record<string, unknown>): Promise<ProviderNotification> {
+  async create(
+    tenantId: string,
+    form: CardForm<'CreateNotificationForm'>,
+  ): Promise<ProviderNotification> {
     const row = await this.store.begin(
       tenantId,
       'notification',
-      { amount: form.amount as number },
+      { amount: form.amount },
       { operation: 'createNotification' },
     );
     return this.store.create(row, {
@@ -57,7 +62,7 @@ export class CardNotificationsService {
     return notification;
   }
 
-  list(tenantId: string, query: Record<string, string | number | undefined>) {
+  list(tenantId: string, query: CardQueryOf<'listNotifications'>) {
     return this.store.call(tenantId, 'listNotifications', { query });
   }
 

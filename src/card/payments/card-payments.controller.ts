@@ -4,7 +4,7 @@ import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
 import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
-import { CardBody } from '../common/card-body.pipe.js';
+import { CardBody, type CardForm } from '../common/card-body.pipe.js';
 import {
   ApiCardAnswer,
   ApiCardBody,
@@ -13,6 +13,7 @@ import {
   ApiCardQuery,
   CardId,
   CardQuery,
+  type CardQueryOf,
   facade,
 } from '../common/card-api.js';
 import { CardPaymentsService } from './card-payments.service.js';
@@ -53,7 +54,7 @@ export class CardPaymentsController {
   })
   async createCardPayment(
     @CurrentPrincipal() principal: Principal,
-    @Body(CardBody('CreatePaymentForm')) form: Record<string, unknown>,
+    @Body(CardBody('CreatePaymentForm')) form: CardForm<'CreatePaymentForm'>,
   ) {
     return facade('Payment', await this.payments.create(principal.tenantId, form));
   }
@@ -67,7 +68,7 @@ export class CardPaymentsController {
   @ApiCardAnswer(200, 'PaymentList', 'A page of payments')
   async listCardPayments(
     @CurrentPrincipal() principal: Principal,
-    @Query(CardQuery('listPayments')) query: Record<string, string | number | undefined>,
+    @Query(CardQuery('listPayments')) query: CardQueryOf<'listPayments'>,
   ) {
     return facade('PaymentList', await this.payments.list(principal.tenantId, query));
   }
@@ -101,7 +102,7 @@ export class CardPaymentsController {
   async updateCardPayment(
     @CurrentPrincipal() principal: Principal,
     @Param('paymentId', CardId) paymentId: string,
-    @Body(CardBody('UpdatePaymentForm')) form: Record<string, unknown>,
+    @Body(CardBody('UpdatePaymentForm')) form: CardForm<'UpdatePaymentForm'>,
   ) {
     return facade('Payment', await this.payments.update(principal.tenantId, paymentId, form));
   }

@@ -7,6 +7,8 @@ import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js
 import { requestContext } from '#src/platform/logging/request-context.js';
 import { notFound } from '#src/provider-ledger/resource-store.js';
 import { isUuid } from '#src/shared/uuid.js';
+import type { CardQueryOf } from '#src/upstreams/card/card.client.js';
+import type { CardForm } from '../common/card-body.pipe.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 import { walletChargeRefusal, walletData } from '../wallets/wallet-tokenization.js';
 
@@ -28,7 +30,7 @@ export class CardPaymentsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async create(tenantId: string, form: Record<string, unknown>): Promise<ProviderPayment> {
+  async create(tenantId: string, form: CardForm<'CreatePaymentForm'>): Promise<ProviderPayment> {
     // A wallet's card token pays only once Portico verified it (another tenant's is 404): checked here.
     const wallet =
       typeof form.token === 'string' && form.token.startsWith('ctn_')
@@ -43,8 +45,8 @@ export class CardPaymentsService {
       'payment',
       {
         id,
-        merchantRef: (form.merchant_ref as string | undefined) ?? `portico-${id}`,
-        amount: form.amount as number,
+        merchantRef: form.merchant_ref ?? `portico-${id}`,
+        amount: form.amount,
       },
       { operation: 'createPayment' },
     );
@@ -55,7 +57,7 @@ export class CardPaymentsService {
         this.store.call(
           tenantId,
           'createPayment',
-          { form: { ...form, merchant_ref: row.merchantRef } },
+          { form: { ...form, merchant_ref: row.merchantRef ?? undefined } },
           row,
         ),
       settle: async (made) => {
@@ -89,11 +91,11 @@ export class CardPaymentsService {
     return this.read(tenantId, id);
   }
 
-  async list(tenantId: string, query: Record<string, string | number | undefined>) {
+  async list(tenantId: string, query: CardQueryOf<'listPayments'>) {
     return this.store.call(tenantId, 'listPayments', { query });
   }
 
-  async update(tenantId: string, token: string, form: Record<string, unknown>) {
+  async update(tenantId: string, token: string, form: CardForm<'UpdatePaymentForm'>) {
     const row = await this.rowOf(tenantId, token);
     const { metadata } = form;
     // An empty value unsets all metadata (seed): `{}` is empty too, but a form has no field for it.

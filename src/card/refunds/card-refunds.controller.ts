@@ -4,7 +4,7 @@ import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
 import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
-import { CardBody } from '../common/card-body.pipe.js';
+import { CardBody, type CardForm } from '../common/card-body.pipe.js';
 import {
   ApiCardAnswer,
   ApiCardBody,
@@ -13,6 +13,7 @@ import {
   ApiCardQuery,
   CardId,
   CardQuery,
+  type CardQueryOf,
   facade,
 } from '../common/card-api.js';
 import { CardRefundsService } from './card-refunds.service.js';
@@ -38,7 +39,7 @@ export class CardRefundsController {
   @ApiProblems({ 404: 'No such payment for this tenant' })
   async createCardRefund(
     @CurrentPrincipal() principal: Principal,
-    @Body(CardBody('CreateRefundForm')) form: Record<string, unknown>,
+    @Body(CardBody('CreateRefundForm')) form: CardForm<'CreateRefundForm'>,
   ) {
     return facade('Refund', await this.refunds.create(principal.tenantId, form));
   }
@@ -52,7 +53,7 @@ export class CardRefundsController {
   @ApiCardAnswer(200, 'RefundList', 'A page of refunds')
   async listCardRefunds(
     @CurrentPrincipal() principal: Principal,
-    @Query(CardQuery('listRefunds')) query: Record<string, string | number | undefined>,
+    @Query(CardQuery('listRefunds')) query: CardQueryOf<'listRefunds'>,
   ) {
     return facade('RefundList', await this.refunds.list(principal.tenantId, query));
   }

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { components } from '#src/generated/card.js';
 import { isUuid } from '#src/shared/uuid.js';
+import type { CardQueryOf } from '#src/upstreams/card/card.client.js';
+import type { CardForm } from '../common/card-body.pipe.js';
 import { CardPaymentsService } from '../payments/card-payments.service.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 import { REFUND_FAILED, refundFailedProblem } from './refund-failed.js';
@@ -19,15 +21,15 @@ export class CardRefundsService {
     private readonly payments: CardPaymentsService,
   ) {}
 
-  async create(tenantId: string, form: Record<string, unknown>): Promise<ProviderRefund> {
-    const paymentToken = form.payment as string;
+  async create(tenantId: string, form: CardForm<'CreateRefundForm'>): Promise<ProviderRefund> {
+    const paymentToken = form.payment;
     // Another tenant's payment is 404 before anything is written or sent (one Portico does not know
     // is the provider's to judge: it answers 404 for a payment of another merchant).
     await this.store.owned(tenantId, 'payment', paymentToken);
     const row = await this.store.begin(
       tenantId,
       'refund',
-      { parentToken: paymentToken, amount: (form.amount as number | undefined) ?? null },
+      { parentToken: paymentToken, amount: form.amount ?? null },
       { operation: 'createRefund' },
     );
     return this.store.create(row, {
@@ -68,7 +70,7 @@ export class CardRefundsService {
     return refund;
   }
 
-  async list(tenantId: string, query: Record<string, string | number | undefined>) {
+  async list(tenantId: string, query: CardQueryOf<'listRefunds'>) {
     if (typeof query.payment === 'string')
       await this.store.owned(tenantId, 'payment', query.payment);
     return this.store.call(tenantId, 'listRefunds', { query });

@@ -1,6 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { BoundResources } from '#src/platform/idempotency/bound-resources.js';
 import { facade } from '../common/card-api.js';
+import type { ProviderCustomer } from '../customers/card-customers.service.js';
 import { irisView } from '../iris/card-iris.service.js';
 import { refundView } from '../refunds/refund-failed.js';
 import { walletView } from '../wallets/wallet-tokenization.js';
@@ -13,7 +14,11 @@ type View<K extends CardKind> = (row: CardRow<K>) => unknown;
 const BOUND: { [K in CardKind]?: [prefix: string, view: View<K>] } = {
   payment: ['/v1/card/payments/', (row) => facade('Payment', row.data)],
   refund: ['/v1/card/refunds/', refundView],
-  customer: ['/v1/card/customers/', (row) => facade('Customer', row.data)],
+  // A deleted customer's row keeps its fields (is_active false): it answers as the Customer it was.
+  customer: [
+    '/v1/card/customers/',
+    (row) => facade('Customer', row.data as ProviderCustomer | null),
+  ],
   notification: ['/v1/card/notifications/', (row) => facade('Notification', row.data)],
   iris_session: ['/v1/card/iris/sessions/', irisView],
   wallet_token: ['/v1/card/wallets/tokenizations/', walletView],

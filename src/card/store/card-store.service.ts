@@ -16,8 +16,10 @@ import type { UpstreamAnswer } from '#src/upstreams/http/upstream-caller.js';
 import {
   CardClient,
   type CardAnswer,
+  type CardKeyInBody,
   type CardOperation,
   type CardRequest,
+  type OwnForm,
 } from '#src/upstreams/card/card.client.js';
 import type { IrisSessionData } from '../iris/card-iris.service.js';
 import type { WalletDomainData } from '../wallets/card-wallet-domains.service.js';
@@ -50,7 +52,7 @@ export type CardWriteAhead = WriteAhead & { operation: CardOperation };
 /** How a card call authenticates: the tenant's public key, or that key in a body field (the payment form). */
 export interface CardCallOptions {
   publicKey?: boolean;
-  keyInBody?: string;
+  keyInBody?: CardKeyInBody;
 }
 
 /**
@@ -110,26 +112,36 @@ export class CardStore extends ResourceStore<CardKinds> {
    * when given); a refusal (4xx) becomes problem+json with the provider's status and code. Failures of
    * the seam (502/503/504) are rethrown for the caller to judge (in doubt or not).
    */
-  async call<O extends CardOperation>(
+  async call<O extends CardOperation, R extends CardRequest<O>>(
     tenantId: string,
     operation: O,
-    request: CardRequest,
+    request: R & OwnForm<O, R>,
     row?: CardRow,
     options: CardCallOptions = {},
   ): Promise<CardAnswer<O>> {
-    const answer = await this.callRaw(tenantId, operation, request, row, options);
+    const answer = await this.send(tenantId, operation, request, row, options);
     if (answer.status >= 400) throw this.client.refusal(operation, answer);
     // A success carries the operation's JSON (the seam checked it against card.yaml).
     return answer.data as CardAnswer<O>;
   }
 
   /** As `call`, answering a refusal rather than throwing it. */
-  callRaw<O extends CardOperation>(
+  callRaw<O extends CardOperation, R extends CardRequest<O>>(
     tenantId: string,
     operation: O,
-    request: CardRequest,
+    request: R & OwnForm<O, R>,
     row?: CardRow,
     options: CardCallOptions = {},
+  ): Promise<UpstreamAnswer<CardAnswer<O>>> {
+    return this.send(tenantId, operation, request, row, options);
+  }
+
+  private send<O extends CardOperation>(
+    tenantId: string,
+    operation: O,
+    request: CardRequest<O>,
+    row: CardRow | undefined,
+    options: CardCallOptions,
   ): Promise<UpstreamAnswer<CardAnswer<O>>> {
     return this.callAbout(tenantId, operation, row, () =>
       this.client.call(operation, tenantId, request, options),

@@ -4,7 +4,7 @@ import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
 import { ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
-import { CardBody } from '../common/card-body.pipe.js';
+import { CardBody, type CardForm } from '../common/card-body.pipe.js';
 import { ApiCardAnswer, ApiCardBody, ApiCardProblems, facade } from '../common/card-api.js';
 import { CardWalletDomainsService } from './card-wallet-domains.service.js';
 
@@ -30,7 +30,7 @@ export class CardWalletDomainsController {
   @ApiCardAnswer(200, LIST, "The tenant's registered domains")
   async registerWalletDomains(
     @CurrentPrincipal() principal: Principal,
-    @Body(CardBody('DeviceWalletDomainsForm')) form: Record<string, unknown>,
+    @Body(CardBody('DeviceWalletDomainsForm')) form: CardForm<'DeviceWalletDomainsForm'>,
   ) {
     return facade(LIST, await this.domains.register(principal.tenantId, form));
   }
@@ -60,7 +60,8 @@ export class CardWalletDomainsController {
   @ApiCardAnswer(200, LIST, "The tenant's domains still registered")
   async deleteWalletDomains(
     @CurrentPrincipal() principal: Principal,
-    @Body(CardBody('DeviceWalletDomainsDeletionForm')) form: Record<string, unknown>,
+    @Body(CardBody('DeviceWalletDomainsDeletionForm'))
+    form: CardForm<'DeviceWalletDomainsDeletionForm'>,
   ) {
     return facade(LIST, await this.domains.delete(principal.tenantId, form));
   }

@@ -3,6 +3,7 @@ import type { components } from '#src/generated/card.js';
 import { ProblemException } from '#src/platform/errors/problem.js';
 import { bindIdempotentResource } from '#src/platform/idempotency/idempotency-binding.js';
 import { inDoubtProblem, outcomeUnknown } from '#src/upstreams/http/upstream-caller.js';
+import type { CardForm } from '../common/card-body.pipe.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 
 export type DomainList = components['schemas']['DeviceWalletDomainList'];
@@ -18,8 +19,8 @@ type DomainRow = CardRow<'wallet_domain'>;
 
 const RESOURCE = '/v1/card/wallets/domains';
 
-const namesOf = (form: Record<string, unknown>) => [
-  ...new Set((form.domain_names as string[]).map((name) => name.toLowerCase())),
+const namesOf = (form: { domain_names: string[] }) => [
+  ...new Set(form.domain_names.map((name) => name.toLowerCase())),
 ];
 
 /**
@@ -31,7 +32,7 @@ const namesOf = (form: Record<string, unknown>) => [
 export class CardWalletDomainsService {
   constructor(private readonly store: CardStore) {}
 
-  async register(tenantId: string, form: Record<string, unknown>): Promise<DomainList> {
+  async register(tenantId: string, form: CardForm<'DeviceWalletDomainsForm'>): Promise<DomainList> {
     const names = namesOf(form);
     const rows = await this.rowsOf(tenantId);
     const fresh: DomainRow[] = [];
@@ -54,7 +55,10 @@ export class CardWalletDomainsService {
     return list;
   }
 
-  async delete(tenantId: string, form: Record<string, unknown>): Promise<DomainList> {
+  async delete(
+    tenantId: string,
+    form: CardForm<'DeviceWalletDomainsDeletionForm'>,
+  ): Promise<DomainList> {
     const names = namesOf(form);
     const rows = (await this.rowsOf(tenantId)).filter(
       (row) => row.status === 'registered' && names.includes(row.token ?? ''),
@@ -71,7 +75,7 @@ export class CardWalletDomainsService {
     for (const row of rows)
       await this.store.settle(
         row,
-        { domain_name: row.token ?? '', ...row.data, deletion_reason: form.reason as string },
+        { domain_name: row.token ?? '', ...row.data, deletion_reason: form.reason },
         'deleted',
         'deleted-by-app',
       );

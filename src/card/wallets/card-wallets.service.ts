@@ -5,6 +5,7 @@ import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
 import { ProblemException } from '#src/platform/errors/problem.js';
 import { UPSTREAM_PROBLEM_TYPES } from '#src/platform/errors/upstream-problems.js';
+import type { CardForm } from '../common/card-body.pipe.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 import type { WalletTokenizationView } from './card-wallets.dto.js';
 import { CardWalletResultsService } from './card-wallet-results.service.js';
@@ -38,15 +39,15 @@ export class CardWalletsService {
   ): Promise<WalletTokenizationView> {
     const reference = randomBytes(32).toString('base64url');
     const base: WalletTokenizationData = {
-      md: (request.form.md as string | undefined) ?? '',
+      md: request.form.md ?? '',
       return_url: request.returnUrl,
     };
     const row = await this.store.begin(tenantId, 'wallet_token', {
-      amount: request.form.amount as number,
+      amount: request.form.amount,
       parentToken: walletReferenceDigest(reference),
       data: base,
     });
-    const form = {
+    const form: CardForm<'WebWalletTokenizeForm'> = {
       currency: 'EUR',
       ...request.form,
       callback_url: walletCallbackUrlOf(this.config, reference),

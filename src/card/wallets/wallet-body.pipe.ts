@@ -2,12 +2,13 @@ import { Injectable, type PipeTransform } from '@nestjs/common';
 import { ApiBody } from '@nestjs/swagger';
 import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
 import { CARD } from '#src/upstreams/card/card-schemas.js';
+import type { CardForm } from '../common/card-body.pipe.js';
 
 /** A tokenisation as the app asks for it: card.yaml's WebWalletPaymentData and where to come back. */
 export interface WalletTokenizationRequest {
   returnUrl: string;
   /** The provider's fields (snake_case), checked by card.yaml. */
-  form: Record<string, unknown>;
+  form: CardForm<'WebWalletPaymentData'>;
 }
 
 const RETURN_URL = /^https?:\/\/[^\s]+$/;
@@ -69,6 +70,7 @@ export class WalletTokenizationBodyPipe implements PipeTransform {
     }
     errors.push(...[...byField].map(([field, reasons]) => ({ field, reason: reasons.join('; ') })));
     if (errors.length) throw new ValidationFailedException(errors);
-    return { returnUrl: returnUrl as string, form: value as Record<string, unknown> };
+    // Valid against card.yaml's WebWalletPaymentData, in its spelling.
+    return { returnUrl: returnUrl as string, form: value as CardForm<'WebWalletPaymentData'> };
   }
 }

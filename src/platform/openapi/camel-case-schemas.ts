@@ -10,6 +10,21 @@ import { UpstreamSchemas } from './upstream-schema.decorator.js';
 export const camelCase = (name: string) =>
   name.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 
+/** `card_number` → `cardNumber`, as a type (`camelCase` of a name). */
+export type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}`
+  ? `${Head}${Capitalize<CamelCase<Tail>>}`
+  : S;
+
+/**
+ * A value of a snake_case contract schema as the facade gives it (`toFacade`), as a type: property
+ * names in camelCase, at every depth; the keys of free-form maps (index signatures) as they are.
+ */
+export type Camelized<T> = T extends readonly (infer E)[]
+  ? Camelized<E>[]
+  : T extends object
+    ? { [K in keyof T as K extends string ? CamelCase<K> : K]: Camelized<T[K]> }
+    : T;
+
 /**
  * A snake_case upstream contract seen through a camelCase facade, driven by the contract's own schemas
  * (never a copied field list): declared property names are renamed both ways, everything else (the keys

@@ -1,11 +1,19 @@
 import { applyDecorators, Injectable, type PipeTransform } from '@nestjs/common';
 import { ApiBody, ApiParam, ApiQuery, ApiResponse, type HeadersObject } from '@nestjs/swagger';
+import type { components } from '#src/generated/pos.js';
 import { ApiProblems } from '#src/platform/errors/api-problem-responses.js';
 import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
+import type { Camelized } from '#src/platform/openapi/camel-case-schemas.js';
 import type { Schema } from '#src/shared/contracts/openapi-contract.js';
-import type { PosTransactionRequest } from '#src/upstreams/pos/pos.client.js';
+import type {
+  PosOperation,
+  PosQueryOf,
+  PosTransactionRequest,
+} from '#src/upstreams/pos/pos.client.js';
 import { POS, posContract } from '#src/upstreams/pos/pos-schemas.js';
 import { UPSTREAM_PROBLEMS } from '#src/platform/errors/upstream-problems.js';
+
+type PosSchemas = components['schemas'];
 
 /** What every POS operation may answer besides its own outcome. */
 export const ApiPosProblems = (extra: Record<number, string> = {}) =>
@@ -55,10 +63,10 @@ function withoutExtensions(schema: Schema): Schema {
 }
 
 @Injectable()
-class PosQueryPipe implements PipeTransform {
-  constructor(private readonly operationId: string) {}
+class PosQueryPipe<O extends PosOperation> implements PipeTransform {
+  constructor(private readonly operationId: O) {}
 
-  transform(query: unknown): Record<string, string | number> {
+  transform(query: unknown): PosQueryOf<O> {
     const input = (query ?? {}) as Record<string, unknown>;
     const parameters = queryParameters(this.operationId);
     const out: Record<string, string | number> = {};
@@ -83,12 +91,15 @@ class PosQueryPipe implements PipeTransform {
       else out[name] = value;
     }
     if (errors.length) throw new ValidationFailedException(errors, 'request query');
-    return out;
+    // Each argument valid against its pos.yaml parameter.
+    return out as PosQueryOf<O>;
   }
 }
 
 /** `@Query(PosQuery('listPosTerminals'))`: the query as the provider's arguments, checked by pos.yaml. */
-export const PosQuery = (operationId: string) => new PosQueryPipe(operationId);
+export type { PosQueryOf };
+
+export const PosQuery = <O extends PosOperation>(operationId: O) => new PosQueryPipe(operationId);
 
 @Injectable()
 class PosPathPipe implements PipeTransform {
@@ -147,8 +158,12 @@ class PosBodyPipe implements PipeTransform {
 export const PosBody = new PosBodyPipe();
 
 /** A provider answer (snake_case) as the facade gives it (camelCase), per its pos.yaml schema. */
-export const posFacade = (schema: string, value: unknown): Record<string, unknown> =>
-  POS.toFacade(schema, value) as Record<string, unknown>;
+export const posFacade = <S extends keyof PosSchemas, V extends PosSchemas[S]>(
+  schema: S,
+  value: V,
+) =>
+  // toFacade renames what Camelized renames: the schema's declared properties, at every depth.
+  POS.toFacade(schema, value) as Camelized<V>;
 
 /** A path id documented with its pos.yaml schema. */
 export const ApiPosPathParam = (name: string, schema: string, description: string) =>

@@ -129,7 +129,7 @@ export class PosStore extends ResourceStore<PosKinds> {
   call<O extends PosOperation>(
     tenantId: string,
     operation: O,
-    request: PosRequest,
+    request: PosRequest<O>,
     row?: PosRow,
   ): Promise<UpstreamAnswer<PosAnswer<O>>> {
     return this.callAbout(

@@ -10,6 +10,7 @@ import {
   ApiPosQuery,
   PosPath,
   PosQuery,
+  type PosQueryOf,
   posFacade,
 } from '../common/pos-api.js';
 import { PosTerminalsService } from './pos-terminals.service.js';
@@ -31,7 +32,7 @@ export class PosTerminalsController {
   @ApiPosAnswer(200, 'PosTerminalPage', 'A page of terminals')
   async listPosTerminals(
     @CurrentPrincipal() principal: Principal,
-    @Query(PosQuery('listPosTerminals')) query: Record<string, string | number>,
+    @Query(PosQuery('listPosTerminals')) query: PosQueryOf<'listPosTerminals'>,
   ) {
     return posFacade('PosTerminalPage', await this.terminals.list(principal.tenantId, query));
   }
@@ -51,7 +52,7 @@ export class PosTerminalsController {
   async listPendingPosTransactions(
     @CurrentPrincipal() principal: Principal,
     @Param('terminal', PosPath('PosTerminalToken')) terminal: string,
-    @Query(PosQuery('listPendingPosTransactions')) query: Record<string, string | number>,
+    @Query(PosQuery('listPendingPosTransactions')) query: PosQueryOf<'listPendingPosTransactions'>,
   ) {
     return posFacade(
       'PosTransactionPage',

@@ -263,11 +263,7 @@ export class PosTransactionsService {
 const ageMs = (row: PosRow) => Date.now() - row.createdAt.getTime();
 
 function sameRequest(a: PosTransactionRequest, b: PosTransactionRequest): boolean {
-  const canonical = (value: Record<string, unknown>) =>
-    JSON.stringify(
-      Object.keys(value)
-        .sort()
-        .map((key) => [key, value[key]]),
-    );
+  const canonical = (value: PosTransactionRequest) =>
+    JSON.stringify(Object.entries(value).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
   return canonical(a) === canonical(b);
 }

@@ -17,10 +17,60 @@ export type CardAnswer<O extends CardOperation> = operations[O]['responses'] ext
   ? T
   : never;
 
-export interface CardRequest {
+type Parameters<O extends CardOperation> = operations[O]['parameters'];
+
+/** The form an operation takes (card.yaml's form-encoded request body, the provider's spelling). */
+export type CardOperationForm<O extends CardOperation> = FormOf<
+  NonNullable<operations[O]['requestBody']>
+>;
+
+type FormOf<B> = [B] extends [never]
+  ? never
+  : B extends {
+        content: { 'application/x-www-form-urlencoded': infer F extends Record<string, unknown> };
+      }
+    ? F
+    : never;
+
+/** An operation's query arguments (card.yaml's, the provider's spelling). */
+export type CardQueryOf<O extends CardOperation> = NonNullable<Parameters<O>['query']>;
+
+/** The form field the client fills with the merchant's key (card.yaml `x-portico-key-in-body`). */
+export type CardKeyInBody = 'pk';
+
+/** A form as the caller gives it: the key's field is the client's to fill. */
+type CallerForm<F> = F extends Record<CardKeyInBody, string> ? Omit<F, CardKeyInBody> : F;
+
+/** A part of a request: required when the operation requires it (`T` does not admit undefined). */
+type Part<K extends string, T> = undefined extends T ? { [P in K]?: T } : { [P in K]: T };
+
+/**
+ * What one card operation is called with, typed from card.yaml: its path parameters, its query and
+ * its form (sent form-encoded with bracket nesting, `metadata[k]=v`), each the operation's own.
+ */
+export type CardRequest<O extends CardOperation> = Part<'path', Parameters<O>['path']> &
+  Part<'query', Parameters<O>['query']> &
+  Part<
+    'form',
+    undefined extends operations[O]['requestBody']
+      ? CallerForm<CardOperationForm<O>> | undefined
+      : CallerForm<CardOperationForm<O>>
+  >;
+
+/**
+ * `R` when its form has only fields of the operation's form: TypeScript's object types are open, so a
+ * form of another operation sharing a field would pass for one whose fields are all optional.
+ */
+export type OwnForm<O extends CardOperation, R> = R extends { form?: infer F }
+  ? [Exclude<keyof F, keyof CardOperationForm<O>>] extends [never]
+    ? R
+    : { form: { [K in Exclude<keyof F, keyof CardOperationForm<O>>]: `not a field of ${O}` } }
+  : R;
+
+/** Any operation's request, as the client sends it. */
+interface RequestParts {
   path?: Record<string, string>;
   query?: Record<string, string | number | undefined>;
-  /** Sent form-encoded with bracket nesting (`metadata[k]=v`). */
   form?: Record<string, unknown>;
 }
 
@@ -68,8 +118,8 @@ export class CardClient {
   async call<O extends CardOperation>(
     operation: O,
     tenantId: string,
-    request: CardRequest = {},
-    options: { publicKey?: boolean; keyInBody?: string } = {},
+    request: CardRequest<O>,
+    options: { publicKey?: boolean; keyInBody?: CardKeyInBody } = {},
   ): Promise<UpstreamAnswer<CardAnswer<O>>> {
     const api = (this.contract.hasOwnServer(operation) && this.payformApi) || this.api;
     if (!api)
@@ -85,12 +135,13 @@ export class CardClient {
     const authorization = options.keyInBody
       ? undefined
       : `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
-    const form = options.keyInBody ? { ...request.form, [options.keyInBody]: key } : request.form;
+    const parts: RequestParts = request;
+    const form = options.keyInBody ? { ...parts.form, [options.keyInBody]: key } : parts.form;
     const answer = await this.caller.call<CardAnswer<O>>(
       { operation, safe: method === 'GET', breakerKey: tenantId },
       async (deadline) => {
         const { data, error, response } = await api.request(methodOf(method), path, {
-          params: { path: request.path, query: request.query },
+          params: { path: parts.path, query: parts.query },
           headers: {
             ...(authorization ? { authorization } : {}),
             accept: 'application/json',

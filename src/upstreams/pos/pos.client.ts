@@ -28,7 +28,26 @@ export type PosTransactionRequest =
 
 export type PosTransactionResult = Schemas['PosTransactionResult'];
 
-export interface PosRequest {
+type Parameters<O extends PosOperation> = operations[O]['parameters'];
+
+/** An operation's query arguments (pos.yaml's). */
+export type PosQueryOf<O extends PosOperation> = NonNullable<Parameters<O>['query']>;
+
+/** The JSON body an operation takes: a transaction's is PosTransactionRequest (above), others take none. */
+type PosJson<O extends PosOperation> = O extends 'createPosTransaction'
+  ? PosTransactionRequest
+  : never;
+
+/** A part of a request: required when the operation requires it (`T` does not admit undefined). */
+type Part<K extends string, T> = undefined extends T ? { [P in K]?: T } : { [P in K]: T };
+
+/** What one POS operation is called with, typed from pos.yaml: its path parameters, query and body. */
+export type PosRequest<O extends PosOperation> = Part<'path', Parameters<O>['path']> &
+  Part<'query', Parameters<O>['query']> &
+  Part<'json', undefined extends operations[O]['requestBody'] ? undefined : PosJson<O>>;
+
+/** Any operation's request, as the client sends it. */
+interface RequestParts {
   path?: Record<string, string>;
   query?: Record<string, string | number | undefined>;
   json?: PosTransactionRequest;
@@ -61,7 +80,7 @@ export class PosClient {
   async call<O extends PosOperation>(
     operation: O,
     tenantId: string,
-    request: PosRequest = {},
+    request: PosRequest<O>,
   ): Promise<UpstreamAnswer<PosAnswer<O>>> {
     const api = this.api;
     if (!api)
@@ -75,13 +94,14 @@ export class PosClient {
     const { method, path } = this.contract.operation(operation);
     const key = await this.keyOf(tenantId);
     const authorization = `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
+    const parts: RequestParts = request;
     return this.caller.call<PosAnswer<O>>(
       { operation, safe: method === 'GET', breakerKey: tenantId },
       async (deadline) => {
         const { data, error, response } = await api.request(methodOf(method), path, {
-          params: { path: request.path, query: request.query },
+          params: { path: parts.path, query: parts.query },
           headers: { authorization, accept: 'application/json' },
-          ...(request.json ? { body: request.json } : {}),
+          ...(parts.json ? { body: parts.json } : {}),
           deadline,
         });
         // The contract check held the answer to the operation's schema.
