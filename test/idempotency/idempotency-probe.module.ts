@@ -9,6 +9,7 @@ import { ProblemException } from '#src/platform/errors/problem.js';
 import { BoundResources } from '#src/platform/idempotency/bound-resources.js';
 import { IdempotencyModule } from '#src/platform/idempotency/idempotency.module.js';
 import { IdempotencyStore } from '#src/platform/idempotency/idempotency.store.js';
+import { IdempotencyRecordsRepository } from '#src/platform/idempotency/idempotency-records.repository.js';
 import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
 import { LOGGER } from '#src/platform/logging/logging.module.js';
 import { testDatabaseUrl } from '../support/test-gateway.js';
@@ -105,7 +106,7 @@ class BrokenStoreProbeController {
         const closed = new DataSource(dataSourceOptions(testDatabaseUrl(), 1));
         await closed.initialize();
         await closed.destroy();
-        return new IdempotencyStore(closed, logger);
+        return new IdempotencyStore(new IdempotencyRecordsRepository(closed), logger);
       },
     },
   ],

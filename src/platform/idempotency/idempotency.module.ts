@@ -4,6 +4,7 @@ import { BoundResources } from './bound-resources.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 import { IdempotencyRecord } from './idempotency-record.entity.js';
 import { IdempotencyStore } from './idempotency.store.js';
+import { IdempotencyRecordsRepository } from './idempotency-records.repository.js';
 
 /**
  * Idempotency-Key support for POST operations. A capability module imports it and marks routes with
@@ -12,7 +13,12 @@ import { IdempotencyStore } from './idempotency.store.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([IdempotencyRecord])],
-  providers: [IdempotencyStore, IdempotencyInterceptor, BoundResources],
+  providers: [
+    IdempotencyRecordsRepository,
+    IdempotencyStore,
+    IdempotencyInterceptor,
+    BoundResources,
+  ],
   exports: [IdempotencyStore, IdempotencyInterceptor, BoundResources],
 })
 export class IdempotencyModule {}
