@@ -25,6 +25,7 @@ import {
   type ConsentAccess,
   type ConsentKind,
 } from '../consents/consent.entity.js';
+import { ConsentsRepository } from '../consents/consents.repository.js';
 import { ConsentsService, consentProblem, renewalProblem } from '../consents/consents.service.js';
 import { BudgetService, budgetOf, secondsToUtcMidnight, type Budget } from './budget.service.js';
 import type { ConsentHeaders } from './consent-headers.js';
@@ -80,7 +81,7 @@ export interface ConsentCallRequest {
 
 type AdmissionRow = Partial<RateLimitRow> & {
   used_today: number;
-  /** The consent row's version (ConsentsService.versionSql), when the group statement read it. */
+  /** The consent row's version (ConsentsRepository.versionSql), when the group statement read it. */
   consent_version?: string | null;
   /** The access-log row the admission wrote ahead, when it wrote one. */
   log_id?: string | null;
@@ -157,6 +158,7 @@ export class ConsentAccessService {
 
   constructor(
     private readonly consents: ConsentsService,
+    private readonly consentRows: ConsentsRepository,
     private readonly budgets: BudgetService,
     private readonly accessLog: AccessLogService,
     private readonly metrics: Metrics,
@@ -170,9 +172,9 @@ export class ConsentAccessService {
     // bank if the consent is valid and the key within its minute, its access-log row written ahead
     // (outcome `sent`; completed with the outcome, a local refusal included). An unattended read
     // writes its row later, with the budget unit it takes (AccessLogService.beginGated).
-    const version = ConsentsService.versionSql('c');
+    const version = ConsentsRepository.versionSql('c');
     // A consent this process read before at the same version comes back as its id alone.
-    const consent = `${consents.columnsSql('c', { unlessUnchanged: `${version} = r.known_version` })},
+    const consent = `${consentRows.columnsSql('c', { unlessUnchanged: `${version} = r.known_version` })},
                      ${version} AS consent_version, ${BudgetService.usedTodaySql('c.id')} AS used_today`;
     const admitGroup = `WITH calls AS (
          SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::varchar[], $5::varchar[],
@@ -190,7 +192,7 @@ export class ConsentAccessService {
        ),
        ${AccessLogService.writeAheadCte('logged', 'admitted')},
        ${AccessLogService.completionCte('completed', 11)}
-       SELECT rate_count, rate_reset_seconds, log_id, used_today, consent_version, ${consents.columnNamesSql()}
+       SELECT rate_count, rate_reset_seconds, log_id, used_today, consent_version, ${consentRows.columnNamesSql()}
          FROM admitted ORDER BY ord`;
     // The same statement carries the completions of calls answered since (AccessLogService.completeSoon).
     // On a connection of its own: sent the moment the previous one answers (StatementGroup).
@@ -222,7 +224,7 @@ export class ConsentAccessService {
         consentId,
         call.tenantId,
       ]);
-      return { row: row ?? { used_today: 0 }, consent: row && this.consents.hydrate(row) };
+      return { row: row ?? { used_today: 0 }, consent: row && this.consentRows.hydrate(row) };
     }
     const { keyId, apply } = call.rateLimit;
     const known = this.recentConsents.get(consentId);
@@ -246,7 +248,7 @@ export class ConsentAccessService {
     if (row.c_id === null || row.c_id === undefined) return undefined;
     const version = String(row.consent_version);
     if (known && known.version === version) return RecentConsents.copy(known.consent);
-    const consent = this.consents.hydrate(row)!;
+    const consent = this.consentRows.hydrate(row)!;
     this.recentConsents.remember(version, consent);
     return consent;
   }

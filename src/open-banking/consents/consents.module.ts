@@ -8,6 +8,7 @@ import { ScaSessionsModule } from '../sca-sessions/sca-sessions.module.js';
 import { Consent } from './consent.entity.js';
 import { ConsentsController } from './consents.controller.js';
 import { ConsentsService } from './consents.service.js';
+import { ConsentsRepository } from './consents.repository.js';
 import { ConsentRenewalRepository } from './consent-renewal.repository.js';
 import { ConsentRenewalDueJob } from './consent-renewal-due.job.js';
 import { WebhookOutboxModule } from '#src/webhooks/webhook-outbox.module.js';
@@ -25,7 +26,7 @@ import { FundsConsentsController } from './funds-consents.controller.js';
     WebhookOutboxModule,
   ],
   controllers: [ConsentsController, FundsConsentsController],
-  providers: [ConsentsService, ConsentRenewalRepository, ConsentRenewalDueJob],
-  exports: [ConsentsService, ConsentRenewalDueJob],
+  providers: [ConsentsRepository, ConsentsService, ConsentRenewalRepository, ConsentRenewalDueJob],
+  exports: [ConsentsService, ConsentsRepository, ConsentRenewalDueJob],
 })
 export class ConsentsModule {}

@@ -1,7 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import type { Repository } from 'typeorm';
 import type { components } from '#src/generated/psd2.js';
 import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
 import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
@@ -23,6 +21,7 @@ import {
   type ConsentKind,
   type ConsentStatus,
 } from './consent.entity.js';
+import { ConsentsRepository } from './consents.repository.js';
 import type { CreateCofConsentRequest, CreateConsentRequest } from './dto/consent.dto.js';
 import { isUuid } from '#src/shared/uuid.js';
 
@@ -70,9 +69,6 @@ export function renewalProblem(consent: Pick<Consent, 'id' | 'kind'>): ProblemEx
 export const bankDoesNotKnow = (answer: { status: number; messages: { code: string }[] }) =>
   answer.status === 403 && answer.messages[0]?.code === 'CONSENT_UNKNOWN';
 
-/** A consent column's name in a hand-written statement's rows (columnsSql, hydrate): `c_<property>`. */
-const columnAlias = (column: { propertyName: string }) => `c_${column.propertyName}`;
-
 /** Consents in the provider-resource ledger: a table of their own, whose rich columns auditors read. */
 export const CONSENTS: LedgerTable<Consent> = {
   entity: Consent,
@@ -91,7 +87,7 @@ type ConsentCreated = components['schemas']['ConsentResponse'];
 @Injectable()
 export class ConsentsService {
   constructor(
-    @InjectRepository(Consent) private readonly consents: Repository<Consent>,
+    private readonly consents: ConsentsRepository,
     private readonly ledger: ProviderLedger,
     private readonly sca: ScaSessionsService,
     private readonly bank: OpenBankingClient,
@@ -144,49 +140,9 @@ export class ConsentsService {
   /** The tenant's consent, or 404: another tenant's consent does not exist for this caller. */
   async find(tenantId: string, consentId: string, kind?: ConsentKind): Promise<Consent> {
     const consent = isUuid(consentId)
-      ? await this.consents.findOne({ where: { id: consentId, tenantId } })
+      ? await this.consents.findOfTenant(tenantId, consentId)
       : null;
     if (!consent || (kind && consent.kind !== kind)) throw ConsentsService.unknown(consentId);
-    return consent;
-  }
-
-  /**
-   * The consent's columns for a hand-written statement (each as "c_<property>"), and the consent made
-   * of such a row (hydrate): for the consent-access admission, which reads the consent in the same
-   * round-trip as it counts the request. With `unlessUnchanged` (an SQL condition), every column but
-   * the id is NULL when it holds: the caller already has that version of the consent.
-   */
-  columnsSql(alias: string, { unlessUnchanged }: { unlessUnchanged?: string } = {}): string {
-    return this.consents.metadata.columns
-      .map((column) => {
-        const value = `${alias}.${column.databaseName}`;
-        // The id always: it says the consent was found.
-        return unlessUnchanged && !column.isPrimary
-          ? `CASE WHEN ${unlessUnchanged} THEN NULL ELSE ${value} END AS "${columnAlias(column)}"`
-          : `${value} AS "${columnAlias(column)}"`;
-      })
-      .join(', ');
-  }
-
-  /**
-   * The version of a consent row in a statement: it changes with every update of the row (the
-   * row's transaction id and place), so a consent read before with the same version is still this.
-   */
-  static versionSql(alias: string): string {
-    return `(${alias}.xmin::text || ${alias}.ctid::text)`;
-  }
-
-  /** The names columnsSql gives the columns, for a statement's select list. */
-  columnNamesSql(): string {
-    return this.consents.metadata.columns.map((column) => `"${columnAlias(column)}"`).join(', ');
-  }
-
-  hydrate(row: Record<string, unknown>): Consent | undefined {
-    if (row.c_id === null || row.c_id === undefined) return undefined;
-    const consent = this.consents.create();
-    const driver = this.consents.manager.connection.driver;
-    for (const column of this.consents.metadata.columns)
-      column.setEntityValue(consent, driver.prepareHydratedValue(row[columnAlias(column)], column));
     return consent;
   }
 
@@ -303,9 +259,7 @@ export class ConsentsService {
    * A failure there leaves the old consent as it was (the app may delete it); the renewal stands.
    */
   private async retireRenewed(renewal: Consent): Promise<void> {
-    const old = await this.consents.findOne({
-      where: { id: renewal.renewsConsentId!, tenantId: renewal.tenantId },
-    });
+    const old = await this.consents.findOfTenant(renewal.tenantId, renewal.renewsConsentId!);
     if (!old || FINAL.includes(old.status)) return;
     await this.delete(old, `renewed-by:${renewal.id}`).catch(() => undefined);
   }
@@ -350,7 +304,7 @@ export class ConsentsService {
   }
 
   private async patch(id: string, fields: Partial<Consent>): Promise<void> {
-    await this.consents.update({ id }, fields);
+    await this.consents.update(id, fields);
   }
 
   /** Stores a consent about to be asked of the bank (`creating`), with its first history entry. */
@@ -361,7 +315,7 @@ export class ConsentsService {
     requestedAccess: ConsentAccess,
     fields: Partial<Consent>,
   ): Promise<Consent> {
-    const consent = this.consents.create({
+    const consent = this.consents.build({
       id: randomUUID(),
       tenantId,
       kind,
@@ -378,7 +332,7 @@ export class ConsentsService {
       ...fields,
     });
     await this.ledger.begin(CONSENTS, consent);
-    return this.consents.findOneOrFail({ where: { id: consent.id } });
+    return this.consents.get(consent.id);
   }
 
   /**
