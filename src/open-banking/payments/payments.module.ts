@@ -8,6 +8,7 @@ import { ScaSessionsModule } from '../sca-sessions/sca-sessions.module.js';
 import { Payment } from './payment.entity.js';
 import { PaymentsController } from './payments.controller.js';
 import { PaymentsService } from './payments.service.js';
+import { PaymentsRepository } from './payments.repository.js';
 
 /** Payment initiation: stored before and after the bank, with status history and access log. */
 @Module({
@@ -20,7 +21,7 @@ import { PaymentsService } from './payments.service.js';
     IdempotencyModule,
   ],
   controllers: [PaymentsController],
-  providers: [PaymentsService],
+  providers: [PaymentsRepository, PaymentsService],
   exports: [PaymentsService],
 })
 export class PaymentsModule {}

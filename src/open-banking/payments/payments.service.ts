@@ -1,7 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import type { Repository } from 'typeorm';
 import type { components } from '#src/generated/psd2.js';
 import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
 import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
@@ -19,6 +17,7 @@ import { ScaSessionsService } from '../sca-sessions/sca-sessions.service.js';
 import { newScaSubject, scaApproachOf } from '../sca-sessions/sca-subject.columns.js';
 import { canonicalPaymentProduct, type CreatePaymentRequest } from './dto/payment.dto.js';
 import { Payment } from './payment.entity.js';
+import { PaymentsRepository } from './payments.repository.js';
 
 /** Statuses after which the bank will not change its mind. */
 const FINAL = ['ACCC', 'ACSC', 'ACWP', 'RJCT', 'CANC', 'failed'];
@@ -36,7 +35,7 @@ export const PAYMENTS: LedgerTable<Payment> = {
 @Injectable()
 export class PaymentsService {
   constructor(
-    @InjectRepository(Payment) private readonly payments: Repository<Payment>,
+    private readonly payments: PaymentsRepository,
     private readonly ledger: ProviderLedger,
     private readonly sca: ScaSessionsService,
     private readonly bank: OpenBankingClient,
@@ -57,7 +56,7 @@ export class PaymentsService {
         problems.map((p) => ({ field: `payment${p.path}`, reason: `${p.message} (${canonical})` })),
       );
 
-    const payment = this.payments.create({
+    const payment = this.payments.build({
       id: randomUUID(),
       tenantId,
       brandId: request.brandId,
@@ -94,7 +93,7 @@ export class PaymentsService {
   }
 
   async find(tenantId: string, paymentId: string): Promise<Payment> {
-    const payment = await this.payments.findOne({ where: { id: paymentId, tenantId } });
+    const payment = await this.payments.findOfTenant(tenantId, paymentId);
     if (!payment)
       throw new ProblemException({
         status: 404,
@@ -132,7 +131,7 @@ export class PaymentsService {
     const { debtorAccount } = data.paymentDetails;
     if (debtorAccount && !payment.details.debtorAccount) {
       payment.details = { ...payment.details, debtorAccount };
-      await this.payments.update({ id: payment.id }, { details: payment.details });
+      await this.payments.update(payment.id, { details: payment.details });
     }
     if (data.transactionStatus !== payment.status)
       await this.transition(payment, data.transactionStatus, cause);
@@ -141,7 +140,7 @@ export class PaymentsService {
 
   async completeSca(payment: Payment): Promise<Payment> {
     payment.lastScaAt = new Date();
-    await this.payments.update({ id: payment.id }, { lastScaAt: payment.lastScaAt });
+    await this.payments.update(payment.id, { lastScaAt: payment.lastScaAt });
     return this.refresh(payment, 'scaCallback', 'sca-callback');
   }
 
@@ -173,14 +172,11 @@ export class PaymentsService {
     payment.upstreamPaymentId = data.paymentId;
     payment.scaRedirect = data._links.scaRedirect?.href ?? null;
     payment.scaApproach = scaApproachOf(headers);
-    await this.payments.update(
-      { id: payment.id },
-      {
-        upstreamPaymentId: payment.upstreamPaymentId,
-        scaRedirect: payment.scaRedirect,
-        scaApproach: payment.scaApproach,
-      },
-    );
+    await this.payments.update(payment.id, {
+      upstreamPaymentId: payment.upstreamPaymentId,
+      scaRedirect: payment.scaRedirect,
+      scaApproach: payment.scaApproach,
+    });
     await this.transition(payment, data.transactionStatus, 'upstream-created');
   }
 
