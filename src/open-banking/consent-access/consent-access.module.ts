@@ -3,10 +3,10 @@ import { ProviderLedgerModule } from '#src/provider-ledger/provider-ledger.modul
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditTrailModule } from '#src/audit/trail/audit-trail.module.js';
 import { ConsentsModule } from '../consents/consents.module.js';
-import { BudgetService } from './budget.service.js';
 import { ConsentAccessGuard } from './consent-access.guard.js';
 import { ConsentAccessService } from './consent-access.service.js';
 import { ConsentUsage } from './consent-usage.entity.js';
+import { ConsentUsageRepository } from './consent-usage.repository.js';
 
 /** Calls under a consent: local rules, the daily budget of unattended reads, the access log. */
 @Module({
@@ -16,7 +16,7 @@ import { ConsentUsage } from './consent-usage.entity.js';
     AuditTrailModule,
     ProviderLedgerModule,
   ],
-  providers: [BudgetService, ConsentAccessService, ConsentAccessGuard],
+  providers: [ConsentUsageRepository, ConsentAccessService, ConsentAccessGuard],
   exports: [ConsentAccessService, ConsentAccessGuard],
 })
 export class ConsentAccessModule {}

@@ -1,18 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 import {
   RateLimitService,
   type RateLimitRow,
   type RateLimitState,
 } from '#src/access/auth/rate-limit.service.js';
-import { ApiKeysRepository } from '#src/access/tenants/api-keys.repository.js';
 import {
   AccessLogService,
   SENT_PARAMETERS,
   type AccessSubject,
 } from '#src/audit/trail/access-log.service.js';
-import { PlainSql } from '#src/platform/database/plain-sql.js';
 import { StatementGroup } from '#src/platform/database/statement-group.js';
 import { currentRequestId } from '#src/platform/logging/request-context.js';
 import { ProblemException } from '#src/platform/errors/problem.js';
@@ -27,7 +23,12 @@ import {
 } from '../consents/consent.entity.js';
 import { ConsentsRepository } from '../consents/consents.repository.js';
 import { ConsentsService, consentProblem, renewalProblem } from '../consents/consents.service.js';
-import { BudgetService, budgetOf, secondsToUtcMidnight, type Budget } from './budget.service.js';
+import { budgetOf, secondsToUtcMidnight, type Budget } from './budget.js';
+import {
+  ConsentUsageRepository,
+  type AdmissionCall,
+  type AdmissionRow,
+} from './consent-usage.repository.js';
 import type { ConsentHeaders } from './consent-headers.js';
 
 export const BUDGET_HEADERS = {
@@ -79,29 +80,6 @@ export interface ConsentCallRequest {
   rateLimit?: { keyId: string; apply: (state: RateLimitState) => void };
 }
 
-type AdmissionRow = Partial<RateLimitRow> & {
-  used_today: number;
-  /** The consent row's version (ConsentsRepository.versionSql), when the group statement read it. */
-  consent_version?: string | null;
-  /** The access-log row the admission wrote ahead, when it wrote one. */
-  log_id?: string | null;
-} & Record<string, unknown>;
-
-/** One call in an admission group statement. */
-type AdmissionCall = [
-  keyId: string,
-  consentId: string,
-  tenantId: string,
-  operation: string,
-  accountId: string | null,
-  psuPresent: boolean,
-  requestId: string | null,
-  /** Whether the admission writes the access-log row ahead (not when the read takes a budget unit). */
-  logAhead: boolean,
-  /** The version of the consent this process holds ('' when none): its columns then come back NULL. */
-  knownVersion: string,
-];
-
 /** Consents read by admissions, at the version they were read (RecentConsents). */
 interface KnownConsent {
   version: string;
@@ -150,8 +128,6 @@ const accountOf = (access: ConsentAccess | null) =>
  */
 @Injectable()
 export class ConsentAccessService {
-  private readonly sql: PlainSql;
-  private readonly admitAlone: string;
   /** Admissions counted against a key's rate limit, many concurrent requests in one statement. */
   private readonly admissions: StatementGroup<AdmissionCall, AdmissionRow>;
   private readonly recentConsents = new RecentConsents(RECENT_CONSENTS);
@@ -159,55 +135,20 @@ export class ConsentAccessService {
   constructor(
     private readonly consents: ConsentsService,
     private readonly consentRows: ConsentsRepository,
-    private readonly budgets: BudgetService,
+    private readonly usage: ConsentUsageRepository,
     private readonly accessLog: AccessLogService,
     private readonly metrics: Metrics,
     private readonly rateLimits: RateLimitService,
     private readonly ledger: ProviderLedger,
-    @InjectDataSource() dataSource: DataSource,
   ) {
-    this.sql = new PlainSql(dataSource);
-    // One round-trip for every admission in the group: each request counted against its key, its
-    // consent read (only the tenant's) with today's budget units, and, for a call that will go to the
-    // bank if the consent is valid and the key within its minute, its access-log row written ahead
-    // (outcome `sent`; completed with the outcome, a local refusal included). An unattended read
-    // writes its row later, with the budget unit it takes (AccessLogService.beginGated).
-    const version = ConsentsRepository.versionSql('c');
-    // A consent this process read before at the same version comes back as its id alone.
-    const consent = `${consentRows.columnsSql('c', { unlessUnchanged: `${version} = r.known_version` })},
-                     ${version} AS consent_version, ${BudgetService.usedTodaySql('c.id')} AS used_today`;
-    const admitGroup = `WITH calls AS (
-         SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::varchar[], $5::varchar[],
-                              $6::boolean[], $7::uuid[], $8::boolean[], $9::text[])
-                  WITH ORDINALITY AS r(key_id, consent_id, tenant_id, operation, account_id, psu_present,
-                                       request_id, log_ahead, known_version, ord)
-       ),
-       ${ApiKeysRepository.groupUsageCte('calls')},
-       admitted AS (
-         SELECT r.*, u.rate_count, u.rate_reset_seconds, ${consent},
-                CASE WHEN r.log_ahead AND c.id IS NOT NULL AND c.status = 'valid' AND u.rate_count <= $10
-                     THEN ${AccessLogService.nextAccessLogId} END AS log_id
-           FROM calls r JOIN rate_usage u ON u.ord = r.ord
-           LEFT JOIN consents c ON c.id = r.consent_id AND c.tenant_id = r.tenant_id
-       ),
-       ${AccessLogService.writeAheadCte('logged', 'admitted')},
-       ${AccessLogService.completionCte('completed', 11)}
-       SELECT rate_count, rate_reset_seconds, log_id, used_today, consent_version, ${consentRows.columnNamesSql()}
-         FROM admitted ORDER BY ord`;
-    // The same statement carries the completions of calls answered since (AccessLogService.completeSoon).
-    // On a connection of its own: sent the moment the previous one answers (StatementGroup).
+    // The group statement carries the completions of calls answered since (AccessLogService.completeSoon).
     this.admissions = new StatementGroup(
       (calls) =>
         accessLog.carryCompletions((completions) =>
-          this.sql.queryOnOwnConnection<AdmissionRow>('consent-access:admit-group', admitGroup, [
-            ...Array.from({ length: 9 }, (_, index) => calls.map((call) => call[index])),
-            rateLimits.perMinute,
-            ...completions,
-          ]),
+          usage.admitGroup(calls, rateLimits.perMinute, completions),
         ),
       'consent-access:admit',
     );
-    this.admitAlone = `SELECT ${consent} FROM consents c WHERE c.id = $1 AND c.tenant_id = $2`;
   }
 
   /**
@@ -220,10 +161,7 @@ export class ConsentAccessService {
   ): Promise<{ row: AdmissionRow; consent: Consent | undefined }> {
     const { consentId } = call.headers;
     if (!call.rateLimit) {
-      const [row] = await this.sql.query<AdmissionRow>('consent-access:admit', this.admitAlone, [
-        consentId,
-        call.tenantId,
-      ]);
+      const [row] = await this.usage.admitAlone(consentId, call.tenantId);
       return { row: row ?? { used_today: 0 }, consent: row && this.consentRows.hydrate(row) };
     }
     const { keyId, apply } = call.rateLimit;
@@ -298,7 +236,10 @@ export class ConsentAccessService {
       if (usedToday >= limit) throw await refuse(consent.id, this.budgetSpent(limit));
       const begun = await this.accessLog.beginGated<{ budget_count: number }>(subject(consent.id), {
         name: 'budget',
-        cte: BudgetService.takeGateCte(`$${SENT_PARAMETERS + 1}`, `$${SENT_PARAMETERS + 2}`),
+        cte: ConsentUsageRepository.takeGateCte(
+          `$${SENT_PARAMETERS + 1}`,
+          `$${SENT_PARAMETERS + 2}`,
+        ),
         params: [consent.id, limit],
       });
       if (!begun) throw await refuse(consent.id, this.budgetSpent(limit));
@@ -371,9 +312,9 @@ export class ConsentAccessService {
       (upstream as { sent?: boolean }).sent === false ||
       (upstream.status !== undefined && upstream.status >= 500);
     if (grant.budget && refusedByBank && dayUsedUpAtBank(upstream, init?.headers))
-      await this.budgets.useUpToday(grant.consent.id, grant.budget.limit);
+      await this.usage.useUpToday(grant.consent.id, grant.budget.limit);
     else if (grant.budget && (refusedByBank || notSent))
-      await this.budgets.giveBack(grant.consent.id);
+      await this.usage.giveBack(grant.consent.id);
     if (refusedByBank) {
       await this.log(
         grant,
