@@ -1,15 +1,14 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
 import { ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import {
-  ApiCardAnswer,
   ApiCardProblems,
-  ApiCardQuery,
   CardQuery,
   type CardQueryOf,
   facade,
+  CardRoute,
 } from '../common/card-api.js';
 import { CardBranchesService } from './card-branches.service.js';
 
@@ -22,13 +21,13 @@ export class CardBranchesController {
   constructor(private readonly branches: CardBranchesService) {}
 
   @Get()
-  @ApiOperation({
+  @CardRoute({
     summary: 'List branches',
     description:
       "The merchant's branches (set up at the provider); give one's token as `branchToken` on a payment.",
+    query: 'listBranches',
+    answer: [200, 'BranchList', 'A page of branches'],
   })
-  @ApiCardQuery('listBranches')
-  @ApiCardAnswer(200, 'BranchList', 'A page of branches')
   async listCardBranches(
     @CurrentPrincipal() principal: Principal,
     @Query(CardQuery('listBranches')) query: CardQueryOf<'listBranches'>,

@@ -1,18 +1,11 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
-import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
+import { ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
 import { CardBody, type CardForm } from '../common/card-body.pipe.js';
-import {
-  ApiCardAnswer,
-  ApiCardBody,
-  ApiCardId,
-  ApiCardProblems,
-  CardIdOf,
-  facade,
-} from '../common/card-api.js';
+import { ApiCardProblems, CardIdOf, facade, CardRoute } from '../common/card-api.js';
 import { CardTokensService } from './card-tokens.service.js';
 
 @ApiTags('Card tokens')
@@ -26,19 +19,22 @@ export class CardTokensController {
   @Post()
   @HttpCode(201)
   @Idempotent()
-  @ApiOperation({
+  @CardRoute({
     summary: 'Create a card token',
     description:
       "A single-use token of a card (15 minutes), made with the tenant's public key; `amount` binds it to one amount. Pay with it (`token`) or store it on a customer.",
+    body: [
+      'CreateCardTokenForm',
+      {
+        cardNumber: '5217925525906273',
+        expirationMonth: '12',
+        expirationYear: '2030',
+        holderName: 'Ada Lovelace',
+        cvv: '123',
+      },
+    ],
+    answer: [201, 'CardToken', 'The token, with the masked card'],
   })
-  @ApiCardBody('CreateCardTokenForm', {
-    cardNumber: '5217925525906273',
-    expirationMonth: '12',
-    expirationYear: '2030',
-    holderName: 'Ada Lovelace',
-    cvv: '123',
-  })
-  @ApiCardAnswer(201, 'CardToken', 'The token, with the masked card')
   async createCardToken(
     @CurrentPrincipal() principal: Principal,
     @Body(CardBody('CreateCardTokenForm')) form: CardForm<'CreateCardTokenForm'>,
@@ -47,10 +43,13 @@ export class CardTokensController {
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'Get a card token', description: 'Whether it was used or has expired.' })
-  @ApiCardId('id', 'card token', 'tokenId')
-  @ApiCardAnswer(200, 'CardToken', 'The token')
-  @ApiProblems({ 404: 'No such card token for this tenant (`upstream.code` 20005)' })
+  @CardRoute({
+    summary: 'Get a card token',
+    description: 'Whether it was used or has expired.',
+    id: ['id', 'card token', 'tokenId'],
+    answer: [200, 'CardToken', 'The token'],
+    problems: { 404: 'No such card token for this tenant (`upstream.code` 20005)' },
+  })
   async getCardToken(
     @CurrentPrincipal() principal: Principal,
     @Param('id', CardIdOf('tokenId')) tokenId: string,

@@ -1,5 +1,5 @@
 import { applyDecorators, Injectable, type PipeTransform } from '@nestjs/common';
-import { ApiBody, ApiParam, ApiQuery, ApiResponse } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse } from '@nestjs/swagger';
 import type { components } from '#src/generated/card.js';
 import { ApiProblems } from '#src/platform/errors/api-problem-responses.js';
 import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
@@ -21,7 +21,7 @@ export const ApiCardProblems = (extra: Record<number, string> = {}) =>
   });
 
 /** The request body, documented as the camelCase form of a card.yaml request schema. */
-export function ApiCardBody(schema: string, example?: Record<string, unknown>): MethodDecorator {
+function ApiCardBody(schema: string, example?: Record<string, unknown>): MethodDecorator {
   return ApiBody({
     required: true,
     schema: { allOf: [CARD.ref(schema)], ...(example ? { example } : {}) },
@@ -29,11 +29,7 @@ export function ApiCardBody(schema: string, example?: Record<string, unknown>): 
 }
 
 /** An answer documented as the camelCase form of a card.yaml answer schema. */
-export function ApiCardAnswer(
-  status: number,
-  schema: string,
-  description: string,
-): MethodDecorator {
+function ApiCardAnswer(status: number, schema: string, description: string): MethodDecorator {
   return ApiResponse({ status, description, schema: CARD.ref(schema) });
 }
 
@@ -44,7 +40,7 @@ const queryParameters = (operationId: string) =>
     .map((parameter) => ({ ...parameter, facadeName: camelCase(parameter.name) }));
 
 /** The query arguments of a card list operation, documented with card.yaml's schemas in camelCase. */
-export function ApiCardQuery(operationId: string): MethodDecorator {
+function ApiCardQuery(operationId: string): MethodDecorator {
   return applyDecorators(
     ...queryParameters(operationId).map((parameter) =>
       ApiQuery({
@@ -74,12 +70,48 @@ function pathIdSchema(upstreamName: string): Schema {
  * A provider id in a path (`pmt_…`), or Portico's id of a write in doubt (a UUID), documented as card.yaml
  * documents that parameter; `upstreamName` when the facade names it otherwise (`id` of a card token).
  */
-export function ApiCardId(name: string, what: string, upstreamName = name): MethodDecorator {
+function ApiCardId(name: string, what: string, upstreamName = name): MethodDecorator {
   return ApiParam({
     name,
     description: `The ${what}'s id at the provider${name === 'paymentId' || name === 'refundId' || name === 'customerId' ? ", or Portico's id of one whose creation is in doubt" : ''}`,
     schema: withoutExtensions(CARD.resolveSchema(pathIdSchema(upstreamName))),
   });
+}
+
+/** `[name, what, upstreamName?]` of a provider id in the path, as `ApiCardId` takes them. */
+export type CardRouteId = readonly [name: string, what: string, upstreamName?: string];
+
+export interface CardRouteDocs {
+  summary: string;
+  description: string;
+  /** One path id, or several in path order. */
+  id?: CardRouteId | readonly CardRouteId[];
+  body?: readonly [schema: string, example?: Record<string, unknown>];
+  /** The card.yaml list operation whose query arguments this route takes. */
+  query?: string;
+  answer: readonly [status: number, schema: string, description: string];
+  problems?: Record<number, string>;
+}
+
+const isIdList = (id: CardRouteId | readonly CardRouteId[]): id is readonly CardRouteId[] =>
+  Array.isArray(id[0]);
+
+/**
+ * The documentation of a card route in one decorator: operation, path ids, body or query, answer, problems.
+ * Documentation only: the verb, `@HttpCode` and `@Idempotent()` stay on the method, where behaviour is read.
+ */
+export function CardRoute(docs: CardRouteDocs): MethodDecorator {
+  const ids = docs.id ? (isIdList(docs.id) ? docs.id : [docs.id]) : [];
+  const stack: MethodDecorator[] = [
+    ApiOperation({ summary: docs.summary, description: docs.description }),
+    ...ids.map(([name, what, upstreamName]) => ApiCardId(name, what, upstreamName)),
+    ...(docs.body ? [ApiCardBody(...docs.body)] : []),
+    ...(docs.query ? [ApiCardQuery(docs.query)] : []),
+    ApiCardAnswer(...docs.answer),
+    ...(docs.problems ? [ApiProblems(docs.problems)] : []),
+  ];
+  // Applied bottom-up, as the same decorators stacked in this order would be: the spec keeps its order.
+  return applyDecorators(...stack.reverse());
 }
 
 @Injectable()

@@ -1,20 +1,17 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
-import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
+import { ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
 import { CardBody, type CardForm } from '../common/card-body.pipe.js';
 import {
-  ApiCardAnswer,
-  ApiCardBody,
-  ApiCardId,
   ApiCardProblems,
-  ApiCardQuery,
   CardId,
   CardQuery,
   type CardQueryOf,
   facade,
+  CardRoute,
 } from '../common/card-api.js';
 import { CardCustomersService } from './card-customers.service.js';
 
@@ -31,20 +28,23 @@ export class CardCustomersController {
   @Post()
   @HttpCode(201)
   @Idempotent()
-  @ApiOperation({
+  @CardRoute({
     summary: 'Create a customer',
     description:
       'A customer with one card (its default), from card fields (no cvv needed) or an unused card token.',
+    body: [
+      'CreateCustomerForm',
+      {
+        cardNumber: '4556390755719395',
+        expirationMonth: '12',
+        expirationYear: '2030',
+        holderName: 'Ada Lovelace',
+        fullName: 'Ada Lovelace',
+        email: 'ada@example.com',
+      },
+    ],
+    answer: [201, 'Customer', 'The customer'],
   })
-  @ApiCardBody('CreateCustomerForm', {
-    cardNumber: '4556390755719395',
-    expirationMonth: '12',
-    expirationYear: '2030',
-    holderName: 'Ada Lovelace',
-    fullName: 'Ada Lovelace',
-    email: 'ada@example.com',
-  })
-  @ApiCardAnswer(201, 'Customer', 'The customer')
   async createCardCustomer(
     @CurrentPrincipal() principal: Principal,
     @Body(CardBody('CreateCustomerForm')) form: CardForm<'CreateCustomerForm'>,
@@ -53,12 +53,12 @@ export class CardCustomersController {
   }
 
   @Get()
-  @ApiOperation({
+  @CardRoute({
     summary: 'List customers',
     description: 'Deleted ones included (`isActive` false).',
+    query: 'listCustomers',
+    answer: [200, 'CustomerList', 'A page of customers'],
   })
-  @ApiCardQuery('listCustomers')
-  @ApiCardAnswer(200, 'CustomerList', 'A page of customers')
   async listCardCustomers(
     @CurrentPrincipal() principal: Principal,
     @Query(CardQuery('listCustomers')) query: CardQueryOf<'listCustomers'>,
@@ -67,10 +67,13 @@ export class CardCustomersController {
   }
 
   @Get(':customerId')
-  @ApiOperation({ summary: 'Get a customer', description: 'With its cards.' })
-  @ApiCardId('customerId', 'customer')
-  @ApiCardAnswer(200, 'Customer', 'The customer')
-  @ApiProblems(NOT_FOUND)
+  @CardRoute({
+    summary: 'Get a customer',
+    description: 'With its cards.',
+    id: ['customerId', 'customer'],
+    answer: [200, 'Customer', 'The customer'],
+    problems: NOT_FOUND,
+  })
   async getCardCustomer(
     @CurrentPrincipal() principal: Principal,
     @Param('customerId', CardId) customerId: string,
@@ -79,15 +82,15 @@ export class CardCustomersController {
   }
 
   @Put(':customerId')
-  @ApiOperation({
+  @CardRoute({
     summary: 'Update a customer',
     description:
       'Omitted fields are unchanged; `card` with `defaultCard: 1` makes that card the default.',
+    id: ['customerId', 'customer'],
+    body: ['UpdateCustomerForm', { email: 'ada.lovelace@example.com' }],
+    answer: [200, 'Customer', 'The customer'],
+    problems: NOT_FOUND,
   })
-  @ApiCardId('customerId', 'customer')
-  @ApiCardBody('UpdateCustomerForm', { email: 'ada.lovelace@example.com' })
-  @ApiCardAnswer(200, 'Customer', 'The customer')
-  @ApiProblems(NOT_FOUND)
   async updateCardCustomer(
     @CurrentPrincipal() principal: Principal,
     @Param('customerId', CardId) customerId: string,
@@ -97,14 +100,14 @@ export class CardCustomersController {
   }
 
   @Delete(':customerId')
-  @ApiOperation({
+  @CardRoute({
     summary: 'Delete a customer',
     description:
       'The customer becomes inactive (it can no longer pay); the answer is the reduced object.',
+    id: ['customerId', 'customer'],
+    answer: [200, 'DeletedCustomer', 'The deleted customer'],
+    problems: NOT_FOUND,
   })
-  @ApiCardId('customerId', 'customer')
-  @ApiCardAnswer(200, 'DeletedCustomer', 'The deleted customer')
-  @ApiProblems(NOT_FOUND)
   async deleteCardCustomer(
     @CurrentPrincipal() principal: Principal,
     @Param('customerId', CardId) customerId: string,
@@ -115,21 +118,24 @@ export class CardCustomersController {
   @Post(':customerId/cards')
   @HttpCode(201)
   @Idempotent()
-  @ApiOperation({
+  @CardRoute({
     summary: 'Add a card to a customer',
     description:
       'From card fields (no cvv needed) or an unused card token; `defaultCard: 1` makes it the default.',
+    id: ['customerId', 'customer'],
+    body: [
+      'CreateCustomerCardForm',
+      {
+        cardNumber: '5217925525906273',
+        expirationMonth: '11',
+        expirationYear: '2031',
+        holderName: 'Ada Lovelace',
+        defaultCard: 1,
+      },
+    ],
+    answer: [201, 'Card', 'The card, masked'],
+    problems: NOT_FOUND,
   })
-  @ApiCardId('customerId', 'customer')
-  @ApiCardBody('CreateCustomerCardForm', {
-    cardNumber: '5217925525906273',
-    expirationMonth: '11',
-    expirationYear: '2031',
-    holderName: 'Ada Lovelace',
-    defaultCard: 1,
-  })
-  @ApiCardAnswer(201, 'Card', 'The card, masked')
-  @ApiProblems(NOT_FOUND)
   async addCardCustomerCard(
     @CurrentPrincipal() principal: Principal,
     @Param('customerId', CardId) customerId: string,
@@ -139,11 +145,14 @@ export class CardCustomersController {
   }
 
   @Get(':customerId/cards')
-  @ApiOperation({ summary: "List a customer's cards", description: 'Masked cards.' })
-  @ApiCardId('customerId', 'customer')
-  @ApiCardQuery('listCustomerCards')
-  @ApiCardAnswer(200, 'CardList', 'A page of cards')
-  @ApiProblems(NOT_FOUND)
+  @CardRoute({
+    summary: "List a customer's cards",
+    description: 'Masked cards.',
+    id: ['customerId', 'customer'],
+    query: 'listCustomerCards',
+    answer: [200, 'CardList', 'A page of cards'],
+    problems: NOT_FOUND,
+  })
   async listCardCustomerCards(
     @CurrentPrincipal() principal: Principal,
     @Param('customerId', CardId) customerId: string,
@@ -153,11 +162,16 @@ export class CardCustomersController {
   }
 
   @Get(':customerId/cards/:cardId')
-  @ApiOperation({ summary: "Get a customer's card", description: 'Masked.' })
-  @ApiCardId('customerId', 'customer')
-  @ApiCardId('cardId', 'card')
-  @ApiCardAnswer(200, 'Card', 'The card, masked')
-  @ApiProblems(NOT_FOUND)
+  @CardRoute({
+    summary: "Get a customer's card",
+    description: 'Masked.',
+    id: [
+      ['customerId', 'customer'],
+      ['cardId', 'card'],
+    ],
+    answer: [200, 'Card', 'The card, masked'],
+    problems: NOT_FOUND,
+  })
   async getCardCustomerCard(
     @CurrentPrincipal() principal: Principal,
     @Param('customerId', CardId) customerId: string,
@@ -167,15 +181,17 @@ export class CardCustomersController {
   }
 
   @Delete(':customerId/cards/:cardId')
-  @ApiOperation({
+  @CardRoute({
     summary: "Delete a customer's card",
     description:
       'Deleting the default card makes the most recently added card the default; the last card cannot be deleted.',
+    id: [
+      ['customerId', 'customer'],
+      ['cardId', 'card'],
+    ],
+    answer: [200, 'DeletedCard', 'The deleted card'],
+    problems: NOT_FOUND,
   })
-  @ApiCardId('customerId', 'customer')
-  @ApiCardId('cardId', 'card')
-  @ApiCardAnswer(200, 'DeletedCard', 'The deleted card')
-  @ApiProblems(NOT_FOUND)
   async deleteCardCustomerCard(
     @CurrentPrincipal() principal: Principal,
     @Param('customerId', CardId) customerId: string,
@@ -188,15 +204,15 @@ export class CardCustomersController {
   }
 
   @Get(':customerId/mandates')
-  @ApiOperation({
+  @CardRoute({
     summary: "List a customer's mandates",
     description:
       'Mandates are made by a payment with `mandateReference` (see Create a card payment).',
+    id: ['customerId', 'customer'],
+    query: 'listCustomerMandates',
+    answer: [200, 'MandateList', 'A page of mandates'],
+    problems: NOT_FOUND,
   })
-  @ApiCardId('customerId', 'customer')
-  @ApiCardQuery('listCustomerMandates')
-  @ApiCardAnswer(200, 'MandateList', 'A page of mandates')
-  @ApiProblems(NOT_FOUND)
   async listCardCustomerMandates(
     @CurrentPrincipal() principal: Principal,
     @Param('customerId', CardId) customerId: string,
@@ -209,11 +225,16 @@ export class CardCustomersController {
   }
 
   @Delete(':customerId/mandates/:mandateId')
-  @ApiOperation({ summary: 'Revoke a mandate', description: 'The mandate becomes `revoked`.' })
-  @ApiCardId('customerId', 'customer')
-  @ApiCardId('mandateId', 'mandate')
-  @ApiCardAnswer(200, 'Mandate', 'The mandate, revoked')
-  @ApiProblems(NOT_FOUND)
+  @CardRoute({
+    summary: 'Revoke a mandate',
+    description: 'The mandate becomes `revoked`.',
+    id: [
+      ['customerId', 'customer'],
+      ['mandateId', 'mandate'],
+    ],
+    answer: [200, 'Mandate', 'The mandate, revoked'],
+    problems: NOT_FOUND,
+  })
   async revokeCardCustomerMandate(
     @CurrentPrincipal() principal: Principal,
     @Param('customerId', CardId) customerId: string,

@@ -1,17 +1,15 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
-import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
+import { ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import {
-  ApiCardAnswer,
-  ApiCardId,
   ApiCardProblems,
-  ApiCardQuery,
   CardId,
   CardQuery,
   type CardQueryOf,
   facade,
+  CardRoute,
 } from '../common/card-api.js';
 import { MarketplacePayoutsService } from './marketplace-payouts.service.js';
 
@@ -24,13 +22,13 @@ export class MarketplacePayoutsController {
   constructor(private readonly payouts: MarketplacePayoutsService) {}
 
   @Get('payouts')
-  @ApiOperation({
+  @CardRoute({
     summary: 'List payouts',
     description:
       "Payouts the provider's scheduler made to the sellers, most recent first; `seller` and `isDeposited` filter. Each one listed is kept in Portico's store with its Pending -> Deposited history.",
+    query: 'listPayouts',
+    answer: [200, 'PayoutList', 'A page of payouts'],
   })
-  @ApiCardQuery('listPayouts')
-  @ApiCardAnswer(200, 'PayoutList', 'A page of payouts')
   async listMarketplacePayouts(
     @CurrentPrincipal() principal: Principal,
     @Query(CardQuery('listPayouts')) query: CardQueryOf<'listPayouts'>,
@@ -39,10 +37,13 @@ export class MarketplacePayoutsController {
   }
 
   @Get('payouts/:payoutId')
-  @ApiOperation({ summary: 'Get a payout', description: "By the provider's id (`pay_…`)." })
-  @ApiCardId('payoutId', 'payout')
-  @ApiCardAnswer(200, 'Payout', 'The payout')
-  @ApiProblems({ 404: 'No such payout for this tenant' })
+  @CardRoute({
+    summary: 'Get a payout',
+    description: "By the provider's id (`pay_…`).",
+    id: ['payoutId', 'payout'],
+    answer: [200, 'Payout', 'The payout'],
+    problems: { 404: 'No such payout for this tenant' },
+  })
   async getMarketplacePayout(
     @CurrentPrincipal() principal: Principal,
     @Param('payoutId', CardId) payoutId: string,
@@ -51,12 +52,12 @@ export class MarketplacePayoutsController {
   }
 
   @Get('balance')
-  @ApiOperation({
+  @CardRoute({
     summary: "Get the marketplace's balance",
     description:
       '`availableAmount`: commissions and direct debits, less credits; `currentAmount`: captured split payments not yet transferred or refunded.',
+    answer: [200, 'MarketplaceBalance', "The marketplace's balance"],
   })
-  @ApiCardAnswer(200, 'MarketplaceBalance', "The marketplace's balance")
   async getMarketplaceBalance(@CurrentPrincipal() principal: Principal) {
     return facade('MarketplaceBalance', await this.payouts.balance(principal.tenantId));
   }

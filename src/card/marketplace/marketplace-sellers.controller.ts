@@ -1,20 +1,17 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
-import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
+import { ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
 import { CardBody, type CardForm } from '../common/card-body.pipe.js';
 import {
-  ApiCardAnswer,
-  ApiCardBody,
-  ApiCardId,
   ApiCardProblems,
-  ApiCardQuery,
   CardId,
   CardQuery,
   type CardQueryOf,
   facade,
+  CardRoute,
 } from '../common/card-api.js';
 import { MarketplaceSellersService } from './marketplace-sellers.service.js';
 
@@ -43,13 +40,13 @@ export class MarketplaceSellersController {
   @Post()
   @HttpCode(201)
   @Idempotent()
-  @ApiOperation({
+  @CardRoute({
     summary: 'Onboard a seller',
     description:
       "Creates a seller of the tenant's marketplace with its business and bank account (payouts go there). Defaults: daily payouts, threshold 0, payouts not on hold, `isC2c` null. With an Idempotency-Key it never runs twice.",
+    body: ['CreateSellerForm', SELLER_EXAMPLE],
+    answer: [201, 'Seller', 'The seller, `Authorized`'],
   })
-  @ApiCardBody('CreateSellerForm', SELLER_EXAMPLE)
-  @ApiCardAnswer(201, 'Seller', 'The seller, `Authorized`')
   async createMarketplaceSeller(
     @CurrentPrincipal() principal: Principal,
     @Body(CardBody('CreateSellerForm')) form: CardForm<'CreateSellerForm'>,
@@ -58,12 +55,12 @@ export class MarketplaceSellersController {
   }
 
   @Get()
-  @ApiOperation({
+  @CardRoute({
     summary: 'List sellers',
     description: 'Most recent first; `taxNumber` and `payoutsOnHold` filter.',
+    query: 'listSellers',
+    answer: [200, 'SellerList', 'A page of sellers'],
   })
-  @ApiCardQuery('listSellers')
-  @ApiCardAnswer(200, 'SellerList', 'A page of sellers')
   async listMarketplaceSellers(
     @CurrentPrincipal() principal: Principal,
     @Query(CardQuery('listSellers')) query: CardQueryOf<'listSellers'>,
@@ -72,13 +69,13 @@ export class MarketplaceSellersController {
   }
 
   @Get(':sellerId')
-  @ApiOperation({
+  @CardRoute({
     summary: 'Get a seller',
     description: "By the provider's id (`sel_…`) or Portico's.",
+    id: ['sellerId', 'seller'],
+    answer: [200, 'Seller', 'The seller'],
+    problems: { 404: 'No such seller for this tenant' },
   })
-  @ApiCardId('sellerId', 'seller')
-  @ApiCardAnswer(200, 'Seller', 'The seller')
-  @ApiProblems({ 404: 'No such seller for this tenant' })
   async getMarketplaceSeller(
     @CurrentPrincipal() principal: Principal,
     @Param('sellerId', CardId) sellerId: string,
@@ -87,15 +84,15 @@ export class MarketplaceSellersController {
   }
 
   @Put(':sellerId')
-  @ApiOperation({
+  @CardRoute({
     summary: 'Update a seller',
     description:
       '`bankAccountIban` and `bankAccountBeneficiary` go together; a new IBAN is listed at once but used for payouts only once the provider has verified it.',
+    id: ['sellerId', 'seller'],
+    body: ['UpdateSellerForm', { payoutThresholdAmount: 5000 }],
+    answer: [200, 'Seller', 'The seller'],
+    problems: { 404: 'No such seller for this tenant' },
   })
-  @ApiCardId('sellerId', 'seller')
-  @ApiCardBody('UpdateSellerForm', { payoutThresholdAmount: 5000 })
-  @ApiCardAnswer(200, 'Seller', 'The seller')
-  @ApiProblems({ 404: 'No such seller for this tenant' })
   async updateMarketplaceSeller(
     @CurrentPrincipal() principal: Principal,
     @Param('sellerId', CardId) sellerId: string,
@@ -105,14 +102,14 @@ export class MarketplaceSellersController {
   }
 
   @Get(':sellerId/balance')
-  @ApiOperation({
+  @CardRoute({
     summary: "Get a seller's balance",
     description:
       'What the next payout would pay: transfers not paid out and not on hold, less reversals.',
+    id: ['sellerId', 'seller'],
+    answer: [200, 'SellerBalance', "The seller's balance"],
+    problems: { 404: 'No such seller for this tenant' },
   })
-  @ApiCardId('sellerId', 'seller')
-  @ApiCardAnswer(200, 'SellerBalance', "The seller's balance")
-  @ApiProblems({ 404: 'No such seller for this tenant' })
   async getMarketplaceSellerBalance(
     @CurrentPrincipal() principal: Principal,
     @Param('sellerId', CardId) sellerId: string,
@@ -123,15 +120,15 @@ export class MarketplaceSellersController {
   @Post(':sellerId/transfers')
   @HttpCode(201)
   @Idempotent()
-  @ApiOperation({
+  @CardRoute({
     summary: 'Transfer funds directly to or from a seller',
     description:
       "`credit` moves `amount` from the marketplace's available balance to the seller, `debit` from the seller's available balance to the marketplace. With an Idempotency-Key it never runs twice.",
+    id: ['sellerId', 'seller'],
+    body: ['CreateSellerTransferForm', { type: 'credit', amount: 500, description: 'Bonus' }],
+    answer: [201, 'Transfer', 'The transfer'],
+    problems: { 404: 'No such seller for this tenant' },
   })
-  @ApiCardId('sellerId', 'seller')
-  @ApiCardBody('CreateSellerTransferForm', { type: 'credit', amount: 500, description: 'Bonus' })
-  @ApiCardAnswer(201, 'Transfer', 'The transfer')
-  @ApiProblems({ 404: 'No such seller for this tenant' })
   async createMarketplaceDirectTransfer(
     @CurrentPrincipal() principal: Principal,
     @Param('sellerId', CardId) sellerId: string,

@@ -1,20 +1,17 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
-import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
+import { ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
 import { CardBody, type CardForm } from '../common/card-body.pipe.js';
 import {
-  ApiCardAnswer,
-  ApiCardBody,
-  ApiCardId,
   ApiCardProblems,
-  ApiCardQuery,
   CardId,
   CardQuery,
   type CardQueryOf,
   facade,
+  CardRoute,
 } from '../common/card-api.js';
 import { CardPaymentsService } from './card-payments.service.js';
 
@@ -40,17 +37,17 @@ export class CardPaymentsController {
   @Post()
   @HttpCode(201)
   @Idempotent()
-  @ApiOperation({
+  @CardRoute({
     summary: 'Create a card payment',
     description:
       "Charges a card from exactly one source: card fields (`cardNumber`, `expirationMonth`, `expirationYear`, `holderName`, `cvv`), a card token (`token` ctn_…; one of a web-wallet tokenisation only once Portico verified it, and once) or a stored customer (`token` cus_…, optional `card`). `capture: 0` only pre-authorises (capture it later). Always carries a `merchantRef` (yours, or `portico-<id>` Portico makes): if the provider's answer is lost, Portico finds the payment by it, so a retry with the same Idempotency-Key never charges twice. Card numbers and CVVs are passed to the provider only: never stored or logged; the answer carries the masked card.",
-  })
-  @ApiCardBody('CreatePaymentForm', PAYMENT_EXAMPLE)
-  @ApiCardAnswer(201, 'Payment', 'The payment, `Captured` or `Pre Authorized`')
-  @ApiProblems({
-    402: 'The card was declined (`upstream.code` 40004)',
-    404: "An unknown card token, customer, mandate or branch (`upstream.code`), or another tenant's wallet card token",
-    409: 'A duplicate merchantRef (`upstream.code` 40025), no merchant keys, or a wallet card token not verified by Portico or already charged',
+    body: ['CreatePaymentForm', PAYMENT_EXAMPLE],
+    answer: [201, 'Payment', 'The payment, `Captured` or `Pre Authorized`'],
+    problems: {
+      402: 'The card was declined (`upstream.code` 40004)',
+      404: "An unknown card token, customer, mandate or branch (`upstream.code`), or another tenant's wallet card token",
+      409: 'A duplicate merchantRef (`upstream.code` 40025), no merchant keys, or a wallet card token not verified by Portico or already charged',
+    },
   })
   async createCardPayment(
     @CurrentPrincipal() principal: Principal,
@@ -60,12 +57,12 @@ export class CardPaymentsController {
   }
 
   @Get()
-  @ApiOperation({
+  @CardRoute({
     summary: 'List card payments',
     description: "The tenant's payments at the provider, most recent first (`count` 1-20).",
+    query: 'listPayments',
+    answer: [200, 'PaymentList', 'A page of payments'],
   })
-  @ApiCardQuery('listPayments')
-  @ApiCardAnswer(200, 'PaymentList', 'A page of payments')
   async listCardPayments(
     @CurrentPrincipal() principal: Principal,
     @Query(CardQuery('listPayments')) query: CardQueryOf<'listPayments'>,
@@ -74,14 +71,14 @@ export class CardPaymentsController {
   }
 
   @Get(':paymentId')
-  @ApiOperation({
+  @CardRoute({
     summary: 'Get a card payment',
     description:
       "By the provider's id (`pmt_…`), or by Portico's id of a payment whose creation is in doubt (answered 409 until Portico has settled it).",
+    id: ['paymentId', 'payment'],
+    answer: [200, 'Payment', 'The payment'],
+    problems: { 404: 'No such payment for this tenant' },
   })
-  @ApiCardId('paymentId', 'payment')
-  @ApiCardAnswer(200, 'Payment', 'The payment')
-  @ApiProblems({ 404: 'No such payment for this tenant' })
   async getCardPayment(
     @CurrentPrincipal() principal: Principal,
     @Param('paymentId', CardId) paymentId: string,
@@ -90,15 +87,15 @@ export class CardPaymentsController {
   }
 
   @Put(':paymentId')
-  @ApiOperation({
+  @CardRoute({
     summary: 'Update a card payment',
     description:
       '`description` and `metadata`; omitted fields are unchanged, `metadata: {}` or `metadata: ""` removes all metadata.',
+    id: ['paymentId', 'payment'],
+    body: ['UpdatePaymentForm', { description: 'Order 1042 (gift)' }],
+    answer: [200, 'Payment', 'The payment'],
+    problems: { 404: 'No such payment for this tenant' },
   })
-  @ApiCardId('paymentId', 'payment')
-  @ApiCardBody('UpdatePaymentForm', { description: 'Order 1042 (gift)' })
-  @ApiCardAnswer(200, 'Payment', 'The payment')
-  @ApiProblems({ 404: 'No such payment for this tenant' })
   async updateCardPayment(
     @CurrentPrincipal() principal: Principal,
     @Param('paymentId', CardId) paymentId: string,
@@ -110,14 +107,14 @@ export class CardPaymentsController {
   @Post(':paymentId/capture')
   @HttpCode(200)
   @Idempotent()
-  @ApiOperation({
+  @CardRoute({
     summary: 'Capture a pre-authorised card payment',
     description:
       'A payment made with `capture: 0` (`Pre Authorized`) becomes `Captured`. With an Idempotency-Key it never runs twice.',
+    id: ['paymentId', 'payment'],
+    answer: [200, 'Payment', 'The payment, `Captured`'],
+    problems: { 404: 'No such payment for this tenant' },
   })
-  @ApiCardId('paymentId', 'payment')
-  @ApiCardAnswer(200, 'Payment', 'The payment, `Captured`')
-  @ApiProblems({ 404: 'No such payment for this tenant' })
   async captureCardPayment(
     @CurrentPrincipal() principal: Principal,
     @Param('paymentId', CardId) paymentId: string,

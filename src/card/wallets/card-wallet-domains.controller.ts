@@ -1,11 +1,11 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
 import { ApiStandardProblems } from '#src/platform/errors/api-problem-responses.js';
 import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
 import { CardBody, type CardForm } from '../common/card-body.pipe.js';
-import { ApiCardAnswer, ApiCardBody, ApiCardProblems, facade } from '../common/card-api.js';
+import { ApiCardProblems, facade, CardRoute } from '../common/card-api.js';
 import { CardWalletDomainsService } from './card-wallet-domains.service.js';
 
 const LIST = 'DeviceWalletDomainList';
@@ -21,13 +21,13 @@ export class CardWalletDomainsController {
   @Post()
   @HttpCode(200)
   @Idempotent()
-  @ApiOperation({
+  @CardRoute({
     summary: 'Register device-wallet domains',
     description:
       'The domains (and subdomains) the checkout uses the device wallet on; registering one again changes nothing. Answers every domain now registered. Role app or admin.',
+    body: ['DeviceWalletDomainsForm', { domainNames: ['shop.example', 'pay.shop.example'] }],
+    answer: [200, LIST, "The tenant's registered domains"],
   })
-  @ApiCardBody('DeviceWalletDomainsForm', { domainNames: ['shop.example', 'pay.shop.example'] })
-  @ApiCardAnswer(200, LIST, "The tenant's registered domains")
   async registerWalletDomains(
     @CurrentPrincipal() principal: Principal,
     @Body(CardBody('DeviceWalletDomainsForm')) form: CardForm<'DeviceWalletDomainsForm'>,
@@ -36,11 +36,11 @@ export class CardWalletDomainsController {
   }
 
   @Get()
-  @ApiOperation({
+  @CardRoute({
     summary: 'List the registered device-wallet domains',
     description: 'Oldest first, as the provider holds them. Role app or admin.',
+    answer: [200, LIST, "The tenant's registered domains"],
   })
-  @ApiCardAnswer(200, LIST, "The tenant's registered domains")
   async listWalletDomains(@CurrentPrincipal() principal: Principal) {
     return facade(LIST, await this.domains.list(principal.tenantId));
   }
@@ -48,16 +48,19 @@ export class CardWalletDomainsController {
   @Post('deletions')
   @HttpCode(200)
   @Idempotent()
-  @ApiOperation({
+  @CardRoute({
     summary: 'Unregister device-wallet domains',
     description:
       'With the reason (kept in the status history); every name must be registered (else 400, `upstream.code` 80002, and nothing is deleted). Answers the domains still registered. `PUT /devicewallet/domains-deletion` at the provider. Role app or admin.',
+    body: [
+      'DeviceWalletDomainsDeletionForm',
+      {
+        domainNames: ['pay.shop.example'],
+        reason: 'The payment page moved',
+      },
+    ],
+    answer: [200, LIST, "The tenant's domains still registered"],
   })
-  @ApiCardBody('DeviceWalletDomainsDeletionForm', {
-    domainNames: ['pay.shop.example'],
-    reason: 'The payment page moved',
-  })
-  @ApiCardAnswer(200, LIST, "The tenant's domains still registered")
   async deleteWalletDomains(
     @CurrentPrincipal() principal: Principal,
     @Body(CardBody('DeviceWalletDomainsDeletionForm'))
