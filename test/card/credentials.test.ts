@@ -120,6 +120,33 @@ describe('card merchant keys per tenant', () => {
     );
   });
 
+  it('answers a clear 503 when the keys were sealed with another SECRETS_KEY, and opens them again once set anew', async () => {
+    const tenant = await sut.newTenantWithKey('app');
+    const other = new SecretsCipher(randomBytes(32));
+    const keys = { secretKey: secretKey(), publicKey: publicKey() };
+    expect((await put(operator, tenant.tenantId, keys)).statusCode).toBe(200);
+    await sut.dataSource.query(
+      'UPDATE card_credentials SET secret_key_sealed = $2 WHERE tenant_id = $1',
+      [tenant.tenantId, other.seal(secretKey(), `${tenant.tenantId}:secretKey`)],
+    );
+    const refused = await sut.app.inject({
+      method: 'GET',
+      url: '/v1/card/payments',
+      headers: bearer(tenant.key),
+    });
+    expect(refused.statusCode).toBe(503);
+    expect(refused.json()).toMatchObject({
+      type: 'urn:portico:problem:card-credentials-unreadable',
+      status: 503,
+    });
+    // Set anew under the configured key: the next call opens them (the replica drops what it held).
+    expect((await put(operator, tenant.tenantId, keys)).statusCode).toBe(200);
+    expect(await sut.app.get(CardCredentialsService).keysOf(tenant.tenantId)).toEqual({
+      ...keys,
+      posKey: undefined,
+    });
+  });
+
   it("does not open a sealed key moved to another tenant's row, nor under another key", () => {
     const cipher = new SecretsCipher(randomBytes(32));
     const sealed = cipher.seal('sk_test_abcdef', 'tenant-a:secretKey');

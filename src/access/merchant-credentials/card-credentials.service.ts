@@ -18,6 +18,7 @@ export interface MerchantKeys {
 }
 
 export const CARD_CREDENTIALS_MISSING = 'urn:portico:problem:card-credentials-missing';
+export const CARD_CREDENTIALS_UNREADABLE = 'urn:portico:problem:card-credentials-unreadable';
 
 type KeyField = 'secretKey' | 'publicKey' | 'posKey';
 
@@ -138,11 +139,26 @@ export class CardCredentialsService implements OnModuleInit {
       });
     const open = (sealed: string | null, field: KeyField) =>
       sealed === null ? undefined : this.secrets.open(sealed, `${tenantId}:${field}`);
-    return {
-      secretKey: open(row.secretKeySealed, 'secretKey') as string,
-      publicKey: open(row.publicKeySealed, 'publicKey'),
-      posKey: open(row.posKeySealed, 'posKey'),
-    };
+    try {
+      return {
+        secretKey: open(row.secretKeySealed, 'secretKey') as string,
+        publicKey: open(row.publicKeySealed, 'publicKey'),
+        posKey: open(row.posKeySealed, 'posKey'),
+      };
+    } catch (error) {
+      // Sealed under another SECRETS_KEY (or altered): no call can be made until an operator acts.
+      this.logger.error(
+        { err: error, tenantId },
+        "the tenant's merchant keys do not open with this SECRETS_KEY",
+      );
+      throw new ProblemException({
+        status: 503,
+        type: CARD_CREDENTIALS_UNREADABLE,
+        title: 'Card merchant keys unreadable',
+        detail:
+          "This tenant's merchant keys were sealed with another SECRETS_KEY than the one configured; an operator configures that key or sets the keys again (PUT /v1/tenants/{tenantId}/card-credentials)",
+      });
+    }
   }
 
   /**
