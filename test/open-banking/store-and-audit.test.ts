@@ -60,6 +60,13 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
         params: { header: { 'Idempotency-Key': key } },
         body: domesticPayment(),
       });
+    // The bank holds the first initiation for a second: the other request comes while it runs.
+    gateway.sandbox.chaos.add({
+      operation: 'initiatePayment',
+      fault: 'delay',
+      delayMs: 1000,
+      times: 1,
+    });
     const [a, b] = await Promise.all([pay(), pay()]);
     expect([a.response.status, b.response.status].sort((x, y) => x - y)).toEqual([201, 409]);
   });
