@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { createHash } from 'node:crypto';
 import { DataSource, type FindOptionsWhere } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { AccessLogService, type AccessSubject } from '../audit/trail/access-log.service.js';
-import { PlainSql } from '../platform/database/plain-sql.js';
+import { builtStatementName, PlainSql } from '../platform/database/plain-sql.js';
 import { StatusHistoryService } from '../audit/trail/status-history.service.js';
 import { ProblemException } from '../platform/errors/problem.js';
 import { bindIdempotentResource } from '../platform/idempotency/idempotency-binding.js';
@@ -113,11 +112,11 @@ export class ProviderLedger {
     const [written] = await this.sql.query<{
       created: Record<string, unknown> | null;
       log_id: string | null;
-    }>(
-      `ledger:begin:${table.name}:${createHash('sha1').update(text).digest('hex').slice(0, 12)}`,
-      text,
-      [...params, ...history.params, ...(logged?.params ?? [])],
-    );
+    }>(builtStatementName(`ledger:begin:${table.name}`, text), text, [
+      ...params,
+      ...history.params,
+      ...(logged?.params ?? []),
+    ]);
     // The values the database gave the row (its defaults, its timestamps), as TypeORM's insert sets them.
     for (const column of metadata.columns) {
       const value = written?.created?.[column.databaseName];
@@ -263,17 +262,15 @@ export class ProviderLedger {
     steps: CreateSteps<R, T>,
     refused: (error: unknown) => Promise<unknown>,
   ): Promise<T> {
-    try {
-      await bindIdempotentResource(steps.resource);
-    } catch (error) {
+    // A call written ahead with the row and not sent by now (bound, sent or not) is completed so.
+    await bindIdempotentResource(steps.resource).catch(async (error: unknown) => {
       await this.notSent(row);
       throw error;
-    }
+    });
     let answer: T;
     try {
-      answer = await steps.send();
+      answer = await steps.send().finally(() => this.notSent(row));
     } catch (error) {
-      await this.notSent(row);
       if (!outcomeUnknown(error) || !(error instanceof ProblemException)) {
         await refused(error);
         throw error;
@@ -289,7 +286,6 @@ export class ProviderLedger {
       if (found !== undefined) return found;
       throw inDoubtProblem(error, { ...steps.names(row), resource: steps.resource });
     }
-    await this.notSent(row);
     await steps.settle(answer);
     return answer;
   }

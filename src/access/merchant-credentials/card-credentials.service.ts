@@ -5,6 +5,7 @@ import { TenantsService } from '../tenants/tenants.service.js';
 import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
 import { ProblemException } from '#src/platform/errors/problem.js';
+import { ExpiringMap } from '#src/platform/common/expiring-map.js';
 import { LOGGER } from '#src/platform/logging/logging.module.js';
 import { MerchantCredentialsRepository } from './merchant-credentials.repository.js';
 import { SecretsService } from '#src/platform/secrets/secrets.service.js';
@@ -109,20 +110,16 @@ export class CardCredentialsService implements OnModuleInit {
     };
   }
 
-  /** Sealed rows read lately, by tenant, and until when they are trusted. */
-  private readonly cached = new Map<string, { row: CardCredentials; until: number }>();
+  /** Sealed rows read lately, by tenant. */
+  private readonly cached = new ExpiringMap<string, CardCredentials>(MAX_CACHED);
 
   /** The tenant's sealed row: the one read within KEY_CACHE_TTL_MS, or read now. */
   private async sealedRow(tenantId: string): Promise<CardCredentials | null> {
     const hit = this.cached.get(tenantId);
-    if (hit && hit.until > Date.now()) return hit.row;
+    if (hit) return hit;
     const row = await this.rows.find(tenantId);
-    const ttlMs = this.config.http.keyCacheTtlMs;
     // Only rows: keys set on another replica are seen at once by a tenant that had none.
-    if (row && ttlMs > 0) {
-      if (this.cached.size >= MAX_CACHED) this.cached.delete(this.cached.keys().next().value!);
-      this.cached.set(tenantId, { row, until: Date.now() + ttlMs });
-    } else this.cached.delete(tenantId);
+    if (row) this.cached.set(tenantId, row, this.config.http.keyCacheTtlMs);
     return row;
   }
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import pg from 'pg';
 import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { ExpiringMap } from '#src/platform/common/expiring-map.js';
 import { LOGGER } from '#src/platform/logging/logging.module.js';
 import { ApiKeysRepository, KEY_REVOKED_CHANNEL } from './api-keys.repository.js';
 
@@ -34,7 +35,7 @@ const MAX_ENTRIES = 10_000;
  */
 @Injectable()
 export class ApiKeyCache implements OnModuleInit, OnModuleDestroy {
-  private readonly entries = new Map<string, { principal: CachedPrincipal; until: number }>();
+  private readonly entries = new ExpiringMap<string, CachedPrincipal>(MAX_ENTRIES);
   private listener?: pg.Client;
   private reconnect?: NodeJS.Timeout;
   private poller?: NodeJS.Timeout;
@@ -51,25 +52,16 @@ export class ApiKeyCache implements OnModuleInit, OnModuleDestroy {
   }
 
   get(hash: string): CachedPrincipal | undefined {
-    const entry = this.entries.get(hash);
-    if (!entry) return undefined;
-    if (entry.until <= Date.now()) {
-      this.entries.delete(hash);
-      return undefined;
-    }
-    return entry.principal;
+    return this.entries.get(hash);
   }
 
   set(hash: string, principal: CachedPrincipal): void {
-    if (this.ttlMs === 0) return;
-    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(hash, { principal, until: Date.now() + this.ttlMs });
+    this.entries.set(hash, principal, this.ttlMs);
   }
 
   /** Forgets a key (revoked here, or announced as revoked by another replica). */
   forget(keyId: string): void {
-    for (const [hash, entry] of this.entries)
-      if (entry.principal.keyId === keyId) this.entries.delete(hash);
+    this.entries.deleteWhere((principal) => principal.keyId === keyId);
   }
 
   clear(): void {

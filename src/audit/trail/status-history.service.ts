@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { createHash } from 'node:crypto';
 import type { EntityTarget, Repository } from 'typeorm';
-import { PlainSql } from '#src/platform/database/plain-sql.js';
+import { builtStatementName, PlainSql } from '#src/platform/database/plain-sql.js';
 import { currentRequestId } from '#src/platform/logging/request-context.js';
 import { AccessLogService } from './access-log.service.js';
 import { StatusChange, type SubjectKind } from './status-change.entity.js';
@@ -30,18 +29,17 @@ export interface StatementPart {
   params: unknown[];
 }
 
+const HISTORY_COLUMNS =
+  'status_changes (subject_kind, subject_id, tenant_id, from_status, to_status, cause, request_id)';
+
+/** The history entry of the row in `changed`: $2 from, $3 to, $4 kind, $5 cause, $6 request id. */
+const HISTORY_OF_CHANGED = `history AS (INSERT INTO ${HISTORY_COLUMNS} SELECT $4, id, tenant_id, $2, $3, $5, $6 FROM changed)`;
+
 /** The access-log rows a change's statement completed (the completions it carried). */
 const COMPLETED = 'ARRAY(SELECT id::text FROM completions) AS completed';
 interface Completed {
   completed: string[];
 }
-
-const HISTORY_COLUMNS =
-  'status_changes (subject_kind, subject_id, tenant_id, from_status, to_status, cause, request_id)';
-
-/** A statement's name on the hot path: its table and a digest of its text (the text varies with what it writes). */
-const nameOf = (prefix: string, text: string) =>
-  `${prefix}:${createHash('sha1').update(text).digest('hex').slice(0, 12)}`;
 
 /**
  * Appends to the status history of every provider resource: the one place status changes are written.
@@ -128,7 +126,7 @@ export class StatusHistoryService {
     const [row] = await this.run<{ moved: boolean; stored: string | null }>(
       `trail:transition:${table.name}`,
       (completions, listeners) => `WITH ${changedCte},
-         history AS (INSERT INTO ${HISTORY_COLUMNS} SELECT $4, id, tenant_id, $2, $3, $5, $6 FROM changed),
+         ${HISTORY_OF_CHANGED},
          ${completions}${listeners}
          SELECT EXISTS (SELECT 1 FROM changed) AS moved,
                 (SELECT status FROM ${table.name} WHERE id = $1) AS stored, ${COMPLETED}`,
@@ -163,7 +161,7 @@ export class StatusHistoryService {
     await this.run(
       `trail:touch:${table.name}`,
       (completions, listeners) => `WITH ${changedCte},
-         history AS (INSERT INTO ${HISTORY_COLUMNS} SELECT $4, id, tenant_id, $2, $3, $5, $6 FROM changed),
+         ${HISTORY_OF_CHANGED},
          ${completions}${listeners}
          SELECT ${COMPLETED}`,
       [subject.id, status, status, kind, cause, currentRequestId() ?? null],
@@ -199,7 +197,7 @@ export class StatusHistoryService {
     );
     return this.accessLog.carryCompletions(
       (completions) =>
-        this.sql.query<R & Completed>(nameOf(prefix, sql), sql, [
+        this.sql.query<R & Completed>(builtStatementName(prefix, sql), sql, [
           ...base,
           ...columnParams,
           ...completions,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
@@ -67,6 +68,23 @@ async function openHotPath(dataSource: DataSource): Promise<HotPath> {
     return destroy();
   };
   return { pool, named: true, held };
+}
+
+/** Names of statements built per call, by prefix and text (a digest each, computed once). */
+const builtNames = new Map<string, string>();
+
+/**
+ * The name of a statement whose text is built per call (the columns it writes, the listeners' CTEs
+ * vary): `prefix` and a digest of the text, so that each text is prepared under a name of its own.
+ */
+export function builtStatementName(prefix: string, text: string): string {
+  const key = `${prefix}\0${text}`;
+  let name = builtNames.get(key);
+  if (!name) {
+    name = `${prefix}:${createHash('sha1').update(text).digest('hex').slice(0, 12)}`;
+    builtNames.set(key, name);
+  }
+  return name;
 }
 
 /**
