@@ -180,6 +180,48 @@ describe('the provider-resource ledger', () => {
     expect(await callsAbout(row.id)).toEqual([['createCharge', 'ok']]);
   });
 
+  it('writes the create’s call ahead with the row, and completes that one row with the answer', async () => {
+    const row = await one.sut.begin(
+      tenantId,
+      'customer',
+      { amount: 100 },
+      { operation: 'createCharge' },
+    );
+    expect(await callsAbout(row.id)).toEqual([['createCharge', 'sent']]);
+    const charge = { token: `ch_${randomUUID()}`, amount: 100, status: 'Captured' };
+    await expect(create(row, answers(charge))).resolves.toEqual(charge);
+    expect(await callsAbout(row.id)).toEqual([['createCharge', 'ok']]);
+  });
+
+  it('completes a call written ahead and never sent as `not-sent`, and fails the row', async () => {
+    const row = await one.sut.begin(
+      tenantId,
+      'customer',
+      { amount: 100 },
+      { operation: 'createCharge' },
+    );
+    const problem = await problemOf(
+      one.sut.create(row, {
+        resource: `/v1/charges/${row.id}`,
+        names: () => ({ chargeId: row.id }),
+        // Refused before the provider is called (as a missing merchant key would be).
+        send: () =>
+          Promise.reject(
+            caller.refusal('createCharge', {
+              status: 409,
+              headers: {},
+              messages: [],
+              latencyMs: 0,
+            }),
+          ),
+        settle: async () => undefined,
+      }),
+    );
+    expect(problem.status).toBe(409);
+    expect(await callsAbout(row.id)).toEqual([['createCharge', 'not-sent']]);
+    expect((await rows.findOneByOrFail({ id: row.id })).status).toBe('failed');
+  });
+
   it('fails a create the provider refused, and passes the refusal on', async () => {
     const row = await one.sut.begin(tenantId, 'customer', { amount: 100 });
     const problem = await problemOf(create(row, refuses(402, 10011)));
