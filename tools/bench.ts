@@ -38,7 +38,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (QUICK ? 6 : 20));
 /** Each measurement is two runs of half the time (see the rounds in main). */
 const HALF = Math.max(1, Math.round(SECONDS / 2));
-const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 10);
+const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? (QUICK ? 2 : 10));
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '32,4').split(',').map(Number);
 const PORT_BASE = Number(process.env.BENCH_PORT_BASE ?? 18700);
 const POSTGRES_URL =
@@ -710,7 +710,7 @@ async function measureTracing(
   try {
     const exportedScenario = exported.scenarios.find((scenario) => scenario.name === scenarioName)!;
     const connections = Math.max(...CONNECTIONS);
-    await wrk(exportedScenario, connections, QUICK ? 2 : WARM_UP_SECONDS);
+    await wrk(exportedScenario, connections, WARM_UP_SECONDS);
     const figures: TracingFigures[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const halves = new Map<Target, Row[]>();
@@ -1129,7 +1129,7 @@ async function main(): Promise<void> {
     if (nginx) {
       stops.push(nginx.stop);
       targets.unshift(nginx);
-    } else if (upstream) log(`nginx not found at ${NGINX} (apt-get install nginx-light): skipped`);
+    } else if (upstream && TARGETS.has('nginx')) log(`nginx not found at ${NGINX} (apt-get install nginx-light): skipped`);
 
     for (const target of targets)
       if (target.startup) startups.push({ target: target.name, fresh: true, ...target.startup });
@@ -1139,7 +1139,7 @@ async function main(): Promise<void> {
     for (const target of targets) target.scenarios = target.scenarios.filter(wanted);
     for (const target of targets)
       for (const scenario of target.scenarios)
-        await wrk(scenario, Math.max(...CONNECTIONS), QUICK ? 2 : WARM_UP_SECONDS);
+        await wrk(scenario, Math.max(...CONNECTIONS), WARM_UP_SECONDS);
 
     const scenarioNames = [...new Set(targets.flatMap((t) => t.scenarios.map((s) => s.name)))];
     for (let round = 1; round <= ROUNDS; round++) {
