@@ -45,6 +45,28 @@ describe('the completions written after the answer', () => {
     expect(written).toEqual([]);
   });
 
+  it('reports as missed only the carried completions whose rows the statement says it did not complete', async () => {
+    const missed: string[][] = [];
+    const sut = new CompletionQueue(
+      async () => undefined,
+      1000,
+      () => undefined,
+      (rows) => missed.push(rows.map((row) => row.id)),
+    );
+    sut.add(completion('1'));
+    sut.add(completion('2'));
+    // The statement's own rows say which of its completions it wrote: '2' was sealed.
+    await sut.carry(
+      async () => [{ completed: ['1'] }, { completed: null }],
+      (rows) => rows[0].completed ?? [],
+    );
+    sut.add(completion('3'));
+    // A statement whose rows say nothing of its completions (no reader given) reports none missed.
+    await sut.carry(async () => [{ id: '7' }]);
+    await sut.flush();
+    expect(missed).toEqual([['2']]);
+  });
+
   it('writes a completion no statement carried by a statement of its own after the delay', async () => {
     const { sut, written } = queueWithWrites({ delayMs: 5 });
     sut.add(completion('1'));

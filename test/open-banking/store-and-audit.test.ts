@@ -1,4 +1,6 @@
 import { Scheduler } from '#src/platform/scheduler/scheduler.js';
+import { AccessLogService } from '#src/audit/trail/access-log.service.js';
+import { Metrics } from '#src/platform/metrics/metrics.service.js';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { approvedConsent } from '../support/consent-flow.js';
@@ -69,6 +71,42 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
     });
     const [a, b] = await Promise.all([pay(), pay()]);
     expect([a.response.status, b.response.status].sort((x, y) => x - y)).toEqual([201, 409]);
+  });
+
+  it('completes the row of every read of a group once, and reports none as not completed', async () => {
+    const { consentId, accountId } = await approvedConsent(gateway, tenant.key);
+    const notCompleted = async () =>
+      await gateway.app
+        .get(Metrics)
+        .registry.getSingleMetricAsString('portico_access_log_not_completed_total');
+    const before = await notCompleted();
+    const logsBefore = gateway.logs.length;
+    const read = () =>
+      api.GET('/v1/accounts/{accountId}/balances', {
+        params: {
+          header: { 'Consent-ID': consentId, 'PSU-IP-Address': '192.0.2.1' },
+          path: { accountId },
+        },
+      });
+    // Rounds of concurrent reads: their completions ride along with the next round's admission statement.
+    for (let round = 0; round < 4; round++) {
+      const answers = await Promise.all(Array.from({ length: 12 }, read));
+      expect(answers.map((answer) => answer.response.status)).toEqual(Array(12).fill(200));
+    }
+    await gateway.app.get(AccessLogService).flushCompletions();
+    const outcomes = (await gateway.dataSource.query(
+      `SELECT outcome, count(*)::int AS count FROM access_log
+        WHERE consent_id = $1 AND operation = 'getAccountBalances'
+        GROUP BY outcome`,
+      [consentId],
+    )) as { outcome: string; count: number }[];
+    expect(outcomes).toEqual([{ outcome: 'ok', count: 48 }]);
+    expect(await notCompleted()).toBe(before);
+    expect(
+      gateway.logs
+        .slice(logsBefore)
+        .filter((line) => line.includes('access log row not completed')),
+    ).toEqual([]);
   });
 
   it('keeps the status history of a consent, and the audit view shows it with every access', async () => {

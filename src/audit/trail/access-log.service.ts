@@ -267,6 +267,14 @@ export class AccessLogService implements BeforeApplicationShutdown {
   }
 
   /**
+   * The ids (text[]) of the rows the completionCte `name` (made with `returning`) completed, for the
+   * statement's first row (`AS completed`), where carryCompletions' `completed` reads them.
+   */
+  static completedIdsSql(name: string): string {
+    return `ARRAY(SELECT id::text FROM ${name})`;
+  }
+
+  /**
    * Runs a statement with a completionCte, handing it the completions waiting (put back if it fails);
    * with `completed` (the ids its completionCte returned, from its result), those it could not
    * complete are logged and counted as `complete` does.

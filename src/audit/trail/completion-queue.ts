@@ -62,7 +62,8 @@ export class CompletionQueue {
   ): Promise<T> {
     const batch = this.take();
     const sent = run(paramsOf(batch));
-    if (batch.length > 0) this.track(completed ? sent.then(completed) : sent, batch);
+    // Without `completed` the statement's result says nothing of the rows it completed: only its failure counts.
+    if (batch.length > 0) this.track(sent, batch, completed);
     return sent;
   }
 
@@ -74,7 +75,7 @@ export class CompletionQueue {
     // Everything this call covers is taken or in flight before the first await.
     while (this.waiting.length > 0) {
       const batch = this.take();
-      this.track(this.write(paramsOf(batch)), batch);
+      this.track(this.write(paramsOf(batch)), batch, (ids) => ids);
     }
     const failures = (await Promise.all([...this.inFlight])).filter((failed) => failed);
     if (failures.length > 0) throw new Error('access-log completions not written; they wait again');
@@ -88,11 +89,17 @@ export class CompletionQueue {
     return batch;
   }
 
-  private track(sent: Promise<unknown>, batch: Completion[]): void {
+  /** Tracks a statement carrying `batch`; `completed` reads from its result the ids of the rows it completed. */
+  private track<T>(
+    sent: Promise<T>,
+    batch: Completion[],
+    completed?: (result: T) => string[] | void,
+  ): void {
     const settled = sent.then(
-      (completed) => {
-        if (Array.isArray(completed)) {
-          const written = new Set(completed.map(String));
+      (result) => {
+        const ids = completed?.(result);
+        if (ids) {
+          const written = new Set(ids.map(String));
           const missed = batch.filter((completion) => !written.has(completion.id));
           if (missed.length > 0) this.onMissed(missed);
         }

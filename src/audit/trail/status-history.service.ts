@@ -36,7 +36,7 @@ const HISTORY_COLUMNS =
 const HISTORY_OF_CHANGED = `history AS (INSERT INTO ${HISTORY_COLUMNS} SELECT $4, id, tenant_id, $2, $3, $5, $6 FROM changed)`;
 
 /** The access-log rows a change's statement completed (the completions it carried). */
-const COMPLETED = 'ARRAY(SELECT id::text FROM completions) AS completed';
+const COMPLETED = `${AccessLogService.completedIdsSql('completions')} AS completed`;
 interface Completed {
   completed: string[];
 }

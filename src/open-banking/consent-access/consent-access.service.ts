@@ -144,8 +144,9 @@ export class ConsentAccessService {
     // The group statement carries the completions of calls answered since (AccessLogService.completeSoon).
     this.admissions = new StatementGroup(
       (calls) =>
-        accessLog.carryCompletions((completions) =>
-          usage.admitGroup(calls, rateLimits.perMinute, completions),
+        accessLog.carryCompletions(
+          (completions) => usage.admitGroup(calls, rateLimits.perMinute, completions),
+          (rows) => rows[0]?.completed ?? [],
         ),
       'consent-access:admit',
     );

@@ -17,6 +17,8 @@ export type AdmissionRow = Partial<RateLimitRow> & {
   consent_version?: string | null;
   /** The access-log row the admission wrote ahead, when it wrote one. */
   log_id?: string | null;
+  /** On the group's first row: the access-log rows whose carried completions it wrote. */
+  completed?: string[] | null;
 } & Record<string, unknown>;
 
 /** One call in an admission group statement. */
@@ -74,8 +76,9 @@ export class ConsentUsageRepository {
            LEFT JOIN consents c ON c.id = r.consent_id AND c.tenant_id = r.tenant_id
        ),
        ${AccessLogService.writeAheadCte('logged', 'admitted')},
-       ${AccessLogService.completionCte('completed', 11)}
-       SELECT rate_count, rate_reset_seconds, log_id, used_today, consent_version, ${consents.columnNamesSql()}
+       ${AccessLogService.completionCte('carried', 11, true)}
+       SELECT rate_count, rate_reset_seconds, log_id, used_today, consent_version, ${consents.columnNamesSql()},
+              CASE WHEN ord = 1 THEN ${AccessLogService.completedIdsSql('carried')} END AS completed
          FROM admitted ORDER BY ord`;
     this.admitAloneSql = `SELECT ${consent} FROM consents c WHERE c.id = $1 AND c.tenant_id = $2`;
   }
