@@ -60,7 +60,7 @@ const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 const UPSTREAM_KEEPALIVE = Math.max(...CONNECTIONS);
 /** wrk's threads (BENCH_WRK_THREADS): the load generator shares the machine's cores with what it measures. */
 const WRK_THREADS = Number(process.env.BENCH_WRK_THREADS ?? 2);
-const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'nginx,postgres,embedded').split(','));
+const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'nginx,node,postgres,embedded').split(','));
 const SCENARIOS = new Set(
   (process.env.BENCH_SCENARIOS ?? 'attended,unattended,card,tracing').split(','),
 );
@@ -323,6 +323,9 @@ async function startSandboxProcess(): Promise<SandboxProcess> {
     SANDBOX_CERTS_DIR: CERTS,
     SANDBOX_OB_PORT: String(PORT_BASE + 10),
     SANDBOX_SCA_PORT: String(PORT_BASE + 11),
+    // The reads use open banking only: the card and POS listeners take any free port.
+    SANDBOX_CARD_PORT: '0',
+    SANDBOX_POS_PORT: '0',
     DATABASE_URL: '',
   });
   await sandbox.waitFor(/SCA pages and controls:\s+(\S+)/);
@@ -335,6 +338,55 @@ async function startSandboxProcess(): Promise<SandboxProcess> {
       ((await (await fetch(`${scaUrl}/sandbox/tls-handshakes`)).json()) as { handshakes: number })
         .handshakes,
     stop: sandbox.stop,
+  };
+}
+
+/** The two reads of the sandbox's own API through a proxy (nginx, the bare Node proxy) under these consents. */
+function bankReads(
+  url: string,
+  upstreamConsents: { attended: string; unattended: string },
+): Scenario[] {
+  const bankHeaders = (consentId: string) => ({
+    'consent-id': consentId,
+    'x-request-id': '6e1f1c9a-3b8d-4f1e-9a47-2f5b1d0c8e11',
+  });
+  return [
+    {
+      name: 'attended balances read',
+      url,
+      headers: { ...bankHeaders(upstreamConsents.attended), 'psu-ip-address': '192.0.2.1' },
+    },
+    { name: 'unattended balances read', url, headers: bankHeaders(upstreamConsents.unattended) },
+  ];
+}
+
+/**
+ * The bare Node proxy (tools/bench-node-proxy.ts): node:http and undici's mTLS pool, the answer's JSON
+ * parsed and written again, nothing of Portico's own. One process, as Portico and nginx have one.
+ */
+async function startNodeProxy(
+  sandbox: SandboxProcess,
+  upstreamConsents: { attended: string; unattended: string; accountId: string },
+): Promise<Target> {
+  const port = PORT_BASE + 21;
+  const proxy = start(
+    process.execPath,
+    [
+      ...GATEWAY_NODE_FLAGS,
+      'dist-tools/bench-node-proxy.js',
+      String(port),
+      sandbox.openBankingUrl,
+      CERTS,
+    ],
+    {},
+  );
+  await proxy.waitFor(/node proxy listening/);
+  const url = `http://127.0.0.1:${port}/danube-bank/bg/v1/accounts/${upstreamConsents.accountId}/balances`;
+  return {
+    name: 'Node proxy → sandbox (node:http + undici mTLS pool, JSON parsed and written again)',
+    scenarios: bankReads(url, upstreamConsents),
+    pids: async () => ({ node: [proxy.child.pid as number] }),
+    stop: proxy.stop,
   };
 }
 
@@ -396,20 +448,9 @@ http {
       await new Promise((done) => setTimeout(done, 100));
     }
   }
-  const bankHeaders = (consentId: string) => ({
-    'consent-id': consentId,
-    'x-request-id': '6e1f1c9a-3b8d-4f1e-9a47-2f5b1d0c8e11',
-  });
   return {
     name: `nginx → sandbox (mTLS, ${WORKERS} worker${WORKERS > 1 ? 's' : ''}, keep-alive pool of ${UPSTREAM_KEEPALIVE})`,
-    scenarios: [
-      {
-        name: 'attended balances read',
-        url,
-        headers: { ...bankHeaders(upstreamConsents.attended), 'psu-ip-address': '192.0.2.1' },
-      },
-      { name: 'unattended balances read', url, headers: bankHeaders(upstreamConsents.unattended) },
-    ],
+    scenarios: bankReads(url, upstreamConsents),
     pids: async () => ({ nginx: childPids(nginx.child.pid as number) }),
     stop: async () => {
       await nginx.stop();
@@ -1129,7 +1170,13 @@ async function main(): Promise<void> {
     if (nginx) {
       stops.push(nginx.stop);
       targets.unshift(nginx);
-    } else if (upstream && TARGETS.has('nginx')) log(`nginx not found at ${NGINX} (apt-get install nginx-light): skipped`);
+    } else if (upstream && TARGETS.has('nginx'))
+      log(`nginx not found at ${NGINX} (apt-get install nginx-light): skipped`);
+    if (upstream && TARGETS.has('node')) {
+      const node = await startNodeProxy(sandbox, upstream);
+      stops.push(node.stop);
+      targets.splice(nginx ? 1 : 0, 0, node);
+    }
 
     for (const target of targets)
       if (target.startup) startups.push({ target: target.name, fresh: true, ...target.startup });
