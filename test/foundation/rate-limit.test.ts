@@ -34,6 +34,34 @@ describe('rate limit per API key', () => {
     expect(refused.json().type).toBe('urn:portico:problem:rate-limited');
   });
 
+  it('counts concurrent requests of several keys one by one: each its own count, the limit exact', async () => {
+    const a = await replicaA.newTenantWithKey('app');
+    const b = await replicaA.newTenantWithKey('app');
+    // All in one minute's window: not in its last seconds.
+    const intoMinute = (Date.now() / 1000) % 60;
+    if (intoMinute > 55) await new Promise((done) => setTimeout(done, (61 - intoMinute) * 1000));
+    const me = (key: string) =>
+      replicaA.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) });
+    // Sent together, they are counted by group statements (the first alone, the rest together).
+    const answers = await Promise.all([a, a, b, a, a, a, b, a, a].map((k) => me(k.key)));
+    const of = (k: { key: string }, order: string[]) =>
+      answers.filter((_, index) => order[index] === k.key);
+    const order = [a, a, b, a, a, a, b, a, a].map((k) => k.key);
+    const forA = of(a, order);
+    const forB = of(b, order);
+    expect(forA.map((answer) => answer.statusCode).sort()).toEqual([
+      200, 200, 200, 429, 429, 429, 429,
+    ]);
+    expect(
+      forA
+        .filter((answer) => answer.statusCode === 200)
+        .map((answer) => answer.headers['ratelimit-remaining'])
+        .sort(),
+    ).toEqual(['0', '1', '2']);
+    expect(forB.map((answer) => answer.statusCode)).toEqual([200, 200]);
+    expect(forB.map((answer) => answer.headers['ratelimit-remaining']).sort()).toEqual(['1', '2']);
+  });
+
   it('counts each key on its own', async () => {
     const a = await replicaA.newTenantWithKey('app');
     const b = await replicaA.newTenantWithKey('app');

@@ -3,6 +3,7 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import { IsNull, type DataSource, type Repository } from 'typeorm';
 import { PlainSql } from '#src/platform/database/plain-sql.js';
+import { StatementGroup } from '#src/platform/database/statement-group.js';
 import { ApiKey, type ApiKeyRole } from './api-key.entity.js';
 
 /** The PostgreSQL channel on which a replica announces a revoked key (payload: the key's id). */
@@ -154,21 +155,38 @@ export class ApiKeysRepository {
   }
 
   /**
-   * Counts one request of the key in the current window. Its commit does not wait for the WAL flush
-   * (`synchronous_commit` off for this statement's transaction only): a crash loses at most the last
-   * fraction of a second of counts (a few more requests allowed), never a row of the trail, and the
-   * request saves a flush (0.3 → 0.15 ms p50, 1.7 → 0.2 ms p90 on this machine's disk).
+   * Counts one request of the key in the current window. Requests counted while one statement is in
+   * flight are counted together by the next one (a group write, StatementGroup: one round-trip for many
+   * concurrent requests, each answered its own count as if counted one by one); a lone request goes at
+   * once, with the one-key statement. Its commit does not wait for the WAL flush (`synchronous_commit`
+   * off for this statement's transaction only): a crash loses at most the last fraction of a second of
+   * counts (a few more requests allowed), never a row of the trail, and the request saves a flush
+   * (0.3 → 0.15 ms p50, 1.7 → 0.2 ms p90 on this machine's disk).
    */
-  async countUse(keyId: string): Promise<RateLimitRow> {
-    const rows = await this.sql.query<RateLimitRow>(
-      'rate-limit:consume',
-      `WITH no_flush AS (SELECT set_config('synchronous_commit', 'off', true)),
-            ${ApiKeysRepository.usageCte('$1')}
-       SELECT rate_count, rate_reset_seconds FROM rate_usage, no_flush`,
-      [keyId],
-    );
-    return rows[0];
+  countUse(keyId: string): Promise<RateLimitRow> {
+    return this.counting.run(keyId);
   }
+
+  private readonly counting = new StatementGroup<string, RateLimitRow>(
+    (keyIds) =>
+      keyIds.length === 1
+        ? this.sql.query<RateLimitRow>(
+            'rate-limit:consume',
+            `WITH no_flush AS (SELECT set_config('synchronous_commit', 'off', true)),
+                  ${ApiKeysRepository.usageCte('$1')}
+             SELECT rate_count, rate_reset_seconds FROM rate_usage, no_flush`,
+            keyIds,
+          )
+        : this.sql.query<RateLimitRow>(
+            'rate-limit:consume-group',
+            `WITH no_flush AS (SELECT set_config('synchronous_commit', 'off', true)),
+                  calls AS (SELECT * FROM unnest($1::uuid[]) WITH ORDINALITY AS r(key_id, ord)),
+                  ${ApiKeysRepository.groupUsageCte('calls')}
+             SELECT rate_count, rate_reset_seconds FROM rate_usage, no_flush ORDER BY ord`,
+            [keyIds],
+          ),
+    'rate-limit:consume',
+  );
 
   /** Drops the key's finished windows. */
   async pruneUse(keyId: string): Promise<void> {
