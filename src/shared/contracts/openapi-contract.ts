@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { parse } from 'yaml';
+import { load } from 'js-yaml';
 
 export type Schema = Record<string, unknown>;
 
@@ -114,7 +114,7 @@ export class OpenApiContract {
     text: string,
     options: { coerceRequests?: boolean } = {},
   ) {
-    this.document = parse(text) as Schema;
+    this.document = load(text) as Schema;
     const ajv = (coerceTypes: boolean) => {
       const instance = addFormats(
         new Ajv({ strict: false, allErrors: true, discriminator: true, coerceTypes }),
