@@ -115,11 +115,13 @@ export class OpenApiContract {
     options: { coerceRequests?: boolean } = {},
   ) {
     this.document = load(text) as Schema;
+    // One copy of the document for both validators (ajv reads the schemas it is given, never writes them).
+    const forValidation = nullableAllOf(this.document) as Schema;
     const ajv = (coerceTypes: boolean) => {
       const instance = addFormats(
         new Ajv({ strict: false, allErrors: true, discriminator: true, coerceTypes }),
       );
-      instance.addSchema(nullableAllOf(this.document) as Schema, name);
+      instance.addSchema(forValidation, name);
       return instance;
     };
     this.ajv = ajv(false);
