@@ -4,7 +4,7 @@ import { portInUseMessage } from './platform/config/port-in-use.js';
 import { CertificateStartupError } from './upstreams/open-banking/qwac/certificate-status.service.js';
 import { resolveDatabase } from './platform/database/database-url.js';
 import { ensureDevCertificates } from './sandbox/dev-certificates.js';
-import { startSandbox, type RunningSandbox } from './sandbox/sandbox.js';
+import type { RunningSandbox } from './sandbox/sandbox.js';
 import { createGateway, listenGateway } from './gateway.js';
 import { createLogger } from './platform/logging/logger.js';
 import { DOCS_PATH } from './platform/openapi/openapi-document.js';
@@ -83,6 +83,8 @@ async function main(): Promise<void> {
     // The bank keeps its state beside the gateway's data (schema `sandbox`), so that both survive a
     // restart together; an embedded engine in memory keeps nothing, and neither does the bank.
     const volatile = embedded !== undefined && config.database.embeddedDir === 'memory://';
+    // Loaded only here: a gateway against a sandbox elsewhere keeps none of the sandbox's modules.
+    const { startSandbox } = await import('./sandbox/sandbox.js');
     sandbox = await startSandbox({
       ...config.sandbox,
       log: logger.child({ component: 'sandbox' }),

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { parse } from 'yaml';
+import { load } from 'js-yaml';
 
 export type Schema = Record<string, unknown>;
 
@@ -114,12 +114,14 @@ export class OpenApiContract {
     text: string,
     options: { coerceRequests?: boolean } = {},
   ) {
-    this.document = parse(text) as Schema;
+    this.document = load(text) as Schema;
+    // One copy of the document for both validators (ajv reads the schemas it is given, never writes them).
+    const forValidation = nullableAllOf(this.document) as Schema;
     const ajv = (coerceTypes: boolean) => {
       const instance = addFormats(
         new Ajv({ strict: false, allErrors: true, discriminator: true, coerceTypes }),
       );
-      instance.addSchema(nullableAllOf(this.document) as Schema, name);
+      instance.addSchema(forValidation, name);
       return instance;
     };
     this.ajv = ajv(false);

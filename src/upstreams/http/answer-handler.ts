@@ -1,4 +1,5 @@
-import { errors, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { errors } from './undici-parts.js';
 
 /** An answer's status and headers as they arrive, and its body read to the end. */
 export interface DispatchedAnswer {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent } from './undici-parts.js';
 import { DeadlineSignal } from './deadline-signal.js';
 import { currentRequestId } from '#src/platform/logging/request-context.js';
 import { traceHeaders } from './call-trace.js';

@@ -1,7 +1,18 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import forge from 'node-forge';
+import { createRequire } from 'node:module';
+import type Forge from 'node-forge';
 import { CertificateError } from '#src/shared/qwac/qwac-reader.js';
+
+/**
+ * node-forge, loaded on the first PKCS#12 file: a gateway configured with PEM files never needs it, and
+ * it holds about 1.7 MiB of heap once loaded.
+ */
+let loadedForge: typeof Forge | undefined;
+function forgeModule(): typeof Forge {
+  loadedForge ??= createRequire(import.meta.url)('node-forge') as typeof Forge;
+  return loadedForge;
+}
 
 /** forge's messages when the MAC or a decryption fails: the passphrase is wrong. */
 const WRONG_PASSPHRASE = /MAC could not be verified|wrong password|failed to decrypt/i;
@@ -20,7 +31,8 @@ export function readPkcs12(file: string, passphrase = ''): { cert: Buffer; key: 
       `cannot read the PKCS#12 file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
     );
   }
-  let pfx: forge.pkcs12.Pkcs12Pfx;
+  const forge = forgeModule();
+  let pfx: Forge.pkcs12.Pkcs12Pfx;
   try {
     pfx = forge.pkcs12.pkcs12FromAsn1(forge.asn1.fromDer(der.toString('binary')), true, passphrase);
   } catch (error) {
@@ -48,24 +60,26 @@ export function readPkcs12(file: string, passphrase = ''): { cert: Buffer; key: 
   };
 }
 
-function bagsOf(pfx: forge.pkcs12.Pkcs12Pfx, ...types: string[]): forge.pkcs12.Bag[] {
+function bagsOf(pfx: Forge.pkcs12.Pkcs12Pfx, ...types: string[]): Forge.pkcs12.Bag[] {
   return types.flatMap((bagType) => pfx.getBags({ bagType })[bagType] ?? []);
 }
 
 /** forge decodes only RSA keys itself; any other kind is left as its PrivateKeyInfo. */
-function keyOf(bag: forge.pkcs12.Bag): KeyObject {
+function keyOf(bag: Forge.pkcs12.Bag): KeyObject {
+  const forge = forgeModule();
   const info = bag.key
     ? forge.pki.wrapRsaPrivateKey(forge.pki.privateKeyToAsn1(bag.key))
-    : (bag.asn1 as forge.asn1.Asn1);
+    : (bag.asn1 as Forge.asn1.Asn1);
   return createPrivateKey({ key: derOf(info), format: 'der', type: 'pkcs8' });
 }
 
 /** Likewise forge decodes only RSA certificates; the others come as their ASN.1. */
-function certificateOf(bag: forge.pkcs12.Bag): X509Certificate {
-  const asn1 = bag.cert ? forge.pki.certificateToAsn1(bag.cert) : (bag.asn1 as forge.asn1.Asn1);
+function certificateOf(bag: Forge.pkcs12.Bag): X509Certificate {
+  const forge = forgeModule();
+  const asn1 = bag.cert ? forge.pki.certificateToAsn1(bag.cert) : (bag.asn1 as Forge.asn1.Asn1);
   return new X509Certificate(derOf(asn1));
 }
 
-function derOf(asn1: forge.asn1.Asn1): Buffer {
-  return Buffer.from(forge.asn1.toDer(asn1).getBytes(), 'binary');
+function derOf(asn1: Forge.asn1.Asn1): Buffer {
+  return Buffer.from(forgeModule().asn1.toDer(asn1).getBytes(), 'binary');
 }
