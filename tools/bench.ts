@@ -48,7 +48,7 @@ const NGINX = process.env.BENCH_NGINX ?? '/usr/sbin/nginx';
 /** Where Portico's CPU profiles go (`--cpu-prof`; open them in Chrome DevTools), when set. */
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 /** The gateway's V8 flags, as `npm start` (package.json) and docker-compose.yml give them. */
-const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=16'];
+const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=16', '--heap-growing-percent=30'];
 /**
  * Gateway processes of each Portico (GATEWAY_WORKERS) and nginx worker processes: the same number for
  * both, 1 unless BENCH_WORKERS says otherwise. On a 2-core machine that also runs the sandbox, PostgreSQL
