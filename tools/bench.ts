@@ -212,6 +212,10 @@ interface PorticoOptions {
   postgresPids?: () => Promise<number[]>;
 }
 
+/** A V8 CPU profile of a Portico process into BENCH_PROFILE, when it is set. */
+const profileFlags = (): string[] =>
+  PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${resolve(PROFILE_DIR)}`] : [];
+
 /** Portico as `npm start` runs it (dist/main.js), in sandbox mode against the sandbox process. */
 async function startPortico(options: PorticoOptions): Promise<
   Target & {
@@ -219,18 +223,21 @@ async function startPortico(options: PorticoOptions): Promise<
   }
 > {
   const started = performance.now();
-  const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${resolve(PROFILE_DIR)}`] : [];
-  const gateway = start(process.execPath, [...GATEWAY_NODE_FLAGS, ...profile, 'dist/main.js'], {
-    ...options.env,
-    PORT: String(options.port),
-    METRICS_PORT: String(options.metricsPort),
-    LOG_LEVEL: 'info',
-    UPSTREAM_OB_BASE_URL: options.sandbox.openBankingUrl,
-    SANDBOX_CERTS_DIR: CERTS,
-    RATE_LIMIT_PER_MINUTE: '1000000',
-    RECONCILE_ON_START: 'false',
-    GATEWAY_WORKERS: String(WORKERS),
-  });
+  const gateway = start(
+    process.execPath,
+    [...GATEWAY_NODE_FLAGS, ...profileFlags(), 'dist/main.js'],
+    {
+      ...options.env,
+      PORT: String(options.port),
+      METRICS_PORT: String(options.metricsPort),
+      LOG_LEVEL: 'info',
+      UPSTREAM_OB_BASE_URL: options.sandbox.openBankingUrl,
+      SANDBOX_CERTS_DIR: CERTS,
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      RECONCILE_ON_START: 'false',
+      GATEWAY_WORKERS: String(WORKERS),
+    },
+  );
   const [, key] = await gateway.waitFor(/Demo API key \(tenant "demo", role app\): (ptk_\S+)/);
   const readyMs = performance.now() - started;
   const pid = gateway.child.pid as number;
@@ -905,19 +912,23 @@ async function postJson(url: string, key: string, body: unknown): Promise<number
  */
 async function measureWrites(name: string, env: Record<string, string>): Promise<WriteFigures> {
   const port = PORT_BASE + 50;
-  const gateway = start(process.execPath, [...GATEWAY_NODE_FLAGS, 'dist/main.js'], {
-    ...env,
-    PORT: String(port),
-    METRICS_PORT: String(PORT_BASE + 51),
-    SANDBOX_OB_PORT: String(PORT_BASE + 52),
-    SANDBOX_SCA_PORT: String(PORT_BASE + 53),
-    SANDBOX_CARD_PORT: String(PORT_BASE + 54),
-    SANDBOX_POS_PORT: String(PORT_BASE + 55),
-    SANDBOX_CERTS_DIR: CERTS,
-    LOG_LEVEL: 'info',
-    RATE_LIMIT_PER_MINUTE: '1000000',
-    RECONCILE_ON_START: 'false',
-  });
+  const gateway = start(
+    process.execPath,
+    [...GATEWAY_NODE_FLAGS, ...profileFlags(), 'dist/main.js'],
+    {
+      ...env,
+      PORT: String(port),
+      METRICS_PORT: String(PORT_BASE + 51),
+      SANDBOX_OB_PORT: String(PORT_BASE + 52),
+      SANDBOX_SCA_PORT: String(PORT_BASE + 53),
+      SANDBOX_CARD_PORT: String(PORT_BASE + 54),
+      SANDBOX_POS_PORT: String(PORT_BASE + 55),
+      SANDBOX_CERTS_DIR: CERTS,
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      RECONCILE_ON_START: 'false',
+    },
+  );
   const agent = new Agent({
     connect: { ca: readFileSync(join(CERTS, 'ca.pem')) },
     connections: WRITE_CONNECTIONS,

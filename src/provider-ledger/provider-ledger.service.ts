@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, type FindOptionsWhere } from 'typeorm';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
+import { DataSource, type EntityMetadata, type FindOptionsWhere } from 'typeorm';
 import { AccessLogService, type AccessSubject } from '../audit/trail/access-log.service.js';
 import { builtStatementName, PlainSql } from '../platform/database/plain-sql.js';
 import { StatusHistoryService } from '../audit/trail/status-history.service.js';
@@ -88,12 +87,7 @@ export class ProviderLedger {
     writeAhead?: AccessSubject,
   ): Promise<R> {
     const metadata = this.dataSource.getMetadata(table.entity);
-    const [insert, params] = this.dataSource
-      .createQueryBuilder()
-      .insert()
-      .into(table.entity)
-      .values(row as QueryDeepPartialEntity<R>)
-      .getQueryAndParameters();
+    const { insert, params } = this.insertOf(metadata, row);
     const history = this.history.firstEntry(
       'history',
       { ...row, kind: table.subjectKind(row) },
@@ -133,6 +127,30 @@ export class ProviderLedger {
         logId: String(written.log_id),
       });
     return row;
+  }
+
+  /**
+   * The INSERT of a row: the columns it has a value for (prepared as TypeORM's insert prepares them),
+   * the others left to their defaults (generated ids, timestamps). Built from the entity's metadata
+   * rather than by TypeORM's query builder, which took about a tenth of the gateway's CPU per write.
+   */
+  private insertOf(metadata: EntityMetadata, row: object): { insert: string; params: unknown[] } {
+    const names: string[] = [];
+    const params: unknown[] = [];
+    for (const column of metadata.columns) {
+      if (!column.isInsert) continue;
+      const value = column.getEntityValue(row);
+      if (value === undefined) continue;
+      names.push(`"${column.databaseName}"`);
+      params.push(this.dataSource.driver.preparePersistentValue(value, column));
+    }
+    const into = `INSERT INTO ${metadata.tablePath
+      .split('.')
+      .map((part) => `"${part}"`)
+      .join('.')}`;
+    if (names.length === 0) return { insert: `${into} DEFAULT VALUES`, params };
+    const placeholders = params.map((_, index) => `$${index + 1}`);
+    return { insert: `${into} (${names.join(', ')}) VALUES (${placeholders.join(', ')})`, params };
   }
 
   /** Calls written ahead with their row's begin, not sent yet: the row's call takes its log id. */
