@@ -56,18 +56,17 @@ describe('the gateway with several workers', () => {
   let key: string;
   let metricsUrl: string;
   let own: OwnDatabase | undefined;
+  let database: Record<string, string>;
   beforeAll(async () => {
     port = await freePort();
     // PostgreSQL: a database of its own (the in-process sandbox keeps its state there too); embedded:
-    // a data directory of its own, whose engine the primary starts and the workers connect to.
-    let database: Record<string, string>;
+    // a data directory of its own, whose engine the primary starts and the workers connect to. Either
+    // way the kept sandbox keys go beside that directory (not into the checkout's ./data).
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'portico-workers-')), 'pglite');
     if (process.env.DATABASE_URL) {
       own = await ownDatabase('workers');
-      database = { DATABASE_URL: own.url };
-    } else
-      database = {
-        EMBEDDED_DB_DIR: join(mkdtempSync(join(tmpdir(), 'portico-workers-')), 'pglite'),
-      };
+      database = { DATABASE_URL: own.url, EMBEDDED_DB_DIR: dataDir };
+    } else database = { EMBEDDED_DB_DIR: dataDir };
     gateway = startTwoWorkers(port, database);
     await gateway.waitFor(/Portico is ready \(sandbox mode, 2 workers\) in \d+ ms/, 90_000);
     [, key] = await gateway.waitFor(/Demo API key \(tenant "demo", role app\): (ptk_\S+)/);
@@ -127,6 +126,21 @@ describe('the gateway with several workers', () => {
     expect(await gateway.exited).toEqual({ code: 0, signal: null });
     for (const pid of workers) expect(() => process.kill(pid, 0)).toThrow();
   });
+
+  it('prints the same demo key at the next start: the worker that issued it kept it beside the data directory', async () => {
+    const again = startTwoWorkers(port, database);
+    try {
+      const [, keyAgain] = await again.waitFor(
+        /Demo API key \(tenant "demo", role app\): (ptk_\S+)/,
+        90_000,
+      );
+      expect(keyAgain).toBe(key);
+      expect(await getOnNewConnection(`http://127.0.0.1:${port}/v1/me`, keyAgain)).toBe(200);
+    } finally {
+      again.child.kill('SIGTERM');
+      await again.exited;
+    }
+  }, 120_000);
 });
 
 describe('the gateway with several workers that cannot start', () => {
