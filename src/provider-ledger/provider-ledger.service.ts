@@ -132,22 +132,20 @@ export class ProviderLedger {
   /**
    * The INSERT of a row: the columns it has a value for (prepared as TypeORM's insert prepares them),
    * the others left to their defaults (generated ids, timestamps). Built from the entity's metadata
-   * rather than by TypeORM's query builder, which took about a tenth of the gateway's CPU per write.
+   * rather than by TypeORM's query builder, which took about 4 % of the gateway's CPU during the writes.
    */
   private insertOf(metadata: EntityMetadata, row: object): { insert: string; params: unknown[] } {
+    const { driver } = this.dataSource;
     const names: string[] = [];
     const params: unknown[] = [];
     for (const column of metadata.columns) {
       if (!column.isInsert) continue;
       const value = column.getEntityValue(row);
       if (value === undefined) continue;
-      names.push(`"${column.databaseName}"`);
-      params.push(this.dataSource.driver.preparePersistentValue(value, column));
+      names.push(driver.escape(column.databaseName));
+      params.push(driver.preparePersistentValue(value, column));
     }
-    const into = `INSERT INTO ${metadata.tablePath
-      .split('.')
-      .map((part) => `"${part}"`)
-      .join('.')}`;
+    const into = `INSERT INTO ${metadata.tablePath.split('.').map(driver.escape, driver).join('.')}`;
     if (names.length === 0) return { insert: `${into} DEFAULT VALUES`, params };
     const placeholders = params.map((_, index) => `$${index + 1}`);
     return { insert: `${into} (${names.join(', ')}) VALUES (${placeholders.join(', ')})`, params };

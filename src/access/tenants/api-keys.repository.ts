@@ -11,6 +11,9 @@ export const KEY_REVOKED_CHANNEL = 'portico_api_key_revoked';
 
 const WINDOW_SECONDS = 60;
 
+/** A CTE that has the statement's commit not wait for its WAL flush (see countUse). */
+const NO_FLUSH = `no_flush AS (SELECT set_config('synchronous_commit', 'off', true))`;
+
 /** What the rate-limit part of a statement returns (see ApiKeysRepository.usageCte). */
 export interface RateLimitRow {
   rate_count: number;
@@ -172,14 +175,14 @@ export class ApiKeysRepository {
       keyIds.length === 1
         ? this.sql.query<RateLimitRow>(
             'rate-limit:consume',
-            `WITH no_flush AS (SELECT set_config('synchronous_commit', 'off', true)),
+            `WITH ${NO_FLUSH},
                   ${ApiKeysRepository.usageCte('$1')}
              SELECT rate_count, rate_reset_seconds FROM rate_usage, no_flush`,
             keyIds,
           )
         : this.sql.query<RateLimitRow>(
             'rate-limit:consume-group',
-            `WITH no_flush AS (SELECT set_config('synchronous_commit', 'off', true)),
+            `WITH ${NO_FLUSH},
                   calls AS (SELECT * FROM unnest($1::uuid[]) WITH ORDINALITY AS r(key_id, ord)),
                   ${ApiKeysRepository.groupUsageCte('calls')}
              SELECT rate_count, rate_reset_seconds FROM rate_usage, no_flush ORDER BY ord`,
