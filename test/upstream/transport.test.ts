@@ -143,16 +143,16 @@ describe("the typed clients' fetch (the answer gathered by the transport)", () =
     provider.close();
   });
 
-  const fetchOf = (path: string, deadline?: DeadlineSignal) => {
+  const dispatchTo = (path: string, deadline?: DeadlineSignal) => {
     const transport = transportTo(`https://localhost:${port}`, devTlsFiles('certs/dev', 'tpp'));
-    const request = new transport.Request(`https://localhost:${port}${path}`, {
-      deadline,
-    } as RequestInit);
-    return { transport, answer: transport.fetch(request) };
+    return {
+      transport,
+      answer: transport.dispatch({ method: 'GET', path, headers: {}, signal: deadline }),
+    };
   };
 
   it('answers at the headers and hands the whole body over as text', async () => {
-    const { transport, answer } = fetchOf('/whole');
+    const { transport, answer } = dispatchTo('/whole');
     const response = await answer;
     expect(response.status).toBe(200);
     expect(response.headers.get('Set-Cookie')).toBe('a=1, b=2');
@@ -161,7 +161,7 @@ describe("the typed clients' fetch (the answer gathered by the transport)", () =
   });
 
   it('fails the body, not the answer, when the body breaks off', async () => {
-    const { transport, answer } = fetchOf('/broken');
+    const { transport, answer } = dispatchTo('/broken');
     const response = await answer;
     await expect(response.text()).rejects.toThrow();
     await transport.close();
@@ -169,7 +169,7 @@ describe("the typed clients' fetch (the answer gathered by the transport)", () =
 
   it('ends a stalled body at the deadline', async () => {
     const deadline = new DeadlineSignal();
-    const { transport, answer } = fetchOf('/stalled', deadline);
+    const { transport, answer } = dispatchTo('/stalled', deadline);
     const response = await answer;
     setTimeout(() => deadline.abort(new DOMException('The deadline passed', 'TimeoutError')), 50);
     await expect(response.text()).rejects.toMatchObject({ name: 'TimeoutError' });

@@ -99,10 +99,9 @@ export class CardClient {
     onMismatch: ContractMismatchListener,
     payformTransport?: UpstreamTransport,
   ) {
+    const check = contractCheck('card', contract, onMismatch);
     const clientOf = (over: UpstreamTransport) => {
-      const api = operationClient(over);
-      api.use(contractCheck('card', contract, onMismatch));
-      return api;
+      return operationClient(over, check);
     };
     this.spellings = new CardSpellings(contract);
     if (transport) this.api = clientOf(transport);

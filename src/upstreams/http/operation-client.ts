@@ -1,9 +1,10 @@
-import createClient, { type Client } from 'openapi-fetch';
+import type { AnswerCheck } from './contract-check.js';
+import { typedClient, type TypedClient } from './typed-client.js';
 import type { UpstreamTransport } from './upstream-transport.js';
 
 type Method = 'get' | 'put' | 'post' | 'delete' | 'options' | 'head' | 'patch' | 'trace';
 
-/** Any operation of a contract, as openapi-fetch sees one whose route is chosen at run time. */
+/** Any operation of a contract, as the typed client sees one whose route is chosen at run time. */
 interface AnyOperation {
   parameters: {
     query?: Record<string, unknown>;
@@ -19,15 +20,11 @@ interface AnyOperation {
  * its answers are `unknown` until the caller types them from the generated `operations`, which the
  * contract check (every answer validated against the same contract) makes true.
  */
-export type OperationClient = Client<Record<string, Record<Method, AnyOperation>>>;
+export type OperationClient = TypedClient<Record<string, Record<Method, AnyOperation>>>;
 
-export function operationClient(transport: UpstreamTransport): OperationClient {
-  return createClient({
-    baseUrl: transport.options.baseUrl,
-    fetch: transport.fetch,
-    Request: transport.Request,
-  });
+export function operationClient(transport: UpstreamTransport, check: AnswerCheck): OperationClient {
+  return typedClient(transport, check);
 }
 
-/** An operation's method as openapi-fetch takes it (`GET` in the contract, `get` here). */
+/** An operation's method as the typed client's `request` takes it (`GET` in the contract, `get` here). */
 export const methodOf = (method: string) => method.toLowerCase() as Method;

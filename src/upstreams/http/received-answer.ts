@@ -1,4 +1,4 @@
-/** The headers of a received answer, names in lower case: what openapi-fetch and the seam read of them. */
+/** The headers of a received answer, names in lower case: what the typed clients and the seam read of them. */
 export class AnswerHeaders {
   private readonly values = new Map<string, string>();
 
@@ -20,18 +20,15 @@ export class AnswerHeaders {
 }
 
 /**
- * An upstream's answer as the typed clients read it (openapi-fetch reads `status`, `ok`,
- * `headers.get`, `text()` and `json()`), built straight from the dispatcher's answer instead of a
- * WHATWG Response, whose headers and body machinery cost more than the call's own work on the hot
- * path. The body is read once (`text()`), and parsed once: the contract check hands its parse on
- * (`parsedAs`), so that `json()` answers it.
+ * An upstream's answer as the transport received it: its status and headers at once, its body read once
+ * when someone asks for it (`text()`: the contract check), so that a body that breaks off or stalls fails
+ * there. Built straight from the dispatcher's answer, without a WHATWG Response's headers and body
+ * machinery, which cost more than the call's own work on the hot path.
  */
 export class ReceivedAnswer {
   readonly ok: boolean;
-  readonly statusText = '';
   readonly headers: AnswerHeaders;
   private textRead?: Promise<string>;
-  private parsed?: { text: string; body: unknown };
 
   constructor(
     readonly status: number,
@@ -45,21 +42,5 @@ export class ReceivedAnswer {
   text(): Promise<string> {
     this.textRead ??= this.readBody();
     return this.textRead;
-  }
-
-  async json(): Promise<unknown> {
-    const text = await this.text();
-    if (this.parsed?.text === text) return this.parsed.body;
-    return JSON.parse(text);
-  }
-
-  /** The body already parsed from `text` (undefined: not JSON, parsed on demand). */
-  parsedAs(text: string, body: unknown): void {
-    if (body !== undefined) this.parsed = { text, body };
-  }
-
-  /** As the typed clients' types want it: a Response (these are the members they read). */
-  asResponse(): Response {
-    return this as unknown as Response;
   }
 }

@@ -100,7 +100,11 @@ export function inDoubtProblem(
   });
 }
 
-/** A typed-client call (openapi-fetch) given the signal that ends it at the deadline (its `deadline` option). */
+/**
+ * A typed-client call (typed-client.ts) given the signal that ends it at the deadline (its `deadline`
+ * option). `response` is the transport's ReceivedAnswer, which the call types give as a Response: the
+ * seam reads its `status` and `headers` only.
+ */
 export type SendCall<T> = (
   deadline: DeadlineSignal,
 ) => Promise<{ data?: T; error?: unknown; response: Response }>;

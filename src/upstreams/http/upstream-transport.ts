@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { Agent } from './undici-parts.js';
-import { DeadlineSignal } from './deadline-signal.js';
+import type { DeadlineSignal } from './deadline-signal.js';
 import { currentRequestId } from '#src/platform/logging/request-context.js';
 import { traceHeaders } from './call-trace.js';
 import { encodeForm } from './form-encoding.js';
@@ -19,30 +19,14 @@ export interface TlsSource {
   current(): { cert?: Buffer; key?: Buffer; passphrase?: string; ca: Buffer; version: number };
 }
 
-/**
- * A request as openapi-fetch builds it for this transport (its `Request` option): the method, the
- * URL, the headers, the serialised body and the deadline's signal (the call's `deadline` option, or
- * a `signal`), without the WHATWG Request's stream and signal machinery, which the dispatcher does
- * not need.
- */
-export class OutgoingRequest {
-  readonly method: string;
-  readonly headers: Headers;
-  readonly body: string | Uint8Array | undefined;
-  readonly signal: AbortSignal | DeadlineSignal | undefined;
-
-  constructor(
-    readonly url: string,
-    init: RequestInit & { deadline?: DeadlineSignal } = {},
-  ) {
-    this.method = (init.method ?? 'GET').toUpperCase();
-    this.headers = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
-    const body = init.body ?? undefined;
-    if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array))
-      throw new TypeError('an upstream request body is a string or bytes');
-    this.body = body;
-    this.signal = init.deadline ?? init.signal ?? undefined;
-  }
+/** One request of a typed client: the path below the base URL's origin, headers in lower case. */
+export interface DispatchedCall {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** The seam's deadline: ends the call, and carries its span to the traceparent. */
+  signal?: DeadlineSignal;
 }
 
 export interface UpstreamTransportOptions {
@@ -87,10 +71,17 @@ export class UpstreamTransport {
   private agentVersion: number;
 
   private readonly authorization?: string;
+  /** The base URL's origin, where every request goes. */
+  readonly origin: string;
+  /** The base URL's path (no trailing slash), which every typed path is below. */
+  readonly basePath: string;
 
   constructor(readonly options: UpstreamTransportOptions) {
     if (options.basicAuth)
       this.authorization = `Basic ${Buffer.from(`${options.basicAuth.username}:${options.basicAuth.password}`).toString('base64')}`;
+    const base = new URL(options.baseUrl);
+    this.origin = base.origin;
+    this.basePath = base.pathname.replace(/\/+$/, '');
     const material = options.tls.current();
     this.agent = this.createAgent(material);
     this.agentVersion = material.version;
@@ -109,50 +100,34 @@ export class UpstreamTransport {
   }
 
   /**
-   * A fetch for typed clients (openapi-fetch) over this pool: the request is sent with undici's
-   * dispatcher (lighter than its WHATWG fetch; redirects are answers, never followed), and answered
-   * as a ReceivedAnswer whose body the caller takes when it reads it (`text()`: the contract check),
-   * so a body that breaks off or stalls fails there.
+   * Sends a typed client's request over this pool with undici's dispatcher (redirects are answers,
+   * never followed), adding X-Request-ID when the call has none, the trace and the Basic credentials;
+   * answers at the headers with a ReceivedAnswer whose body the caller takes when it reads it (`text()`:
+   * the contract check), so a body that breaks off or stalls fails there.
    */
-  readonly fetch = async (request: Request): Promise<Response> => {
-    const headers: Record<string, string> = {};
-    request.headers.forEach((value, name) => {
-      headers[name] = value;
-    });
+  async dispatch(call: DispatchedCall): Promise<ReceivedAnswer> {
+    const headers = call.headers;
     headers['x-request-id'] ??= requestIdHeader()['X-Request-ID'];
-    Object.assign(
-      headers,
-      traceHeaders(request.signal instanceof DeadlineSignal ? request.signal.span : undefined),
-    );
+    Object.assign(headers, traceHeaders(call.signal?.span));
     if (this.authorization) headers.authorization = this.authorization;
-    const url = new URL(request.url);
     let answer: DispatchedAnswer;
     try {
-      const body =
-        request instanceof OutgoingRequest
-          ? request.body
-          : request.body
-            ? Buffer.from(await request.arrayBuffer())
-            : undefined;
       answer = await dispatchRequest(
         this.dispatcher(),
         {
-          origin: url.origin,
-          path: `${url.pathname}${url.search}`,
-          method: request.method as Dispatcher.HttpMethod,
+          origin: this.origin,
+          path: call.path,
+          method: call.method as Dispatcher.HttpMethod,
           headers,
-          body,
+          body: call.body,
         },
-        request.signal as Parameters<typeof dispatchRequest>[2],
+        call.signal,
       );
     } catch (error) {
       throw toUpstreamError(this.options.name, error);
     }
-    return new ReceivedAnswer(answer.statusCode, answer.headers, answer.text).asResponse();
-  };
-
-  /** What typed clients build for each call: only what `fetch` reads. */
-  readonly Request = OutgoingRequest as unknown as typeof Request;
+    return new ReceivedAnswer(answer.statusCode, answer.headers, answer.text);
+  }
 
   async send<T = unknown>(request: UpstreamRequest): Promise<UpstreamResponse<T>> {
     const url = new URL(request.path.replace(/^\//, ''), `${this.options.baseUrl}/`);

@@ -1,12 +1,12 @@
-import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from '#src/generated/psd2.js';
 import type { Psd2Contract } from '#src/shared/contracts/psd2-contract.js';
 import { contractCheck, type ContractMismatchListener } from '../http/contract-check.js';
+import { typedClient, type TypedClient } from '../http/typed-client.js';
 import type { DeadlineSignal } from '../http/deadline-signal.js';
 import type { UpstreamAnswer, UpstreamCaller } from '../http/upstream-caller.js';
 import { requestIdHeader, type UpstreamTransport } from '../http/upstream-transport.js';
 
-export type OpenBankingApi = Client<paths>;
+export type OpenBankingApi = TypedClient<paths>;
 
 /** The headers of a creation the user authorises at the bank: where the bank sends the browser back. */
 export function scaRedirectHeaders(callback: string) {
@@ -36,12 +36,7 @@ export class OpenBankingClient {
     readonly caller: UpstreamCaller,
     onMismatch: ContractMismatchListener,
   ) {
-    this.api = createClient<paths>({
-      baseUrl: transport.options.baseUrl,
-      fetch: transport.fetch,
-      Request: transport.Request,
-    });
-    this.api.use(contractCheck('open-banking', contract, onMismatch));
+    this.api = typedClient<paths>(transport, contractCheck('open-banking', contract, onMismatch));
   }
 
   /** Calls one operation of a brand; reads (GET) are retried within the deadline, writes never. */

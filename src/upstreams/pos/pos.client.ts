@@ -73,8 +73,7 @@ export class PosClient {
     onMismatch: ContractMismatchListener,
   ) {
     if (!transport) return;
-    this.api = operationClient(transport);
-    this.api.use(contractCheck('pos', contract, onMismatch));
+    this.api = operationClient(transport, contractCheck('pos', contract, onMismatch));
   }
 
   async call<O extends PosOperation>(
