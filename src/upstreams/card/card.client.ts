@@ -3,7 +3,8 @@ import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js
 import type { OpenApiContract } from '#src/shared/contracts/openapi-contract.js';
 import { contractCheck, type ContractMismatchListener } from '../http/contract-check.js';
 import { encodeForm } from '../http/form-encoding.js';
-import { methodOf, operationClient, type OperationClient } from '../http/operation-client.js';
+import { methodOf, type OperationClient, type OperationPaths } from '../http/operation-client.js';
+import { typedClient } from '../http/typed-client.js';
 import type { UpstreamAnswer, UpstreamCaller } from '../http/upstream-caller.js';
 import type { UpstreamTransport } from '../http/upstream-transport.js';
 import { CardSpellings } from './card-spellings.js';
@@ -101,7 +102,7 @@ export class CardClient {
   ) {
     const check = contractCheck('card', contract, onMismatch);
     const clientOf = (over: UpstreamTransport) => {
-      return operationClient(over, check);
+      return typedClient<OperationPaths>(over, check);
     };
     this.spellings = new CardSpellings(contract);
     if (transport) this.api = clientOf(transport);

@@ -1,6 +1,4 @@
-import type { AnswerCheck } from './contract-check.js';
-import { typedClient, type TypedClient } from './typed-client.js';
-import type { UpstreamTransport } from './upstream-transport.js';
+import type { TypedClient } from './typed-client.js';
 
 type Method = 'get' | 'put' | 'post' | 'delete' | 'options' | 'head' | 'patch' | 'trace';
 
@@ -20,11 +18,10 @@ interface AnyOperation {
  * its answers are `unknown` until the caller types them from the generated `operations`, which the
  * contract check (every answer validated against the same contract) makes true.
  */
-export type OperationClient = TypedClient<Record<string, Record<Method, AnyOperation>>>;
+export type OperationClient = TypedClient<OperationPaths>;
 
-export function operationClient(transport: UpstreamTransport, check: AnswerCheck): OperationClient {
-  return typedClient(transport, check);
-}
+/** Every route of a contract as an operation of any shape (what OperationClient is typed over). */
+export type OperationPaths = Record<string, Record<Method, AnyOperation>>;
 
 /** An operation's method as the typed client's `request` takes it (`GET` in the contract, `get` here). */
 export const methodOf = (method: string) => method.toLowerCase() as Method;

@@ -20,7 +20,7 @@ export type TypedClient<Paths extends object> = Pick<
 >;
 
 /** What a call answers: as openapi-fetch answers, with the transport's answer as `response`. */
-export interface TypedAnswer<T = unknown> {
+interface TypedAnswer<T = unknown> {
   data?: T;
   error?: unknown;
   response: ReceivedAnswer;

@@ -2,7 +2,8 @@ import type { components, operations } from '#src/generated/pos.js';
 import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
 import type { OpenApiContract } from '#src/shared/contracts/openapi-contract.js';
 import { contractCheck, type ContractMismatchListener } from '../http/contract-check.js';
-import { methodOf, operationClient, type OperationClient } from '../http/operation-client.js';
+import { methodOf, type OperationClient, type OperationPaths } from '../http/operation-client.js';
+import { typedClient } from '../http/typed-client.js';
 import type { UpstreamAnswer, UpstreamCaller } from '../http/upstream-caller.js';
 import type { UpstreamTransport } from '../http/upstream-transport.js';
 
@@ -73,7 +74,7 @@ export class PosClient {
     onMismatch: ContractMismatchListener,
   ) {
     if (!transport) return;
-    this.api = operationClient(transport, contractCheck('pos', contract, onMismatch));
+    this.api = typedClient<OperationPaths>(transport, contractCheck('pos', contract, onMismatch));
   }
 
   async call<O extends PosOperation>(
