@@ -25,6 +25,16 @@ export type Camelized<T> = T extends readonly (infer E)[]
     ? { [K in keyof T as K extends string ? CamelCase<K> : K]: Camelized<T[K]> }
     : T;
 
+/** A schema's declared properties by the name each side gives them (`[other side's name, schema]`). */
+interface RenamePlan {
+  toUpstream: Map<string, [string, Schema]>;
+  toFacade: Map<string, [string, Schema]>;
+  additional?: Schema;
+  items?: Schema;
+}
+
+const NO_PLAN: RenamePlan = { toUpstream: new Map(), toFacade: new Map() };
+
 /**
  * A snake_case upstream contract seen through a camelCase facade, driven by the contract's own schemas
  * (never a copied field list): declared property names are renamed both ways, everything else (the keys
@@ -32,6 +42,8 @@ export type Camelized<T> = T extends readonly (infer E)[]
  * copies of the contract schemas it uses (`Card…`), so that docs, validation and mapping share one source.
  */
 export class CamelCaseSchemas extends UpstreamSchemas {
+  private readonly plans = new WeakMap<Schema, RenamePlan>();
+
   constructor(contract: OpenApiContract, prefix: string) {
     super(contract, prefix);
   }
@@ -164,28 +176,44 @@ export class CamelCaseSchemas extends UpstreamSchemas {
     unknown?: string[],
   ): unknown {
     if (value === null || typeof value !== 'object') return value;
-    const { properties, additional, items } = this.propertiesOf(schema);
+    const plan = this.planOf(schema);
     if (Array.isArray(value))
       return value.map((item, index) =>
-        this.rename(items, item, direction, `${path}[${index}]`, unknown),
+        this.rename(plan.items, item, direction, `${path}[${index}]`, unknown),
       );
-    const byName = new Map<string, [string, Schema]>();
-    for (const [snake, inner] of Object.entries(properties))
-      byName.set(direction === 'toUpstream' ? camelCase(snake) : snake, [
-        direction === 'toUpstream' ? snake : camelCase(snake),
-        inner,
-      ]);
+    const byName = plan[direction];
     const out: Record<string, unknown> = {};
-    for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
+    for (const key in value as Record<string, unknown>) {
+      const inner = (value as Record<string, unknown>)[key];
       const declared = byName.get(key);
-      const at = path ? `${path}.${key}` : key;
+      const at = unknown ? (path ? `${path}.${key}` : key) : '';
       if (declared) out[declared[0]] = this.rename(declared[1], inner, direction, at, unknown);
       // A key of a free-form map (metadata) is the app's own: it passes unchanged.
-      else if (additional) out[key] = this.rename(additional, inner, direction, at, unknown);
+      else if (plan.additional)
+        out[key] = this.rename(plan.additional, inner, direction, at, unknown);
       // Checking a facade body: an undeclared key (a snake_case name included) is refused by name.
-      else if (unknown && Object.keys(properties).length > 0) unknown.push(at);
+      else if (unknown && byName.size > 0) unknown.push(at);
       else out[key] = inner;
     }
     return out;
+  }
+
+  /**
+   * How values of a schema are renamed, worked out once per schema (the contract never changes): its
+   * declared properties by the name each side gives them, its free-form map and its items.
+   */
+  private planOf(schema: Schema | undefined): RenamePlan {
+    if (!schema) return NO_PLAN;
+    let plan = this.plans.get(schema);
+    if (!plan) {
+      const { properties, additional, items } = this.propertiesOf(schema);
+      plan = { toUpstream: new Map(), toFacade: new Map(), additional, items };
+      for (const [snake, inner] of Object.entries(properties)) {
+        plan.toUpstream.set(camelCase(snake), [snake, inner]);
+        plan.toFacade.set(snake, [camelCase(snake), inner]);
+      }
+      this.plans.set(schema, plan);
+    }
+    return plan;
   }
 }

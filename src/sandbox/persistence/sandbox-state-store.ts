@@ -69,16 +69,19 @@ export class SandboxStateStore<K extends string = StateKind> implements BankStat
   }
 
   async write(changes: StateChanges | StoredRows<K>): Promise<void> {
-    const statements: [string, unknown[]][] = [];
-    if (changes.reset) statements.push([`DELETE FROM ${this.table}`, []]);
+    // Named: each is parsed and planned once per connection, not at every write.
+    const statements: [string, string, unknown[]][] = [];
+    if (changes.reset) statements.push(['reset', `DELETE FROM ${this.table}`, []]);
     if (changes.deletes.length > 0)
       statements.push([
+        'delete',
         `DELETE FROM ${this.table} t USING unnest($1::text[], $2::text[]) AS d(kind, id)
           WHERE t.kind = d.kind AND t.id = d.id`,
         [changes.deletes.map((d) => d.kind), changes.deletes.map((d) => d.id)],
       ]);
     if (changes.upserts.length > 0)
       statements.push([
+        'upsert',
         `INSERT INTO ${this.table} (kind, id, data)
            SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
          ON CONFLICT (kind, id) DO UPDATE SET data = excluded.data, updated_at = now()`,
@@ -88,14 +91,19 @@ export class SandboxStateStore<K extends string = StateKind> implements BankStat
           changes.upserts.map((row) => JSON.stringify(row.data)),
         ],
       ]);
+    const named = ([kind, text, values]: [string, string, unknown[]]) => ({
+      name: `sandbox-state:${this.table}:${kind}`,
+      text,
+      values,
+    });
     if (statements.length === 1) {
-      await this.pool.query(...statements[0]);
+      await this.pool.query(named(statements[0]));
       return;
     }
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      for (const [sql, values] of statements) await client.query(sql, values);
+      for (const statement of statements) await client.query(named(statement));
       await client.query('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);

@@ -21,6 +21,8 @@ export const UNSUPPORTED_PARAMETER = 80001;
  */
 export class CardContract extends OpenApiContract {
   private readonly messages: Record<string, string>;
+  /** The body properties of each operation, collected once (the contract never changes). */
+  private readonly bodyPropertiesOf = new WeakMap<ContractOperation, Record<string, Schema>>();
 
   constructor(text: string = readFileSync(CARD_SPEC_FILE, 'utf8')) {
     super('card', text, { coerceRequests: true });
@@ -80,6 +82,15 @@ export class CardContract extends OpenApiContract {
   /** The properties of a request body, those of its `allOf` parts included (a form extending another). */
   private bodyProperties(operation: ContractOperation): Record<string, Schema> {
     if (!operation.requestBodySchema) return {};
+    let properties = this.bodyPropertiesOf.get(operation);
+    if (!properties) {
+      properties = this.collectBodyProperties(operation.requestBodySchema);
+      this.bodyPropertiesOf.set(operation, properties);
+    }
+    return properties;
+  }
+
+  private collectBodyProperties(body: Schema): Record<string, Schema> {
     const collect = (schema: Schema): Record<string, Schema> => {
       const resolved = this.resolve(schema);
       return Object.assign(
@@ -88,7 +99,7 @@ export class CardContract extends OpenApiContract {
         (resolved.properties as Record<string, Schema> | undefined) ?? {},
       ) as Record<string, Schema>;
     };
-    return collect(operation.requestBodySchema);
+    return collect(body);
   }
 
   /** An extension on a schema, on the schema its `$ref` names, or on any `allOf`/`oneOf` part. */

@@ -16,6 +16,7 @@ export class CardSpellings {
   private readonly refusals: RefusalSpelling[];
   /** Whether a schema (or anything under it) carries spellings: answers are walked only where needed. */
   private readonly spelled = new WeakMap<Schema, boolean>();
+  private readonly partsOf = new WeakMap<Schema, Schema[]>();
 
   constructor(private readonly contract: OpenApiContract) {
     this.refusals =
@@ -57,21 +58,33 @@ export class CardSpellings {
       const items = resolved.items as Schema | undefined;
       return items ? value.map((item) => this.spell(items, item)) : value;
     }
-    let out = value as Record<string, unknown>;
+    const given = value as Record<string, unknown>;
+    // Copied once, at the first property whose spelling changes it.
+    let out: Record<string, unknown> | undefined;
     for (const part of this.parts(resolved)) {
       const properties = (part.properties ?? {}) as Record<string, Schema>;
-      for (const [name, inner] of Object.entries(properties))
-        if (name in out) out = { ...out, [name]: this.spell(inner, out[name]) };
+      for (const name in properties) {
+        if (!(name in given)) continue;
+        const spelled = this.spell(properties[name], (out ?? given)[name]);
+        if (spelled === (out ?? given)[name]) continue;
+        out ??= { ...given };
+        out[name] = spelled;
+      }
     }
-    return out;
+    return out ?? given;
   }
 
-  /** The schema and its allOf / oneOf / anyOf parts, resolved. */
+  /** The schema and its allOf / oneOf / anyOf parts, resolved (kept per schema: the contract never changes). */
   private parts(schema: Schema): Schema[] {
-    const combined = ['allOf', 'oneOf', 'anyOf'].flatMap(
-      (key) => (schema[key] as Schema[] | undefined) ?? [],
-    );
-    return [schema, ...combined.flatMap((part) => this.parts(this.resolve(part)))];
+    let parts = this.partsOf.get(schema);
+    if (!parts) {
+      const combined = ['allOf', 'oneOf', 'anyOf'].flatMap(
+        (key) => (schema[key] as Schema[] | undefined) ?? [],
+      );
+      parts = [schema, ...combined.flatMap((part) => this.parts(this.resolve(part)))];
+      this.partsOf.set(schema, parts);
+    }
+    return parts;
   }
 
   private carries(schema: Schema, seen = new Set<Schema>()): boolean {
