@@ -59,11 +59,13 @@ export default tseslint.config(
   },
   {
     // The one place that reads the environment, the hand-over of the resolved configuration from a primary
-    // to its gateway workers, and the test harness that hands the environment to children.
+    // to its gateway workers, the bench and its preload, and the test harness that hands the environment to
+    // children.
     files: [
       'src/platform/config/app-config.ts',
       'src/platform/cluster/gateway-workers.ts',
       'tools/bench.ts',
+      'tools/write-timeline.ts',
       'test/**/*.ts',
     ],
     rules: { 'no-restricted-properties': 'off' },

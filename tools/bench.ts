@@ -29,6 +29,7 @@ import { encodeForm } from '#src/upstreams/http/form-encoding.js';
 import { traceHeaders } from '#src/upstreams/http/call-trace.js';
 import { parseTraceparent } from '#src/platform/tracing/trace-context.js';
 import { ID_ONLY_TRACER } from '#src/platform/tracing/tracer.js';
+import type { TimelineSummary } from './write-timeline.js';
 
 const args = new Set(process.argv.slice(2));
 const QUICK = args.has('--quick');
@@ -854,6 +855,8 @@ interface WriteFigures {
   target: string;
   loadAverage: string;
   rows: WriteRow[];
+  /** Where the time of a card payment through Portico goes, one at a time (write-timeline.ts). */
+  timeline?: TimelineSummary;
 }
 
 /**
@@ -912,11 +915,19 @@ async function postJson(url: string, key: string, body: unknown): Promise<number
  */
 async function measureWrites(name: string, env: Record<string, string>): Promise<WriteFigures> {
   const port = PORT_BASE + 50;
+  const timelineFile = join(tmpdir(), `portico-bench-timeline-${process.pid}.json`);
   const gateway = start(
     process.execPath,
-    [...GATEWAY_NODE_FLAGS, ...profileFlags(), 'dist/main.js'],
+    [
+      ...GATEWAY_NODE_FLAGS,
+      ...profileFlags(),
+      '--import',
+      './dist-tools/write-timeline.js',
+      'dist/main.js',
+    ],
     {
       ...env,
+      WRITE_TIMELINE_FILE: timelineFile,
       PORT: String(port),
       METRICS_PORT: String(PORT_BASE + 51),
       SANDBOX_OB_PORT: String(PORT_BASE + 52),
@@ -1091,15 +1102,36 @@ async function measureWrites(name: string, env: Record<string, string>): Promise
       );
       rows.push(row);
     };
+    // The timeline of the card payments one at a time: what came before is left out.
+    await timelineOf(gateway.child.pid as number, timelineFile);
     await measured('card payment', 1, cardThroughPortico, cardStraight);
+    const timeline = await timelineOf(gateway.child.pid as number, timelineFile);
     await measured('card payment', WRITE_CONNECTIONS, cardThroughPortico, cardStraight);
     await measured('POS payment', 1, posThroughPortico, posStraight);
     await measured('marketplace seller', 1, sellerThroughPortico, sellerStraight);
-    return { target: name, loadAverage: loadAverage(), rows };
+    return { target: name, loadAverage: loadAverage(), rows, timeline };
   } finally {
+    rmSync(timelineFile, { force: true });
     await agent.close();
     await gateway.stop();
   }
+}
+
+/** The timelines the gateway's write-timeline preload gathered since the last call (it starts again). */
+async function timelineOf(pid: number, file: string): Promise<TimelineSummary> {
+  rmSync(file, { force: true });
+  process.kill(pid, 'SIGUSR2');
+  for (let waited = 0; waited < 5000; waited += 20) {
+    if (existsSync(file)) {
+      try {
+        return JSON.parse(readFileSync(file, 'utf8')) as TimelineSummary;
+      } catch {
+        // Still being written.
+      }
+    }
+    await new Promise((done) => setTimeout(done, 20));
+  }
+  throw new Error('the gateway wrote no write timeline');
 }
 
 async function main(): Promise<void> {
@@ -1302,6 +1334,17 @@ async function main(): Promise<void> {
       log(
         `| ${figures.target} | ${row.write} | ${row.connections} | ${shown(row.portico)} | ${shown(row.direct)} | ${(row.portico.p50Ms - row.direct.p50Ms).toFixed(1)} |`,
       );
+  for (const figures of writes) {
+    if (!figures.timeline?.steps.length) continue;
+    const { requests, seen, steps } = figures.timeline;
+    log(
+      `\nWhere a card payment's time goes, ${figures.target}, one at a time (median of each step over the ${requests} of ${seen} payments with the most common sequence; "provider": the sandbox in the gateway's process):`,
+    );
+    log('| step | p50 ms |');
+    log('| --- | --- |');
+    for (const step of steps) log(`| ${step.step} | ${step.p50Ms.toFixed(2)} |`);
+    log(`| sum of the steps | ${steps.reduce((sum, step) => sum + step.p50Ms, 0).toFixed(2)} |`);
+  }
   log(
     `\nPortico: GATEWAY_WORKERS=${WORKERS}; nginx: worker_processes ${WORKERS}. CPU ms/req: CPU time of each process over the run divided by requests ("gateway": the primary and its workers together); "postgres" is this database's backends. DB trips/read: statements Portico sent per request (portico_db_statements_total). handshakes: TLS handshakes the sandbox completed during the run.`,
   );

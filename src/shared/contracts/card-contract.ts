@@ -23,6 +23,8 @@ export class CardContract extends OpenApiContract {
   private readonly messages: Record<string, string>;
   /** The body properties of each operation, collected once (the contract never changes). */
   private readonly bodyPropertiesOf = new WeakMap<ContractOperation, Record<string, Schema>>();
+  /** What each `$ref` names, looked up once. */
+  private readonly refTargets = new Map<string, Schema>();
 
   constructor(text: string = readFileSync(CARD_SPEC_FILE, 'utf8')) {
     super('card', text, { coerceRequests: true });
@@ -120,8 +122,14 @@ export class CardContract extends OpenApiContract {
   private resolve(schema: Schema): Schema {
     let current = schema;
     while (typeof current.$ref === 'string') {
-      const path = current.$ref.replace(/^#\//, '').split('/');
-      current = path.reduce<Schema>((node, key) => node[key] as Schema, this.document);
+      const ref = current.$ref;
+      let target = this.refTargets.get(ref);
+      if (!target) {
+        const path = ref.replace(/^#\//, '').split('/');
+        target = path.reduce<Schema>((node, key) => node[key] as Schema, this.document);
+        this.refTargets.set(ref, target);
+      }
+      current = target;
     }
     return current;
   }
