@@ -23,6 +23,12 @@ export interface StoredRows<K extends string> {
  */
 export class SandboxStateStore<K extends string = StateKind> implements BankStateStore {
   private readonly table: string;
+  /**
+   * Whether writes go as named statements (parsed and planned once per connection). Not on the
+   * embedded engine, whose socket server runs every connection in one session: a name prepared by
+   * one connection would clash with the next (PlainSql's hot path makes the same choice).
+   */
+  private named = false;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -44,6 +50,8 @@ export class SandboxStateStore<K extends string = StateKind> implements BankStat
     pool.on('error', () => undefined);
     const store = new SandboxStateStore<K>(pool, schema, table);
     try {
+      const { rows } = await pool.query<{ version: string }>('SELECT version()');
+      store.named = !/PGlite/i.test(rows[0]?.version ?? '');
       await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
       await pool.query(
         `CREATE TABLE IF NOT EXISTS ${store.table} (
@@ -69,7 +77,7 @@ export class SandboxStateStore<K extends string = StateKind> implements BankStat
   }
 
   async write(changes: StateChanges | StoredRows<K>): Promise<void> {
-    // Named: each is parsed and planned once per connection, not at every write.
+    // Named (on PostgreSQL): each is parsed and planned once per connection, not at every write.
     const statements: [string, string, unknown[]][] = [];
     if (changes.reset) statements.push(['reset', `DELETE FROM ${this.table}`, []]);
     if (changes.deletes.length > 0)
@@ -91,11 +99,8 @@ export class SandboxStateStore<K extends string = StateKind> implements BankStat
           changes.upserts.map((row) => JSON.stringify(row.data)),
         ],
       ]);
-    const named = ([kind, text, values]: [string, string, unknown[]]) => ({
-      name: `sandbox-state:${this.table}:${kind}`,
-      text,
-      values,
-    });
+    const named = ([kind, text, values]: [string, string, unknown[]]) =>
+      this.named ? { name: `sandbox-state:${this.table}:${kind}`, text, values } : { text, values };
     if (statements.length === 1) {
       await this.pool.query(named(statements[0]));
       return;
