@@ -97,7 +97,7 @@ if (file) {
 }
 
 /** The median of each step of the most common sequence of events. */
-export function summarise(timelines: Timeline[]): TimelineSummary {
+function summarise(timelines: Timeline[]): TimelineSummary {
   const signature = (timeline: Timeline) => timeline.map(([event]) => event).join('|');
   const counts = new Map<string, number>();
   for (const timeline of timelines)

@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type pg from 'pg';
 import type { DataSource, QueryRunner } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { isEmbeddedEngine } from '#src/shared/embedded-engine.js';
 
 /** The advisory lock the replica that maintains the tables holds meanwhile. */
 export const MAINTENANCE_LOCK_KEY = 74_111_008;
@@ -28,9 +31,8 @@ export class DatabaseMaintenanceRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Whether the database is the embedded engine (PGlite), which runs no autovacuum. */
-  async isEmbedded(): Promise<boolean> {
-    const [row] = (await this.dataSource.query('SELECT version()')) as { version: string }[];
-    return /PGlite/i.test(row?.version ?? '');
+  isEmbedded(): Promise<boolean> {
+    return isEmbeddedEngine((this.dataSource.driver as PostgresDriver).master as pg.Pool);
   }
 
   /**

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { isEmbeddedEngine } from '#src/shared/embedded-engine.js';
 
 /** Connections of the hot-path pool of each replica (beside TypeORM's `DATABASE_POOL_SIZE`). */
 export const HOT_PATH_POOL_SIZE = 4;
@@ -43,9 +44,7 @@ export function hotPathOf(dataSource: DataSource): Promise<HotPath> {
 
 async function openHotPath(dataSource: DataSource): Promise<HotPath> {
   const shared = (dataSource.driver as PostgresDriver).master as pg.Pool;
-  const { rows } = await shared.query<{ version: string }>('SELECT version()');
-  if (/PGlite/i.test(rows[0]?.version ?? ''))
-    return { pool: shared, named: false, held: new Set() };
+  if (await isEmbeddedEngine(shared)) return { pool: shared, named: false, held: new Set() };
   const Pool = shared.constructor as typeof pg.Pool;
   const options = shared.options as pg.PoolConfig;
   const pool = new Pool({

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { isEmbeddedEngine } from '#src/shared/embedded-engine.js';
 import type {
   BankStateStore,
   StateChanges,
@@ -23,17 +24,17 @@ export interface StoredRows<K extends string> {
  */
 export class SandboxStateStore<K extends string = StateKind> implements BankStateStore {
   private readonly table: string;
-  /**
-   * Whether writes go as named statements (parsed and planned once per connection). Not on the
-   * embedded engine, whose socket server runs every connection in one session: a name prepared by
-   * one connection would clash with the next (PlainSql's hot path makes the same choice).
-   */
-  private named = false;
 
   private constructor(
     private readonly pool: pg.Pool,
     schema: string,
     table: string,
+    /**
+     * Whether writes go as named statements (parsed and planned once per connection). Not on the
+     * embedded engine, where every connection shares one session (PlainSql's hot path makes the same
+     * choice).
+     */
+    private readonly named: boolean,
   ) {
     this.table = `"${schema}".${table}`;
   }
@@ -48,10 +49,9 @@ export class SandboxStateStore<K extends string = StateKind> implements BankStat
     const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 10_000 });
     // An idle connection the server closes must not take the process down.
     pool.on('error', () => undefined);
-    const store = new SandboxStateStore<K>(pool, schema, table);
+    let store: SandboxStateStore<K>;
     try {
-      const { rows } = await pool.query<{ version: string }>('SELECT version()');
-      store.named = !/PGlite/i.test(rows[0]?.version ?? '');
+      store = new SandboxStateStore<K>(pool, schema, table, !(await isEmbeddedEngine(pool)));
       await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
       await pool.query(
         `CREATE TABLE IF NOT EXISTS ${store.table} (
