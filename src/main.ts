@@ -118,7 +118,7 @@ async function main(): Promise<void> {
   const { metricsUrl } = await listenGateway(app, config);
   const startedInMs = Math.round(performance.now());
   onShutdownSignal(config, logger, async () => {
-    await app.close();
+    await closeGateway(app);
     await closeSupport();
   });
   const keyLines = config.mode === 'sandbox' ? await sandboxKeyLines(app, config, logger) : [];
@@ -130,7 +130,7 @@ async function serve(config: AppConfig, logger: Logger, worker: WorkerRole): Pro
   const app = await createGateway(config, logger);
   await listenGateway(app, config);
   logger.info('gateway worker listening');
-  onShutdownSignal(config, logger, () => app.close());
+  onShutdownSignal(config, logger, () => closeGateway(app));
   const lines =
     worker.banner && config.mode === 'sandbox'
       ? await sandboxKeyLines(app, config, logger)
@@ -161,6 +161,16 @@ async function superviseWorkers(
   const keyLines = await primary.ready;
   const startedInMs = Math.round(performance.now());
   printBanner(config, logger, { startedInMs, metricsUrl: primary.metricsUrl, sandbox, keyLines });
+}
+
+/**
+ * Closes a gateway: its listener first, so that no connection is taken once shutdown began (Nest's
+ * close runs the modules' destroy hooks before it closes the HTTP server; Fastify's close then finds
+ * the listener closed), then the application, which finishes the requests in flight.
+ */
+async function closeGateway(app: NestFastifyApplication): Promise<void> {
+  app.getHttpServer().close();
+  await app.close();
 }
 
 /** SIGTERM and SIGINT finish in-flight work (`stop`) and exit; a stop that hangs is cut short. */
