@@ -896,10 +896,15 @@ async function timedWrites(
 }
 
 /** A JSON POST through Portico; its status. */
-async function postJson(url: string, key: string, body: unknown): Promise<number> {
+async function postJson(
+  url: string,
+  key: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<number> {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
   await response.arrayBuffer();
@@ -910,8 +915,9 @@ async function postJson(url: string, key: string, body: unknown): Promise<number
  * Writes through Portico (its own sandbox in process, as `npm start` runs it) with the demo tenant's
  * merchant, then the same writes straight to that sandbox with a merchant of its own: what Portico adds
  * to a write (validation, mapping, row and history, write-ahead access log, key opening, contract
- * check). Card payments one after another and from WRITE_CONNECTIONS at once; a POS payment on a
- * terminal that approves at once and a marketplace seller, one after another.
+ * check). Card payments one after another, from WRITE_CONNECTIONS at once, and one after another with
+ * an Idempotency-Key; a POS payment on a terminal that approves at once and a marketplace seller, one
+ * after another.
  */
 async function measureWrites(name: string, env: Record<string, string>): Promise<WriteFigures> {
   const port = PORT_BASE + 50;
@@ -1024,6 +1030,14 @@ async function measureWrites(name: string, env: Record<string, string>): Promise
     };
     const cardThroughPortico = () =>
       postJson(`${base}/v1/card/payments`, key, { amount: 1099, ...card });
+    // As an app makes a payment it may have to retry: with an Idempotency-Key (claimed, bound, answer stored).
+    const cardWithKeyThroughPortico = () =>
+      postJson(
+        `${base}/v1/card/payments`,
+        key,
+        { amount: 1099, ...card },
+        { 'idempotency-key': randomUUID() },
+      );
     const cardStraight = () =>
       direct(
         `${cardUrl}/payments`,
@@ -1107,6 +1121,7 @@ async function measureWrites(name: string, env: Record<string, string>): Promise
     await measured('card payment', 1, cardThroughPortico, cardStraight);
     const timeline = await timelineOf(gateway.child.pid as number, timelineFile);
     await measured('card payment', WRITE_CONNECTIONS, cardThroughPortico, cardStraight);
+    await measured('card payment, Idempotency-Key', 1, cardWithKeyThroughPortico, cardStraight);
     await measured('POS payment', 1, posThroughPortico, posStraight);
     await measured('marketplace seller', 1, sellerThroughPortico, sellerStraight);
     return { target: name, loadAverage: loadAverage(), rows, timeline };
@@ -1278,7 +1293,7 @@ async function main(): Promise<void> {
       await again.stop();
     }
 
-    // Writes: card payments (alone and concurrent), a POS payment, a marketplace seller.
+    // Writes: card payments (alone, concurrent, with a key), a POS payment, a marketplace seller.
     const cardDatabase =
       TARGETS.has('postgres') && SCENARIOS.has('card')
         ? await freshDatabase(`${DATABASE}_card`)

@@ -4,7 +4,10 @@ import { AccessLogService, type AccessSubject } from '../audit/trail/access-log.
 import { builtStatementName, PlainSql } from '../platform/database/plain-sql.js';
 import { StatusHistoryService } from '../audit/trail/status-history.service.js';
 import { ProblemException } from '../platform/errors/problem.js';
-import { bindIdempotentResource } from '../platform/idempotency/idempotency-binding.js';
+import {
+  bindIdempotentResource,
+  idempotentBindCte,
+} from '../platform/idempotency/idempotency-binding.js';
 import { leaseInDoubt } from '../platform/in-doubt/in-doubt-lease.js';
 import { InDoubtSettlers } from '../platform/in-doubt/in-doubt-settlers.js';
 import {
@@ -77,14 +80,17 @@ export class ProviderLedger {
   private readonly sql: PlainSql;
 
   /**
-   * Stores a row about to be created at the provider with its first history entry, and (given the
-   * call that follows) that call written ahead in the access log: one statement, one commit. The call
-   * about the row with that operation (`call`, `about` the row) then uses the row written ahead.
+   * Stores a row about to be created at the provider with its first history entry, (given the call
+   * that follows) that call written ahead in the access log, and (given the facade path of the row,
+   * `boundResource`) the request's Idempotency-Key bound to it: one statement, one commit. The call
+   * about the row with that operation (`call`, `about` the row) then uses the row written ahead, and
+   * the create sequence's bind finds the key bound.
    */
   async begin<R extends LedgerRow>(
     table: LedgerTable<R>,
     row: R,
     writeAhead?: AccessSubject,
+    boundResource?: string,
   ): Promise<R> {
     const metadata = this.dataSource.getMetadata(table.entity);
     const { insert, params } = this.insertOf(metadata, row);
@@ -100,7 +106,14 @@ export class ProviderLedger {
         { ...writeAhead, ...table.accessSubject(row) },
         params.length + history.params.length + 1,
       );
-    const text = `WITH created AS (${insert} RETURNING *), ${history.cte}${logged ? `, ${logged.cte}` : ''}
+    const bind =
+      boundResource &&
+      idempotentBindCte(
+        'bound',
+        boundResource,
+        params.length + history.params.length + (logged?.params.length ?? 0) + 1,
+      );
+    const text = `WITH created AS (${insert} RETURNING *), ${history.cte}${logged ? `, ${logged.cte}` : ''}${bind ? `, ${bind.cte}` : ''}
        SELECT to_jsonb(created) AS created, ${logged ? '(SELECT id FROM logged)' : 'NULL'} AS log_id
          FROM created`;
     const [written] = await this.sql.query<{
@@ -110,7 +123,9 @@ export class ProviderLedger {
       ...params,
       ...history.params,
       ...(logged?.params ?? []),
+      ...(bind ? bind.params : []),
     ]);
+    if (bind) bind.written();
     // The values the database gave the row (its defaults, its timestamps), as TypeORM's insert sets them.
     for (const column of metadata.columns) {
       const value = written?.created?.[column.databaseName];

@@ -43,6 +43,11 @@ export type BeginFields<M extends KindMap, K extends KindOf<M>> = Partial<
 export interface WriteAhead {
   operation: string;
   deadlineMs?: number;
+  /**
+   * The row's facade path, given its id: the request's Idempotency-Key is bound to it by the begin's
+   * statement, and the create sequence (`create`) names it (a write in doubt tells the app to follow it).
+   */
+  resource?: (id: string) => string;
 }
 
 const UNIQUE_VIOLATION = '23505';
@@ -107,9 +112,16 @@ export class ResourceStore<M extends KindMap> {
       data: fields.data ?? null,
       status: fields.status ?? 'creating',
     });
-    const subject = writeAhead && { tenantId, psuPresent: false, ...writeAhead };
-    return this.typed<K>(await this.ledger.begin(this.table, row, subject));
+    const { resource: resourceOf, ...call } = writeAhead ?? { operation: '' };
+    const subject = writeAhead && { tenantId, psuPresent: false, ...call };
+    const resource = resourceOf?.(row.id);
+    const begun = this.typed<K>(await this.ledger.begin(this.table, row, subject, resource));
+    if (resource) this.resources.set(begun, resource);
+    return begun;
   }
+
+  /** The facade path of each row begun with one (WriteAhead.resource), for its create sequence. */
+  private readonly resources = new WeakMap<object, string>();
 
   /**
    * The tenant's row of a provider id: another tenant's is 404 (as if it did not exist), none at all
@@ -259,12 +271,20 @@ export class ResourceStore<M extends KindMap> {
     return this.ledger.notSent(this.untyped(row));
   }
 
-  /** The create sequence (ProviderLedger.create) for a row just begun. */
+  /**
+   * The create sequence (ProviderLedger.create) for a row just begun; `steps.resource` defaults to the
+   * path the row was begun with (WriteAhead.resource).
+   */
   create<K extends KindOf<M>, T>(
     row: Resource<M, K>,
-    steps: CreateSteps<Resource<M, K>, T>,
+    steps: Omit<CreateSteps<Resource<M, K>, T>, 'resource'> & { resource?: string },
   ): Promise<T> {
-    return this.ledger.create(this.table, row, steps);
+    const resource = steps.resource ?? this.resources.get(row);
+    if (resource === undefined)
+      throw new Error(
+        `A create of ${row.kind} needs its resource: begin it with WriteAhead.resource`,
+      );
+    return this.ledger.create(this.table, row, { ...steps, resource });
   }
 
   /** A write on a row that exists at the provider (ProviderLedger.write). */

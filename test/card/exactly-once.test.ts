@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { InDoubtResolver } from '#src/platform/in-doubt/in-doubt-settlers.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
@@ -40,6 +41,56 @@ describe('card payments exactly once: a lost answer is found by merchant_ref, ne
       })
     ).json() as { totalCount: number; items: { token: string; status: string }[] };
   const creations = () => sut.sandbox.card.callCounts().createPayment ?? 0;
+
+  it('binds the key to the payment in the statement that stores the payment, before the provider is called', async () => {
+    // The texts of the statements the payment sends (every pool's client is a pg.Client).
+    const texts: string[] = [];
+    const proto = pg.Client.prototype;
+    const original = proto.query;
+    Reflect.set(proto, 'query', function (this: pg.Client, ...args: unknown[]): unknown {
+      const [first] = args;
+      texts.push(typeof first === 'string' ? first : String((first as { text?: string }).text));
+      return Reflect.apply(original, this, args);
+    });
+    const key = randomUUID();
+    let answer;
+    try {
+      answer = await pay({ amount: 1200, ...CARD }, key);
+    } finally {
+      Reflect.set(proto, 'query', original);
+    }
+    expect(answer.statusCode).toBe(201);
+    const binds = texts.filter((text) => /UPDATE idempotency_records SET resource/.test(text));
+    expect(binds).toHaveLength(1);
+    expect(binds[0]).toContain('INSERT INTO "provider_resources"');
+    const [record]: { resource: string; state: string }[] = await sut.dataSource.query(
+      'SELECT resource, state FROM idempotency_records WHERE tenant_id = $1 AND key = $2',
+      [app.tenantId, key],
+    );
+    expect(record).toMatchObject({ state: 'completed' });
+    const paymentId = /^\/v1\/card\/payments\/([0-9a-f-]{36})$/.exec(record.resource)?.[1];
+    const [row]: { merchant_ref: string }[] = await sut.dataSource.query(
+      'SELECT merchant_ref FROM provider_resources WHERE id = $1',
+      [paymentId],
+    );
+    expect(row.merchant_ref).toBe(answer.json().merchantRef);
+
+    // The stored answer's commit does not wait for the disk: a crash may lose it, never the binding.
+    // The record as such a crash leaves it: a repeat answers the payment as it stands.
+    await sut.dataSource.query(
+      `UPDATE idempotency_records SET state = 'in_progress', response_status = NULL, response_body = NULL, response_headers = NULL
+        WHERE tenant_id = $1 AND key = $2`,
+      [app.tenantId, key],
+    );
+    const repeat = await pay({ amount: 1200, ...CARD }, key);
+    expect(repeat.statusCode).toBe(201);
+    expect(repeat.headers['idempotent-replayed']).toBe('true');
+    expect(repeat.json()).toMatchObject({
+      token: answer.json().token,
+      status: 'Captured',
+      merchantRef: answer.json().merchantRef,
+    });
+  });
 
   it('charges once when the answer is lost, finds the payment by merchant_ref and answers it; the retry replays it', async () => {
     const merchantRef = `order-${randomUUID()}`;

@@ -20,10 +20,14 @@ export class CardCustomersService {
   constructor(private readonly store: CardStore) {}
 
   async create(tenantId: string, form: CardForm<'CreateCustomerForm'>): Promise<ProviderCustomer> {
-    const row = await this.store.begin(tenantId, 'customer', {}, { operation: 'createCustomer' });
+    const row = await this.store.begin(
+      tenantId,
+      'customer',
+      {},
+      { operation: 'createCustomer', resource: (customerId) => `/v1/card/customers/${customerId}` },
+    );
     // The provider offers no handle to find a customer whose answer was lost: it stays in doubt.
     return this.store.create(row, {
-      resource: `/v1/card/customers/${row.id}`,
       names: () => ({ customerId: row.id }),
       send: () => this.store.call(tenantId, 'createCustomer', { form }, row),
       settle: (customer) =>

@@ -76,9 +76,11 @@ export class MarketplaceResources implements OnModuleInit {
     fields: { parentToken?: string; amount?: number } = {},
   ): Promise<CardKinds[K]> {
     // `operation`: the call `send` makes, written ahead with the row.
-    const row = await this.store.begin(tenantId, kind, fields, { operation });
+    const row = await this.store.begin(tenantId, kind, fields, {
+      operation,
+      resource: (id) => `/v1/marketplace/${PATHS[kind]}/${id}`,
+    });
     return this.store.create(row, {
-      resource: `/v1/marketplace/${PATHS[kind]}/${row.id}`,
       names: () => ({ [`${kind}Id`]: row.id }),
       send: () => send(row),
       settle: (answer) =>

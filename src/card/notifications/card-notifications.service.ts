@@ -24,10 +24,12 @@ export class CardNotificationsService {
       tenantId,
       'notification',
       { amount: form.amount },
-      { operation: 'createNotification' },
+      {
+        operation: 'createNotification',
+        resource: (notificationId) => `/v1/card/notifications/${notificationId}`,
+      },
     );
     return this.store.create(row, {
-      resource: `/v1/card/notifications/${row.id}`,
       names: () => ({ notificationId: row.id }),
       send: () => this.store.call(tenantId, 'createNotification', { form }, row),
       settle: (made) => this.store.settle(row, made, made.status, 'upstream-created'),

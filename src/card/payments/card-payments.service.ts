@@ -48,10 +48,9 @@ export class CardPaymentsService {
         merchantRef: form.merchant_ref ?? `portico-${id}`,
         amount: form.amount,
       },
-      { operation: 'createPayment' },
+      { operation: 'createPayment', resource: (paymentId) => `/v1/card/payments/${paymentId}` },
     );
     return this.store.create(row, {
-      resource: `/v1/card/payments/${row.id}`,
       names: () => ({ paymentId: row.id, merchantRef: row.merchantRef ?? '' }),
       send: () =>
         this.store.call(

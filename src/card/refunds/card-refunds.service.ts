@@ -30,10 +30,9 @@ export class CardRefundsService {
       tenantId,
       'refund',
       { parentToken: paymentToken, amount: form.amount ?? null },
-      { operation: 'createRefund' },
+      { operation: 'createRefund', resource: (refundId) => `/v1/card/refunds/${refundId}` },
     );
     return this.store.create(row, {
-      resource: `/v1/card/refunds/${row.id}`,
       names: () => ({ refundId: row.id }),
       send: () => this.store.call(tenantId, 'createRefund', { form }, row),
       settle: async (refund) => {

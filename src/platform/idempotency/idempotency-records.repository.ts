@@ -83,20 +83,24 @@ export class IdempotencyRecordsRepository {
     return abandoned[0]?.abandoned ?? false;
   }
 
-  /** Stores the answer of the attempt holding `lease`; false when the record is no longer its own. */
+  /**
+   * Stores the answer of the attempt holding `lease`; false when the record is no longer its own.
+   * `flush: false`: the commit does not wait for its WAL flush (`synchronous_commit` off for this
+   * statement only), for a record bound to its resource, whose repeats answer the resource as it stands
+   * when a crash lost the stored answer.
+   */
   async complete(
     tenantId: string,
     key: string,
     lease: string,
-    status: number,
-    body: string | null,
-    headers: string,
+    response: { status: number; body: string | null; headers: string },
+    flush: boolean,
   ): Promise<boolean> {
     const [, affected]: [unknown, number] = await this.dataSource.query(
-      `UPDATE idempotency_records
+      `${flush ? '' : `WITH no_flush AS (SELECT set_config('synchronous_commit', 'off', true)) `}UPDATE idempotency_records
           SET state = 'completed', response_status = $4, response_body = $5::jsonb, response_headers = $6::jsonb
-        WHERE tenant_id = $1 AND key = $2 AND state = 'in_progress' AND created_at = $3::timestamptz`,
-      [tenantId, key, lease, status, body, headers],
+          ${flush ? '' : 'FROM no_flush '}WHERE tenant_id = $1 AND key = $2 AND state = 'in_progress' AND created_at = $3::timestamptz`,
+      [tenantId, key, lease, response.status, response.body, response.headers],
     );
     return affected > 0;
   }
@@ -113,10 +117,20 @@ export class IdempotencyRecordsRepository {
   /** Records the resource the attempt holding `lease` wrote. */
   async bind(tenantId: string, key: string, lease: string, resource: string): Promise<void> {
     await this.dataSource.query(
-      `UPDATE idempotency_records SET resource = $4
-        WHERE tenant_id = $1 AND key = $2 AND state = 'in_progress' AND created_at = $3::timestamptz`,
+      `WITH ${IdempotencyRecordsRepository.bindCte('bound', 1)} SELECT 1`,
       [tenantId, key, lease, resource],
     );
+  }
+
+  /**
+   * The bind as a CTE `name` of another statement (the ledger's begin, which writes the resource): its
+   * parameters from `$first` are the tenant, the key, the lease and the resource, in that order.
+   */
+  static bindCte(name: string, first: number): string {
+    const [tenant, key, lease, resource] = [0, 1, 2, 3].map((offset) => `$${first + offset}`);
+    return `${name} AS (
+         UPDATE idempotency_records SET resource = ${resource}
+          WHERE tenant_id = ${tenant} AND key = ${key} AND state = 'in_progress' AND created_at = ${lease}::timestamptz)`;
   }
 
   /** Deletes up to one batch of expired records; returns how many. */

@@ -24,6 +24,7 @@ import {
 } from './idempotency-problems.js';
 import { IdempotencyStore, type ClaimOutcome, type StoredResponse } from './idempotency.store.js';
 import { BoundResources, type BoundResourceState } from './bound-resources.js';
+import type { IdempotencyClaim } from './idempotency-binding.js';
 
 /** The request as the API-key guard leaves it: all this layer reads of the caller is its tenant. */
 type AuthenticatedRequest = FastifyRequest & { principal?: { tenantId: string } };
@@ -165,15 +166,20 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (claim.outcome !== 'claimed') return this.repeat(claim, tenantId, reply);
 
     const { lease } = claim;
-    let bound = false;
+    const store = this.store;
+    // Bound by its own statement (bind) or by the statement that writes the resource (idempotentBindCte).
+    const held: IdempotencyClaim = {
+      tenantId,
+      key,
+      lease,
+      async bind(resource) {
+        if (this.boundTo === resource) return;
+        await store.bind(tenantId, key, lease, resource);
+        this.boundTo = resource;
+      },
+    };
     const context = requestContext.getStore();
-    if (context)
-      context.idempotency = {
-        bind: async (resource) => {
-          await this.store.bind(tenantId, key, lease, resource);
-          bound = true;
-        },
-      };
+    if (context) context.idempotency = held;
     let result: unknown;
     try {
       result = await lastValueFrom(next.handle(), { defaultValue: undefined });
@@ -185,13 +191,14 @@ export class IdempotencyInterceptor implements NestInterceptor {
       // that, or one that certainly sent nothing, frees the key for a retry.
       const notSent =
         (problem?.extensions?.upstream as { sent?: boolean } | undefined)?.sent === false;
+      const bound = held.boundTo !== undefined;
       if (problem && (problem.status < 500 || (bound && !notSent)))
-        await this.finish(tenantId, key, lease, storedProblem(problem));
+        await this.finish(held, storedProblem(problem));
       else await this.forget(tenantId, key, lease);
       throw error;
     }
     // Nest set the route's status (and @Header()s) before the interceptors; the handler may have changed them.
-    await this.finish(tenantId, key, lease, {
+    await this.finish(held, {
       status: reply.statusCode,
       body: result,
       headers: replayableHeaders(reply.getHeaders()),
@@ -249,14 +256,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
    * The operation has run: its answer goes to the client even if it cannot be stored, since a 503 would
    * invite a retry that does it again. The record stays in progress (409 to repeats) until the lock times out.
    */
-  private async finish(
-    tenantId: string,
-    key: string,
-    lease: string,
-    response: StoredResponse,
-  ): Promise<void> {
+  private async finish(claim: IdempotencyClaim, response: StoredResponse): Promise<void> {
+    const { tenantId, key, lease, boundTo } = claim;
     try {
-      if (!(await this.store.complete(tenantId, key, lease, response))) {
+      if (!(await this.store.complete(tenantId, key, lease, response, boundTo !== undefined))) {
         this.logger.warn(
           { status: response.status },
           'idempotency record was taken over before the request finished; answer not stored',

@@ -77,21 +77,25 @@ export class IdempotencyStore {
     return { outcome: 'in-progress' };
   }
 
-  /** Stores the answer of the attempt holding `lease`; false when the record is no longer its own. */
+  /**
+   * Stores the answer of the attempt holding `lease`; false when the record is no longer its own. The
+   * answer of a key `bound` to its resource is not waited on to reach the disk: a crash that lost it
+   * leaves the record bound, and a repeat answers the resource as it stands (the interceptor's repeat).
+   */
   complete(
     tenantId: string,
     key: string,
     lease: string,
     response: StoredResponse,
+    bound: boolean,
   ): Promise<boolean> {
     const body = response.body === undefined ? null : JSON.stringify(response.body);
     return this.records.complete(
       tenantId,
       key,
       lease,
-      response.status,
-      body,
-      JSON.stringify(response.headers),
+      { status: response.status, body, headers: JSON.stringify(response.headers) },
+      !bound,
     );
   }
 

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { IdempotencyClaim } from '../idempotency/idempotency-binding.js';
 import type { Span } from '../tracing/tracer.js';
 
 export interface RequestContext {
@@ -9,7 +10,7 @@ export interface RequestContext {
   /** When this request's time with the upstream ends (epoch ms), set by its first upstream call. */
   upstreamDeadline?: number;
   /** The request's Idempotency-Key claim, to bind it to the resource the request writes. */
-  idempotency?: { bind(resource: string): Promise<void> };
+  idempotency?: IdempotencyClaim;
 }
 
 /** Carries the request id, its trace id and, once authenticated, the tenant into every log line of a request. */

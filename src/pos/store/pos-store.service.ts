@@ -62,10 +62,14 @@ export class PosStore extends ResourceStore<PosKinds> {
   }
 
   /**
-   * Stores a transaction about to be sent (`creating`), its call written ahead with it; undefined when
-   * the tenant already has its id.
+   * Stores a transaction about to be sent (`creating`), its call written ahead with it and the request's
+   * Idempotency-Key bound to `resource` (its facade path); undefined when the tenant already has its id.
    */
-  async start(tenantId: string, request: PosTransactionRequest): Promise<PosRow | undefined> {
+  async start(
+    tenantId: string,
+    request: PosTransactionRequest,
+    resource: string,
+  ): Promise<PosRow | undefined> {
     try {
       return await this.begin(
         tenantId,
@@ -76,7 +80,11 @@ export class PosStore extends ResourceStore<PosKinds> {
           amount: request.amount ?? null,
           data: { request, result: null, refusal: null },
         },
-        { operation: CREATE, deadlineMs: this.client.caller.deadlineMsOf(CREATE) },
+        {
+          operation: CREATE,
+          deadlineMs: this.client.caller.deadlineMsOf(CREATE),
+          resource: () => resource,
+        },
       );
     } catch (error) {
       if (isUniqueViolation(error)) return undefined;

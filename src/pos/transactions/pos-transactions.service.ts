@@ -49,14 +49,13 @@ export class PosTransactionsService {
 
   /** Starts a payment or void (upstream body) and waits at most `waitMs` for the terminal. */
   async start(tenantId: string, request: PosTransactionRequest, waitMs: number): Promise<PosReply> {
-    const row = await this.store.start(tenantId, request);
+    // The Idempotency-Key is bound to the transaction by the statement that stores it.
+    const row = await this.store.start(
+      tenantId,
+      request,
+      `${POS_TRANSACTIONS}${request.transaction_id}`,
+    );
     if (!row) return this.repeat(tenantId, request, waitMs);
-    try {
-      await bindIdempotentResource(`${POS_TRANSACTIONS}${request.transaction_id}`);
-    } catch (error) {
-      await this.store.notSent(row);
-      throw error;
-    }
     const outcome = this.send(row);
     this.inFlight.set(row.id, outcome);
     void outcome.finally(() => this.inFlight.delete(row.id));
