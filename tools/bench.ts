@@ -8,6 +8,7 @@
 //   BENCH_PROFILE=DIR npm run bench   also writes a V8 CPU profile of each Portico process into DIR
 //   BENCH_TARGETS=nginx,postgres npm run bench   only those targets (of nginx, postgres, embedded)
 //   BENCH_SCENARIOS=attended npm run bench       only those scenarios (of attended, unattended, card: the writes, tracing)
+//   BENCH_WRITES=800 npm run bench               writes made one after another per row (default 200; twice as many concurrent)
 //
 // The sandbox runs in its own process (as the bank would); Portico runs on PostgreSQL (a database of its
 // own, BENCH_DATABASE, created fresh) and on the embedded engine, each with GATEWAY_WORKERS=BENCH_WORKERS
@@ -72,7 +73,7 @@ const CLK_TCK = 100;
 const IBAN = 'HU75118000170000001234567817';
 
 /** Writes of each kind measured one after another (twice as many under concurrency). */
-const WRITES = QUICK ? 50 : 200;
+const WRITES = Number(process.env.BENCH_WRITES ?? (QUICK ? 50 : 200));
 /** Connections of the concurrent card payments. */
 const WRITE_CONNECTIONS = 16;
 
