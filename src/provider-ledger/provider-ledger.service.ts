@@ -9,6 +9,7 @@ import {
   idempotentBindCte,
 } from '../platform/idempotency/idempotency-binding.js';
 import { leaseInDoubt } from '../platform/in-doubt/in-doubt-lease.js';
+import { admittedToWrite } from '../platform/logging/request-context.js';
 import { InDoubtSettlers } from '../platform/in-doubt/in-doubt-settlers.js';
 import {
   failureOutcome,
@@ -92,6 +93,7 @@ export class ProviderLedger {
     writeAhead?: AccessSubject,
     boundResource?: string,
   ): Promise<R> {
+    await admittedToWrite();
     const metadata = this.dataSource.getMetadata(table.entity);
     const { insert, params } = this.insertOf(metadata, row);
     const history = this.history.firstEntry(
@@ -255,7 +257,8 @@ export class ProviderLedger {
    * A provider call's access-log row written ahead (outcome `sent`), for a call whose outcome its caller
    * records (the consent-access guard, around the handler); `call` writes and completes it itself.
    */
-  writeAhead(subject: AccessSubject): Promise<string> {
+  async writeAhead(subject: AccessSubject): Promise<string> {
+    await admittedToWrite();
     return this.accessLog.begin(subject);
   }
 

@@ -61,6 +61,53 @@ describe('rate limit per API key', () => {
     expect(forB.map((answer) => answer.headers['ratelimit-remaining']).sort()).toEqual(['1', '2']);
   });
 
+  // A creating call without an Idempotency-Key is counted while its body is checked: its first write
+  // waits for the count. Over the limit it is refused as if counted first, before anything is written.
+  it('refuses a creating call over its limit before it writes or calls the provider, whatever its body', async () => {
+    const intoMinute = (Date.now() / 1000) % 60;
+    if (intoMinute > 50) await new Promise((done) => setTimeout(done, (61 - intoMinute) * 1000));
+    const { tenantId, key } = await replicaA.newTenantWithKey('app');
+    const card = {
+      cardNumber: '4556390755719395',
+      expirationMonth: '12',
+      expirationYear: '2031',
+      holderName: 'Grace Hopper',
+      cvv: '321',
+    };
+    const pay = (body: object) =>
+      replicaA.app.inject({
+        method: 'POST',
+        url: '/v1/card/payments',
+        headers: bearer(key),
+        payload: body,
+      });
+    const made = () => replicaA.sandbox.card.callCounts().createPayment ?? 0;
+    const first = await pay({ amount: 500, ...card });
+    expect(first.statusCode).toBe(201);
+    expect(first.headers['ratelimit-limit']).toBe('3');
+    expect(first.headers['ratelimit-remaining']).toBe('2');
+    // Under the limit, a bad body is its own problem (and counted).
+    const bad = await pay({ amount: 'five', ...card });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.headers['ratelimit-remaining']).toBe('1');
+    expect((await pay({ amount: 700, ...card })).headers['ratelimit-remaining']).toBe('0');
+
+    const before = made();
+    const over = await pay({ amount: 900, ...card });
+    expect(over.statusCode).toBe(429);
+    expect(over.json().type).toBe('urn:portico:problem:rate-limited');
+    expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(over.headers['ratelimit-remaining']).toBe('0');
+    const badOver = await pay({ amount: 'nine', ...card });
+    expect(badOver.statusCode).toBe(429);
+    expect(made()).toBe(before);
+    const rows: { amount: number }[] = await replicaA.dataSource.query(
+      "SELECT amount FROM provider_resources WHERE tenant_id = $1 AND kind = 'payment' ORDER BY created_at",
+      [tenantId],
+    );
+    expect(rows.map((row) => Number(row.amount))).toEqual([500, 700]);
+  });
+
   it('counts each key on its own', async () => {
     const a = await replicaA.newTenantWithKey('app');
     const b = await replicaA.newTenantWithKey('app');

@@ -2,7 +2,10 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
-import { requestContext } from '#src/platform/logging/request-context.js';
+import { completeRequestWith } from '#src/platform/errors/request-completion.js';
+import { IDEMPOTENCY_KEY_HEADER } from '#src/platform/idempotency/idempotency-problems.js';
+import { COUNTED_BY_FIRST_WRITE_KEY } from '#src/platform/idempotency/idempotent.decorator.js';
+import { requestContext, type RequestContext } from '#src/platform/logging/request-context.js';
 import type { ApiKeyRole } from '../tenants/api-key.entity.js';
 import { TenantsService, type Principal } from '../tenants/tenants.service.js';
 import { RATE_LIMIT_HEADERS } from '#src/platform/openapi/api-conventions.js';
@@ -72,12 +75,19 @@ export class ApiKeyGuard implements CanActivate {
     const store = requestContext.getStore();
     if (store) store.tenantId = principal.tenantId;
 
-    if (!this.reflector.get<boolean>(RATE_LIMIT_IN_ROUTE_KEY, context.getHandler()))
-      applyRateLimit(
-        context.switchToHttp().getResponse<FastifyReply>(),
-        await this.rateLimit.consume(principal.keyId),
-      );
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
+    if (this.reflector.get<boolean>(RATE_LIMIT_IN_ROUTE_KEY, context.getHandler())) {
+      // Counted by the route's own guard.
+    } else if (
+      store &&
+      request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()] === undefined &&
+      this.reflector.get<boolean>(COUNTED_BY_FIRST_WRITE_KEY, context.getHandler())
+    )
+      this.countByFirstWrite(request, reply, principal.keyId, store);
+    else applyRateLimit(reply, await this.rateLimit.consume(principal.keyId));
     if (roles.length > 0 && !roles.includes(principal.role)) {
+      // Over its limit, the request is answered 429 whatever else is wrong with it.
+      await store?.admission;
       throw new ProblemException({
         status: 403,
         type: PROBLEM_TYPES.forbidden,
@@ -86,6 +96,37 @@ export class ApiKeyGuard implements CanActivate {
       });
     }
     return true;
+  }
+
+  /**
+   * A creating call without an Idempotency-Key: its count is sent now and the request goes on while it
+   * is in flight (its body read and checked against the contract), so that the count's round-trip
+   * overlaps that work instead of preceding it. Its first write awaits the count (admittedToWrite: the
+   * ledger's begin, a call written ahead), so that nothing is written, nor sent to a provider, for a
+   * request over its limit; a request that fails before writing is answered 429 when over its limit
+   * (RequestCompletion), as if counted first. With a key, the claim is the first write and the count
+   * goes first, as on every other route.
+   */
+  private countByFirstWrite(
+    request: AuthenticatedRequest,
+    reply: FastifyReply,
+    keyId: string,
+    store: RequestContext,
+  ): void {
+    const admission = this.rateLimit.consume(keyId).then((usage) => {
+      if (!reply.sent) applyRateLimit(reply, usage);
+    });
+    // Awaited by the first write or by the completion; never left unhandled.
+    admission.catch(() => undefined);
+    store.admission = admission;
+    completeRequestWith(request, {
+      answered: () => undefined,
+      failed: (error) =>
+        admission.then(
+          () => error,
+          (refusal: unknown) => refusal,
+        ),
+    });
   }
 }
 

@@ -1,4 +1,4 @@
-import { applyDecorators, UseInterceptors } from '@nestjs/common';
+import { applyDecorators, SetMetadata, UseInterceptors } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
 import { ApiProblems } from '../errors/api-problem-responses.js';
 import {
@@ -10,12 +10,19 @@ import {
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 
 /**
+ * Set by @Idempotent() on a creating call: without an Idempotency-Key, its rate-limit count may still
+ * be in flight while the request is read and checked, and is awaited by its first write (ApiKeyGuard).
+ */
+export const COUNTED_BY_FIRST_WRITE_KEY = 'portico:counted-by-first-write';
+
+/**
  * Makes a POST safely retryable with an optional `Idempotency-Key` header, and documents it: interceptor and
  * spec cannot diverge. Put it after @Auth() on the route (keys are scoped by the caller's tenant); the module
  * declaring the controller imports IdempotencyModule.
  */
 export function Idempotent(): MethodDecorator {
   return applyDecorators(
+    SetMetadata(COUNTED_BY_FIRST_WRITE_KEY, true),
     UseInterceptors(IdempotencyInterceptor),
     ApiHeader({
       name: IDEMPOTENCY_KEY_HEADER,
