@@ -93,7 +93,8 @@ export class ProviderLedger {
     writeAhead?: AccessSubject,
     boundResource?: string,
   ): Promise<R> {
-    await admittedToWrite();
+    const admission = admittedToWrite();
+    if (admission) await admission;
     const metadata = this.dataSource.getMetadata(table.entity);
     const { insert, params } = this.insertOf(metadata, row);
     const history = this.history.firstEntry(
@@ -257,9 +258,12 @@ export class ProviderLedger {
    * A provider call's access-log row written ahead (outcome `sent`), for a call whose outcome its caller
    * records (the consent-access guard, around the handler); `call` writes and completes it itself.
    */
-  async writeAhead(subject: AccessSubject): Promise<string> {
-    await admittedToWrite();
-    return this.accessLog.begin(subject);
+  writeAhead(subject: AccessSubject): Promise<string> {
+    // On the consent read's path: no promise step unless a count is still in flight.
+    const admission = admittedToWrite();
+    return admission
+      ? admission.then(() => this.accessLog.begin(subject))
+      : this.accessLog.begin(subject);
   }
 
   /**

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type pg from 'pg';
 import { IsNull, type DataSource, type Repository } from 'typeorm';
-import { PlainSql } from '#src/platform/database/plain-sql.js';
+import { NO_FLUSH_CTE, PlainSql } from '#src/platform/database/plain-sql.js';
 import { StatementGroup } from '#src/platform/database/statement-group.js';
 import { ApiKey, type ApiKeyRole } from './api-key.entity.js';
 
@@ -10,9 +10,6 @@ import { ApiKey, type ApiKeyRole } from './api-key.entity.js';
 export const KEY_REVOKED_CHANNEL = 'portico_api_key_revoked';
 
 const WINDOW_SECONDS = 60;
-
-/** A CTE that has the statement's commit not wait for its WAL flush (see countUse). */
-const NO_FLUSH = `no_flush AS (SELECT set_config('synchronous_commit', 'off', true))`;
 
 /** What the rate-limit part of a statement returns (see ApiKeysRepository.usageCte). */
 export interface RateLimitRow {
@@ -175,14 +172,14 @@ export class ApiKeysRepository {
       keyIds.length === 1
         ? this.sql.query<RateLimitRow>(
             'rate-limit:consume',
-            `WITH ${NO_FLUSH},
+            `WITH ${NO_FLUSH_CTE},
                   ${ApiKeysRepository.usageCte('$1')}
              SELECT rate_count, rate_reset_seconds FROM rate_usage, no_flush`,
             keyIds,
           )
         : this.sql.query<RateLimitRow>(
             'rate-limit:consume-group',
-            `WITH ${NO_FLUSH},
+            `WITH ${NO_FLUSH_CTE},
                   calls AS (SELECT * FROM unnest($1::uuid[]) WITH ORDINALITY AS r(key_id, ord)),
                   ${ApiKeysRepository.groupUsageCte('calls')}
              SELECT rate_count, rate_reset_seconds FROM rate_usage, no_flush ORDER BY ord`,

@@ -4,6 +4,12 @@ import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { isEmbeddedEngine } from '#src/shared/embedded-engine.js';
 
+/**
+ * A CTE (`no_flush`) that has its statement's commit not wait for the WAL flush (`synchronous_commit`
+ * off for that transaction only), for a write a crash may lose: the statement must read from it.
+ */
+export const NO_FLUSH_CTE = `no_flush AS (SELECT set_config('synchronous_commit', 'off', true))`;
+
 /** Connections of the hot-path pool of each replica (beside TypeORM's `DATABASE_POOL_SIZE`). */
 export const HOT_PATH_POOL_SIZE = 4;
 

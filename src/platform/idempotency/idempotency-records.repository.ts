@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { NO_FLUSH_CTE } from '../database/plain-sql.js';
 
 /** How long a key is remembered (at least; expired rows are swept lazily). */
 export const IDEMPOTENCY_RETENTION = '24 hours';
@@ -97,7 +98,7 @@ export class IdempotencyRecordsRepository {
     flush: boolean,
   ): Promise<boolean> {
     const [, affected]: [unknown, number] = await this.dataSource.query(
-      `${flush ? '' : `WITH no_flush AS (SELECT set_config('synchronous_commit', 'off', true)) `}UPDATE idempotency_records
+      `${flush ? '' : `WITH ${NO_FLUSH_CTE} `}UPDATE idempotency_records
           SET state = 'completed', response_status = $4, response_body = $5::jsonb, response_headers = $6::jsonb
           ${flush ? '' : 'FROM no_flush '}WHERE tenant_id = $1 AND key = $2 AND state = 'in_progress' AND created_at = $3::timestamptz`,
       [tenantId, key, lease, response.status, response.body, response.headers],
