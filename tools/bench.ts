@@ -84,7 +84,8 @@ const log = (line: string) => {
 
 // ---------------------------------------------------------------------------------------------- processes
 
-function cpuTicks(pid: number): number {
+/** CPU ticks (user and system) of a process, or of one of its threads (`PID/task/TID`). */
+function cpuTicks(pid: number | string): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     return Number(fields[11]) + Number(fields[12]);
@@ -533,14 +534,17 @@ async function measure(
   sandbox: SandboxProcess,
   seconds: number,
 ): Promise<Row> {
-  const pids = { ...(await target.pids()), sandbox: [sandbox.pid] };
+  const pids: Record<string, number[]> = { ...(await target.pids()), sandbox: [sandbox.pid] };
+  // The gateway's main threads apart (a thread's id is its process's for the main one): the share of its
+  // CPU that is JavaScript's own thread, against V8's helper threads (concurrent marking, scavenges).
+  const threads: Record<string, (number | string)[]> = pids.gateway
+    ? { 'gateway main thread': pids.gateway.map((pid) => `${pid}/task/${pid}`) }
+    : {};
   // Per process: a database backend that ends during the run (the pool closes idle ones) reads 0 after it,
   // so only processes alive at both ends are counted.
   const ticks = () =>
-    new Map(
-      Object.values(pids)
-        .flat()
-        .map((pid) => [pid, cpuTicks(pid)]),
+    new Map<number | string, number>(
+      [...Object.values(pids), ...Object.values(threads)].flat().map((pid) => [pid, cpuTicks(pid)]),
     );
   const handshakesBefore = await sandbox.handshakes();
   const statementsBefore = target.statements ? await target.statements() : undefined;
@@ -550,8 +554,11 @@ async function measure(
   const statementsAfter = target.statements ? await target.statements() : undefined;
   const handshakes = (await sandbox.handshakes()) - handshakesBefore;
   const cpu: Record<string, number> = {};
-  for (const [role, list] of Object.entries(pids)) {
-    const used = list.reduce((sum, pid) => {
+  const roles = Object.entries<(number | string)[]>(pids).flatMap(([role, list]) =>
+    role === 'gateway' ? [[role, list], ...Object.entries(threads)] : [[role, list]],
+  ) as [string, (number | string)[]][];
+  for (const [role, list] of roles) {
+    const used = list.reduce<number>((sum, pid) => {
       const [start, end] = [before.get(pid) ?? 0, after.get(pid) ?? 0];
       return start > 0 && end >= start ? sum + end - start : sum;
     }, 0);
@@ -1362,7 +1369,7 @@ async function main(): Promise<void> {
     log(`| sum of the steps | ${steps.reduce((sum, step) => sum + step.p50Ms, 0).toFixed(2)} |`);
   }
   log(
-    `\nPortico: GATEWAY_WORKERS=${WORKERS}; nginx: worker_processes ${WORKERS}. CPU ms/req: CPU time of each process over the run divided by requests ("gateway": the primary and its workers together); "postgres" is this database's backends. DB trips/read: statements Portico sent per request (portico_db_statements_total). handshakes: TLS handshakes the sandbox completed during the run.`,
+    `\nPortico: GATEWAY_WORKERS=${WORKERS}; nginx: worker_processes ${WORKERS}. CPU ms/req: CPU time of each process over the run divided by requests ("gateway": the primary and its workers together, "gateway main thread" their JavaScript threads alone); "postgres" is this database's backends. DB trips/read: statements Portico sent per request (portico_db_statements_total). handshakes: TLS handshakes the sandbox completed during the run.`,
   );
 }
 
