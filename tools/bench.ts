@@ -535,16 +535,20 @@ async function measure(
   seconds: number,
 ): Promise<Row> {
   const pids: Record<string, number[]> = { ...(await target.pids()), sandbox: [sandbox.pid] };
-  // The gateway's main threads apart (a thread's id is its process's for the main one): the share of its
-  // CPU that is JavaScript's own thread, against V8's helper threads (concurrent marking, scavenges).
-  const threads: Record<string, (number | string)[]> = pids.gateway
-    ? { 'gateway main thread': pids.gateway.map((pid) => `${pid}/task/${pid}`) }
-    : {};
+  // What CPU is counted for, by role; the gateway's main threads apart too (a main thread's id is its
+  // process's): JavaScript's own thread, against V8's helper threads (concurrent marking, scavenges).
+  const roles: Record<string, (number | string)[]> = {};
+  for (const [role, list] of Object.entries(pids)) {
+    roles[role] = list;
+    if (role === 'gateway') roles['gateway main thread'] = list.map((pid) => `${pid}/task/${pid}`);
+  }
   // Per process: a database backend that ends during the run (the pool closes idle ones) reads 0 after it,
   // so only processes alive at both ends are counted.
   const ticks = () =>
-    new Map<number | string, number>(
-      [...Object.values(pids), ...Object.values(threads)].flat().map((pid) => [pid, cpuTicks(pid)]),
+    new Map(
+      Object.values(roles)
+        .flat()
+        .map((pid) => [pid, cpuTicks(pid)]),
     );
   const handshakesBefore = await sandbox.handshakes();
   const statementsBefore = target.statements ? await target.statements() : undefined;
@@ -554,10 +558,7 @@ async function measure(
   const statementsAfter = target.statements ? await target.statements() : undefined;
   const handshakes = (await sandbox.handshakes()) - handshakesBefore;
   const cpu: Record<string, number> = {};
-  const roles = Object.entries<(number | string)[]>(pids).flatMap(([role, list]) =>
-    role === 'gateway' ? [[role, list], ...Object.entries(threads)] : [[role, list]],
-  ) as [string, (number | string)[]][];
-  for (const [role, list] of roles) {
+  for (const [role, list] of Object.entries(roles)) {
     const used = list.reduce<number>((sum, pid) => {
       const [start, end] = [before.get(pid) ?? 0, after.get(pid) ?? 0];
       return start > 0 && end >= start ? sum + end - start : sum;
