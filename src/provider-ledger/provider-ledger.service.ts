@@ -371,18 +371,37 @@ export class ProviderLedger {
   }
 }
 
-/** A row Portico wrote whose outcome at the provider is not known yet (or that failed there): 409. */
+export const NOT_MADE_PROBLEM_TYPE = 'urn:portico:problem:not-made';
+
+/**
+ * A write the provider certainly did not make (refused, or found absent once its answer was lost): the
+ * attempt is over and final, so no Retry-After; another attempt takes a new Idempotency-Key.
+ */
+export function notMadeProblem(
+  what: string,
+  row: LedgerRow,
+  extensions: Record<string, unknown> = {},
+  another = 'another needs a new Idempotency-Key',
+): ProblemException {
+  return new ProblemException({
+    status: 409,
+    type: NOT_MADE_PROBLEM_TYPE,
+    title: 'Not made by the provider',
+    detail: `The provider never made ${what} ${row.id}: nothing happened there. This attempt is over; ${another}.`,
+    // Not `status`: that is the problem's own HTTP status.
+    extensions: { ...extensions, id: row.id, resourceStatus: row.status, outcome: 'not-made' },
+  });
+}
+
+/** A row Portico wrote whose outcome at the provider is not known yet (409), or that it never made. */
 export function notKnownYet(what: string, row: LedgerRow): ProblemException {
-  const failed = row.status === 'failed';
+  if (row.status === 'failed') return notMadeProblem(what, row);
   return new ProblemException({
     status: 409,
     type: 'urn:portico:problem:outcome-unknown',
     title: 'Outcome unknown',
-    detail: failed
-      ? `The provider did not make ${what} ${row.id}`
-      : `The outcome of ${what} ${row.id} is not known yet; Portico settles it with the provider`,
-    headers: failed ? {} : { 'Retry-After': '5' },
-    // Not `status`: that is the problem's own HTTP status.
-    extensions: { id: row.id, resourceStatus: row.status },
+    detail: `The outcome of ${what} ${row.id} is not known yet; Portico settles it with the provider`,
+    headers: { 'Retry-After': '5' },
+    extensions: { id: row.id, resourceStatus: row.status, outcome: 'unknown' },
   });
 }

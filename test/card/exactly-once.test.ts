@@ -198,6 +198,51 @@ describe('card payments exactly once: a lost answer is found by merchant_ref, ne
     expect(row.status).toBe('failed');
   });
 
+  it('names a payment the resolver found never made as not made, on GET and on a same-key retry, for good', async () => {
+    const merchantRef = `order-${randomUUID()}`;
+    // The connection drops before the provider acts, and the lookup by merchant_ref fails too: in doubt.
+    sut.sandbox.chaos.add({ operation: 'createPayment', fault: 'reset', times: 1 });
+    const lookups = sut.sandbox.chaos.add({
+      operation: 'listPayments',
+      fault: 'status',
+      status: 503,
+    });
+    const before = creations();
+    const key = randomUUID();
+    const body = { amount: 2650, ...CARD, merchantRef };
+    const first = await pay(body, key);
+    expect(first.json()).toMatchObject({ outcome: 'unknown', merchantRef });
+    const { resource, paymentId } = first.json() as { resource: string; paymentId: string };
+    sut.sandbox.chaos.remove(lookups.id);
+    await sut.dataSource.query(
+      "UPDATE provider_resources SET created_at = now() - interval '1 hour' WHERE id = $1",
+      [paymentId],
+    );
+    await sut.app.get(InDoubtResolver).resolveOnce();
+
+    const notMade = {
+      status: 409,
+      type: 'urn:portico:problem:not-made',
+      title: 'Not made by the provider',
+      outcome: 'not-made',
+      resourceStatus: 'failed',
+      id: paymentId,
+    };
+    for (let round = 0; round < 2; round++) {
+      const read = await sut.app.inject({ method: 'GET', url: resource, headers: bearer(app.key) });
+      expect(read.statusCode).toBe(409);
+      expect(read.json()).toMatchObject({ ...notMade, paymentId, merchantRef });
+      expect(read.headers['retry-after']).toBeUndefined();
+      const retry = await pay(body, key);
+      expect(retry.statusCode).toBe(409);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+      expect(retry.headers['retry-after']).toBeUndefined();
+      expect(retry.json()).toMatchObject(notMade);
+    }
+    expect(creations() - before).toBe(0);
+    expect((await atProvider(merchantRef)).totalCount).toBe(0);
+  });
+
   it('never refunds twice for one key, even when the answer is lost', async () => {
     const payment = (await pay({ amount: 3000, ...CARD }, randomUUID())).json();
     sut.sandbox.chaos.add({

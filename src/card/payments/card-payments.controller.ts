@@ -74,7 +74,7 @@ export class CardPaymentsController {
   @CardRoute({
     summary: 'Get a card payment',
     description:
-      "By the provider's id (`pmt_…`), or by Portico's id of a payment whose creation is in doubt (answered 409 until Portico has settled it).",
+      "By the provider's id (`pmt_…`), or by Portico's id of a payment whose creation is in doubt: 409 `urn:portico:problem:outcome-unknown` until Portico has settled it, then the payment, or 409 `urn:portico:problem:not-made` for good when the provider never made it.",
     id: ['paymentId', 'payment'],
     answer: [200, 'Payment', 'The payment'],
     problems: { 404: 'No such payment for this tenant' },

@@ -5,6 +5,7 @@ import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
 import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
 import { requestContext } from '#src/platform/logging/request-context.js';
+import { notMadeProblem } from '#src/provider-ledger/provider-ledger.service.js';
 import { notFound } from '#src/provider-ledger/resource-store.js';
 import { isUuid } from '#src/shared/uuid.js';
 import type { CardQueryOf } from '#src/upstreams/card/card.client.js';
@@ -200,16 +201,15 @@ function causeOf(error: unknown): string {
 }
 
 function outcomeNotKnown(row: CardRow<'payment'>): ProblemException {
+  const names = { paymentId: row.id, merchantRef: row.merchantRef };
+  if (row.status === 'failed') return notMadeProblem('payment', row, names);
   return new ProblemException({
     status: 409,
     type: 'urn:portico:problem:outcome-unknown',
     title: 'Outcome unknown',
-    detail:
-      row.status === 'failed'
-        ? `Payment ${row.id} was not made by the provider (merchantRef ${row.merchantRef})`
-        : `The outcome of payment ${row.id} is not known yet; Portico settles it with the provider by its merchantRef ${row.merchantRef}`,
-    headers: row.status === 'failed' ? {} : { 'Retry-After': '5' },
-    extensions: { paymentId: row.id, paymentStatus: row.status, merchantRef: row.merchantRef },
+    detail: `The outcome of payment ${row.id} is not known yet; Portico settles it with the provider by its merchantRef ${row.merchantRef}`,
+    headers: { 'Retry-After': '5' },
+    extensions: { ...names, id: row.id, resourceStatus: row.status, outcome: 'unknown' },
   });
 }
 

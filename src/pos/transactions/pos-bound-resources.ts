@@ -6,11 +6,10 @@ import {
 import { ProblemException } from '#src/platform/errors/problem.js';
 import { posFacade } from '../common/pos-api.js';
 import { dataOf, PosStore } from '../store/pos-store.service.js';
-import { refusalProblem } from './pos-refusal.js';
+import { notMade, refusalProblem } from './pos-refusal.js';
 import { POS_TRANSACTIONS, PosTransactionsService } from './pos-transactions.service.js';
 
 const DECIDED = new Set(['CAPTURED', 'FAILED', 'CANCELLED']);
-const NOT_MADE = { status: 502, code: 'not-at-provider', title: 'Not made' };
 
 /**
  * Lets a repeat with the Idempotency-Key of a POS transaction whose first answer was 202 or "outcome
@@ -37,7 +36,10 @@ export class PosBoundResources implements OnModuleInit {
     if (!row) return undefined;
     const data = dataOf(row);
     if (row.status === 'failed')
-      return { state: 'failed', problem: refusalProblem(data.refusal ?? NOT_MADE) };
+      return {
+        state: 'failed',
+        problem: data.refusal ? refusalProblem(data.refusal) : notMade(row),
+      };
     if (!DECIDED.has(row.status) || !data.result) return this.undecided(tenantId, transactionId);
     return { state: 'settled', status: 200, body: posFacade('PosTransactionResult', data.result) };
   }

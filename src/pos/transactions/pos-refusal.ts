@@ -1,7 +1,8 @@
 import { ProblemException } from '#src/platform/errors/problem.js';
 import type { UpstreamAnswer } from '#src/upstreams/http/upstream-caller.js';
 import { UPSTREAM_PROBLEM_TYPES } from '#src/platform/errors/upstream-problems.js';
-import type { PosRefusal } from '../store/pos-store.service.js';
+import { notMadeProblem } from '#src/provider-ledger/provider-ledger.service.js';
+import { dataOf, type PosRefusal, type PosRow } from '../store/pos-store.service.js';
 
 /**
  * The facade's status for each POS refusal status: the app's own key is fine when the provider says
@@ -36,3 +37,12 @@ export function refusalProblem(refusal: PosRefusal): ProblemException {
     },
   });
 }
+
+/** A transaction the provider never received (found unknown once Portico's call was over). */
+export const notMade = (row: PosRow): ProblemException =>
+  notMadeProblem(
+    'POS transaction',
+    row,
+    { transactionId: dataOf(row).request.transaction_id },
+    'start it again with a new transactionId and Idempotency-Key',
+  );

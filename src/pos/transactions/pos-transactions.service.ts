@@ -9,7 +9,7 @@ import { LOGGER } from '#src/platform/logging/logging.module.js';
 import { outcomeUnknown, type UpstreamAnswer } from '#src/upstreams/http/upstream-caller.js';
 import type { PosTransactionRequest, PosTransactionResult } from '#src/upstreams/pos/pos.client.js';
 import { dataOf, PosStore, type PosRow } from '../store/pos-store.service.js';
-import { refusalOf, refusalProblem } from './pos-refusal.js';
+import { notMade, refusalOf, refusalProblem } from './pos-refusal.js';
 
 /** What became of a transaction so far: its final result, a refusal, or still in flight (with the latest view). */
 type Outcome =
@@ -170,11 +170,7 @@ export class PosTransactionsService {
   private async current(row: PosRow): Promise<Outcome> {
     const data = dataOf(row);
     if (row.status === 'failed')
-      return {
-        problem: refusalProblem(
-          data.refusal ?? { status: 502, code: 'not-at-provider', title: 'Not made' },
-        ),
-      };
+      return { problem: data.refusal ? refusalProblem(data.refusal) : notMade(row) };
     if (!IN_FLIGHT.has(row.status) && data.result) return { result: data.result };
     return this.lookup(row, 'upstream-status').catch(() => ({ pending: data.result ?? {} }));
   }
@@ -209,14 +205,7 @@ export class PosTransactionsService {
       fresh.status === 'unknown' || ageMs(fresh) > this.config.upstreams.pos.paymentDeadlineMs;
     if (answer.messages[0]?.code === '10005' && callOver) {
       await this.store.transition(fresh, 'failed', `${cause}:not-at-provider`);
-      return {
-        problem: refusalProblem({
-          status: 502,
-          code: 'not-at-provider',
-          title:
-            'The provider never received this transaction; start it again with a new transactionId',
-        }),
-      };
+      return { problem: notMade(fresh) };
     }
     return { pending: dataOf(fresh).result ?? {} };
   }
