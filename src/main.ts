@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig, type AppConfig } from './platform/config/app-config.js';
 import { portInUseMessage } from './platform/config/port-in-use.js';
+import { recordRunning, startBlocked } from './platform/config/running-instance.js';
 import { CertificateStartupError } from './upstreams/open-banking/qwac/certificate-status.service.js';
 import { resolveDatabase } from './platform/database/database-url.js';
 import { ensureDevCertificates } from './sandbox/dev-certificates.js';
@@ -48,6 +49,11 @@ async function main(): Promise<void> {
     ? createLogger(config.log.level).child({ worker: worker.index, pid: process.pid })
     : createLogger(config.log.level);
   if (worker) return serve(config, logger, worker);
+  const blocked = await startBlocked(config);
+  if (blocked) {
+    process.stderr.write(`portico: ${blocked}\n`);
+    process.exit(1);
+  }
 
   const database = await resolveDatabase(config, {
     died: (details) =>
@@ -123,6 +129,7 @@ async function main(): Promise<void> {
   });
   const keyLines = config.mode === 'sandbox' ? await sandboxKeyLines(app, config, logger) : [];
   printBanner(config, logger, { startedInMs, metricsUrl, sandbox, keyLines });
+  recordRunning(config);
 }
 
 /** A gateway worker of several (GATEWAY_WORKERS): it serves the port the primary shares with it. */
@@ -161,6 +168,7 @@ async function superviseWorkers(
   const keyLines = await primary.ready;
   const startedInMs = Math.round(performance.now());
   printBanner(config, logger, { startedInMs, metricsUrl: primary.metricsUrl, sandbox, keyLines });
+  recordRunning(config);
 }
 
 /**
@@ -218,6 +226,8 @@ async function sandboxKeyLines(
     `  Demo API key (tenant "demo", role app): ${keys.demo}`,
     `  Try: curl -H "Authorization: Bearer ${keys.demo}" ${base}/v1/me`,
     `  Operator key (tenant "operations", role operator): ${keys.operator}`,
+    `  Auditor key (tenant "operations", role auditor): ${keys.auditor}`,
+    `  Auditor's page: ${base}/audit (log in with the auditor key)`,
     keys.keptIn
       ? `  Keys kept in ${keys.keptIn} (yours only): the same keys at the next start`
       : `  Keys not kept${config.database.embeddedDir === 'memory://' ? ' (EMBEDDED_DB_DIR=memory://)' : ''}: new ones at every start; a lasting key: npm run cli -- key:issue demo --role app`,

@@ -64,6 +64,23 @@ describe('the gateway process', () => {
         `is already in use (EADDRINUSE): another program, or another Portico, listens there. Stop it, or start with SANDBOX_CARD_PORT=<another port>`,
       );
       expect(sandboxPort.stderr).not.toMatch(/at .*\.js:\d+/);
+      // Every taken port at once, each with its variable: not one message per attempt.
+      const other = createServer();
+      const alsoTaken = await freePort();
+      await new Promise<void>((listening) => other.listen(alsoTaken, '127.0.0.1', listening));
+      try {
+        const both = await runProcess(MAIN, [], {
+          ...quiet,
+          PORT: String(taken),
+          SANDBOX_SCA_PORT: String(alsoTaken),
+        });
+        expect(both.code).toBe(1);
+        expect(both.stderr).toBe(
+          `portico: ports ${taken} (PORT), ${alsoTaken} (SANDBOX_SCA_PORT) are already in use: another program, or another Portico, listens there.\n  Stop it, or start with PORT=<another port> SANDBOX_SCA_PORT=<another port> (0: any free port).\n`,
+        );
+      } finally {
+        other.close();
+      }
       // The sandbox alone (npm run sandbox) says the same of its own ports.
       const alone = await runProcess('dist/sandbox/main.js', [], {
         ...FREE_SANDBOX_PORTS,
@@ -87,7 +104,11 @@ describe('the gateway process', () => {
       ...FREE_SANDBOX_PORTS,
     });
     try {
-      const [, ms] = await gateway.waitFor(/Portico is ready \(sandbox mode\) in (\d+) ms/, 60_000);
+      // A fresh engine's first start (its migrations) took about a minute at a load of 15: room for that.
+      const [, ms] = await gateway.waitFor(
+        /Portico is ready \(sandbox mode\) in (\d+) ms/,
+        120_000,
+      );
       expect(Number(ms)).toBeGreaterThan(0);
       expect(gateway.stdout()).toContain(`Swagger UI:   http://127.0.0.1:${port}/docs`);
       const [, key] = await gateway.waitFor(/Demo API key \(tenant "demo", role app\): (ptk_\S+)/);
@@ -107,6 +128,29 @@ describe('the gateway process', () => {
         status: 'ok',
         checks: { certificate: { daysToExpiry: expect.any(Number) } },
       });
+      // A compliance officer's first key, and the page it opens.
+      const [, auditorKey] = await gateway.waitFor(
+        /Auditor key \(tenant "operations", role auditor\): (ptk_\S+)/,
+      );
+      expect(gateway.stdout()).toContain(`Auditor's page: http://127.0.0.1:${port}/audit`);
+      const verification = await fetch(`http://127.0.0.1:${port}/v1/audit/verification`, {
+        headers: { authorization: `Bearer ${auditorKey}` },
+      });
+      expect(verification.status).toBe(200);
+      expect(await verification.json()).toMatchObject({ ok: true });
+      expect((await fetch(`http://127.0.0.1:${port}/audit`)).status).toBe(200);
+      // A second start on the same data directory says, once, where the first runs and how to start beside it.
+      const second = await runProcess(MAIN, [], {
+        PORT: String(await freePort()),
+        EMBEDDED_DB_DIR: dataDir,
+        ...FREE_SANDBOX_PORTS,
+      });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(
+        `portico: Portico is already running on this data directory (${dataDir}): process ${gateway.child.pid}, http://127.0.0.1:${port} (Swagger UI http://127.0.0.1:${port}/docs)`,
+      );
+      expect(second.stderr).toContain('EMBEDDED_DB_DIR=./data-2/pglite npm start');
+      expect(second.stderr.match(/already/g)).toHaveLength(1);
       const anonymous = await fetch(`http://127.0.0.1:${port}/v1/me`);
       expect(anonymous.status).toBe(401);
       expect(anonymous.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -131,6 +175,7 @@ describe('the gateway process', () => {
       expect(logLines.filter((line) => line.includes('"level":"warn"'))).toEqual([]);
       expect(logLines.join('\n')).not.toContain(key);
       expect(logLines.join('\n')).not.toContain(operatorKey);
+      expect(logLines.join('\n')).not.toContain(auditorKey);
       gateway.child.kill('SIGTERM');
       expect((await gateway.exited).code).toBe(0);
 
@@ -146,12 +191,15 @@ describe('the gateway process', () => {
       try {
         const [, keptKey] = await again.waitFor(
           /Demo API key \(tenant "demo", role app\): (ptk_\S+)/,
-          60_000,
+          120_000,
         );
         const [, keptOperatorKey] = await again.waitFor(
           /Operator key \(tenant "operations", role operator\): (ptk_\S+)/,
         );
-        expect([keptKey, keptOperatorKey]).toEqual([key, operatorKey]);
+        const [, keptAuditorKey] = await again.waitFor(
+          /Auditor key \(tenant "operations", role auditor\): (ptk_\S+)/,
+        );
+        expect([keptKey, keptOperatorKey, keptAuditorKey]).toEqual([key, operatorKey, auditorKey]);
         const meAgain = await fetch(`http://127.0.0.1:${port}/v1/me`, {
           headers: { authorization: `Bearer ${keptKey}` },
         });
@@ -164,7 +212,7 @@ describe('the gateway process', () => {
     } finally {
       gateway.child.kill('SIGKILL');
     }
-  }, 180_000);
+  }, 300_000);
 
   it('finishes in-flight requests on SIGTERM, refuses new connections, and exits cleanly', async () => {
     const port = await freePort();

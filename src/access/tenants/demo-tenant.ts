@@ -7,12 +7,15 @@ const DEMO_KEY_LABEL = 'demo key (printed by npm start)';
 /** The installation's own tenant: it holds the operator keys (docs/conventions.md's CLI example uses it too). */
 export const OPERATIONS_TENANT_SLUG = 'operations';
 const OPERATOR_KEY_LABEL = 'operator key (printed by npm start)';
+const AUDITOR_KEY_LABEL = 'auditor key (printed by npm start)';
 
 export interface SandboxKeys {
   /** An `app` key of the demo tenant, for the facade. */
   demo: string;
   /** An `operator` key of the operations tenant: tenants, keys, readiness details. */
   operator: string;
+  /** An `auditor` key of the operations tenant: every tenant's trail, the auditor's page. */
+  auditor: string;
 }
 
 export interface GivenSandboxKeys extends SandboxKeys {
@@ -30,8 +33,8 @@ export function sandboxKeysFile(embeddedDir: string): string | undefined {
 }
 
 /**
- * Sandbox mode only: makes sure the demo and operations tenants exist and gives a demo `app` key and an
- * `operator` key. The keys kept in `file` are given again while they still work (same tenant, same
+ * Sandbox mode only: makes sure the demo and operations tenants exist and gives a demo `app` key, an
+ * `operator` key and an `auditor` key. The keys kept in `file` are given again while they still work (same tenant, same
  * role, not revoked); otherwise fresh ones are issued (the previous ones with that label revoked) and
  * kept there, readable by this user only. Keys are stored in the database as hashes: the file is the
  * only place they can be read again.
@@ -54,8 +57,15 @@ export async function issueSandboxKeys(
       role: 'operator',
       label: OPERATOR_KEY_LABEL,
     }),
+    auditor: await keepOrReissue(tenants, kept?.auditor, {
+      slug: OPERATIONS_TENANT_SLUG,
+      name: 'Installation operators',
+      role: 'auditor',
+      label: AUDITOR_KEY_LABEL,
+    }),
   };
-  const unchanged = keys.demo === kept?.demo && keys.operator === kept.operator;
+  const unchanged =
+    keys.demo === kept?.demo && keys.operator === kept.operator && keys.auditor === kept.auditor;
   const keptIn = file && (unchanged || writeKept(file, keys)) ? file : undefined;
   return { ...keys, keptIn };
 }
@@ -63,7 +73,7 @@ export async function issueSandboxKeys(
 async function keepOrReissue(
   tenants: TenantsService,
   kept: string | undefined,
-  wanted: { slug: string; name: string; role: 'app' | 'operator'; label: string },
+  wanted: { slug: string; name: string; role: 'app' | 'operator' | 'auditor'; label: string },
 ): Promise<string> {
   const tenant = await tenants.ensureTenant(wanted.slug, wanted.name);
   const principal = kept ? await tenants.authenticate(kept) : undefined;
@@ -76,11 +86,10 @@ function readKept(file: string): Partial<SandboxKeys> | undefined {
   try {
     const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
     if (typeof parsed !== 'object' || parsed === null) return undefined;
-    const { demo, operator } = parsed as Record<string, unknown>;
-    return {
-      ...(typeof demo === 'string' ? { demo } : {}),
-      ...(typeof operator === 'string' ? { operator } : {}),
-    };
+    const entries = Object.entries(parsed as Record<string, unknown>).filter(
+      ([name, value]) => ['demo', 'operator', 'auditor'].includes(name) && typeof value === 'string',
+    );
+    return Object.fromEntries(entries) as Partial<SandboxKeys>;
   } catch {
     return undefined; // none yet, or unreadable: fresh keys replace it
   }

@@ -1,16 +1,5 @@
 import type { AppConfig } from './app-config.js';
-
-/** The listeners a started process opens, each with the variable that moves it. */
-function listeners(config: AppConfig): { variable: string; port?: number }[] {
-  return [
-    { variable: 'PORT', port: config.http.port },
-    { variable: 'METRICS_PORT', port: config.metrics.port },
-    { variable: 'SANDBOX_OB_PORT', port: config.sandbox.openBankingPort },
-    { variable: 'SANDBOX_SCA_PORT', port: config.sandbox.scaPort },
-    { variable: 'SANDBOX_CARD_PORT', port: config.sandbox.cardPort },
-    { variable: 'SANDBOX_POS_PORT', port: config.sandbox.posPort },
-  ];
-}
+import { listeners } from './running-instance.js';
 
 /**
  * A listener that could not open its port, told as what to do about it: the port, and the variable
