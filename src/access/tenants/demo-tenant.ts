@@ -87,7 +87,8 @@ function readKept(file: string): Partial<SandboxKeys> | undefined {
     const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
     if (typeof parsed !== 'object' || parsed === null) return undefined;
     const entries = Object.entries(parsed as Record<string, unknown>).filter(
-      ([name, value]) => ['demo', 'operator', 'auditor'].includes(name) && typeof value === 'string',
+      ([name, value]) =>
+        ['demo', 'operator', 'auditor'].includes(name) && typeof value === 'string',
     );
     return Object.fromEntries(entries) as Partial<SandboxKeys>;
   } catch {
