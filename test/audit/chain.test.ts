@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { AccessLogService } from '#src/audit/trail/access-log.service.js';
 import { AuditChainService } from '#src/audit/trail/audit-chain.service.js';
@@ -10,6 +12,7 @@ import { linkHash } from '#src/audit/trail/chain-hash.js';
 import { approvedConsent } from '../support/consent-flow.js';
 import { porticoClient } from '../support/inject-fetch.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
+import { posCall, posTenant, terminals } from '../support/pos-gateway.js';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 // The audit trail is sealed into one hash chain; whoever edits the database directly is found out.
@@ -258,6 +261,192 @@ describe('the tamper-evident audit chain', () => {
     ).catch((error: { code: number; stdout: string }) => error);
     expect((cli as { code?: number }).code).toBe(1);
     expect(JSON.parse((cli as { stdout: string }).stdout).ok).toBe(false);
+  });
+});
+
+// A POS payment's row is written ahead with its call's deadline (200 s); answered in seconds, it is
+// sealed with its outcome among rows written long before that deadline.
+describe('the chain after POS payments', () => {
+  let database: OwnDatabase;
+  let gateway: TestGateway;
+  beforeAll(async () => {
+    database = await ownDatabase('chainpos');
+    // Sealed by the tests themselves at the default deadlines (POS payments 200 s, reads 20 s).
+    gateway = await startTestGateway({
+      DATABASE_URL: database.url,
+      AUDIT_SEAL_INTERVAL_MS: '0',
+      AUDIT_SEAL_GRACE_MS: '0',
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await gateway?.close();
+    await database?.drop();
+  });
+
+  const sql = <T = Record<string, unknown>>(text: string, params: unknown[] = []) =>
+    gateway.dataSource.query(text, params) as Promise<T[]>;
+  const tamper = (statements: [string, unknown[]?][]) =>
+    gateway.dataSource.transaction(async (manager) => {
+      await manager.query(`SET LOCAL session_replication_role = replica`);
+      for (const [text, params] of statements) await manager.query(text, params ?? []);
+    });
+  const sealed = async (options: { lateSealMs?: number } = {}) => {
+    await gateway.app.get(AccessLogService).flushCompletions();
+    await gateway.app.get(AuditChainService).seal();
+    return gateway.app.get(AuditVerifierService).verify(options);
+  };
+  /** The link sealing the row of a POS payment's call, and the two links after it. */
+  const afterPosRow = async (transactionId: string) => {
+    const [link] = await sql<{ seq: string }>(
+      `SELECT c.seq FROM audit_chain c
+         JOIN access_log a ON c.entry_kind = 'access_log' AND a.id = c.entry_id
+         JOIN provider_resources r ON r.id = a.card_resource_id
+        WHERE r.token = $1 AND a.deadline_at IS NOT NULL`,
+      [transactionId],
+    );
+    expect(link).toBeDefined();
+    return sql<{ seq: string; entry_kind: string; entry_id: string }>(
+      `SELECT seq, entry_kind, entry_id FROM audit_chain WHERE seq > $1 ORDER BY seq LIMIT 2`,
+      [link.seq],
+    );
+  };
+  let fast: string;
+
+  it('verifies after a POS payment answered at once, one answered after a wait, a void and reads', async () => {
+    const tenant = await posTenant(gateway);
+    const [quick] = terminals(gateway, tenant);
+    const [slow] = terminals(gateway, tenant, { outcome: { action: 'approve', afterMs: 1500 } });
+    const pay = (terminal: string, query = '') => {
+      const transactionId = randomUUID();
+      return posCall(gateway, tenant, 'POST', `/v1/pos/transactions${query}`, {
+        transactionId,
+        amount: 1240,
+        currency: 'EUR',
+        type: 'payment',
+        terminal,
+      }).then((answer) => ({ answer, transactionId }));
+    };
+    const first = await pay(quick.token);
+    expect(first.answer.statusCode).toBe(200);
+    fast = first.transactionId;
+    const held = await pay(slow.token, '?wait=0');
+    expect(held.answer.statusCode).toBe(202);
+    const voided = await posCall(gateway, tenant, 'POST', '/v1/pos/transactions', {
+      transactionId: randomUUID(),
+      currency: 'EUR',
+      type: 'void',
+      terminal: quick.token,
+      originalTransactionId: fast,
+    });
+    expect(voided.statusCode).toBe(200);
+    for (let status = ''; status !== 'CAPTURED'; await sleep(100)) {
+      const read = await posCall(
+        gateway,
+        tenant,
+        'GET',
+        `/v1/pos/transactions/${held.transactionId}`,
+      );
+      status = (read.json() as { status: string }).status;
+    }
+    // Calls made after the payments, sealed after their rows.
+    await pay(quick.token);
+
+    const report = await sealed();
+    expect(report.firstBreak).toBeNull();
+    expect(await afterPosRow(fast)).toHaveLength(2);
+    expect(await afterPosRow(held.transactionId)).toHaveLength(2);
+    const [{ unsealed }] = await sql<{ unsealed: number }>(
+      `SELECT count(*)::int AS unsealed FROM access_log a
+        WHERE NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = 'access_log' AND c.entry_id = a.id)`,
+    );
+    expect(unsealed).toBe(0);
+  });
+
+  it('still finds an edited, a deleted and a reordered row right after a POS row, at its own link', async () => {
+    const [next, then] = await afterPosRow(fast);
+    const tables = {
+      status_change: ['status_changes', 'changed_at'],
+      access_log: ['access_log', 'created_at'],
+    };
+    const [table, at] = tables[next.entry_kind as keyof typeof tables];
+    const [copy] = await sql<{ row: string }>(
+      `SELECT to_jsonb(t)::text AS row FROM ${table} t WHERE id = $1`,
+      [next.entry_id],
+    );
+
+    await tamper([
+      [
+        `UPDATE ${table} SET ${at} = ${at} - interval '1 millisecond' WHERE id = $1`,
+        [next.entry_id],
+      ],
+    ]);
+    expect((await sealed()).firstBreak).toMatchObject({ problem: 'row-edited', seq: next.seq });
+    const restore = () =>
+      tamper([
+        [`DELETE FROM ${table} WHERE id = $1`, [next.entry_id]],
+        [
+          `INSERT INTO ${table} SELECT * FROM jsonb_populate_record(NULL::${table}, $1::jsonb)`,
+          [copy.row],
+        ],
+      ]);
+    await restore();
+    expect((await sealed()).firstBreak).toBeNull();
+
+    await tamper([[`DELETE FROM ${table} WHERE id = $1`, [next.entry_id]]]);
+    expect((await sealed()).firstBreak).toMatchObject({ problem: 'row-deleted', seq: next.seq });
+    await tamper([
+      [
+        `INSERT INTO ${table} SELECT * FROM jsonb_populate_record(NULL::${table}, $1::jsonb)`,
+        [copy.row],
+      ],
+    ]);
+    expect((await sealed()).firstBreak).toBeNull();
+
+    // The row after the POS row and the one after it swap places in time: found at the first.
+    const timeOf = (link: typeof next) => tables[link.entry_kind as keyof typeof tables];
+    const [[nextAt], [thenAt]] = await Promise.all(
+      [next, then].map((link) =>
+        sql<{ at: string }>(
+          `SELECT ${timeOf(link)[1]}::text AS at FROM ${timeOf(link)[0]} WHERE id = $1`,
+          [link.entry_id],
+        ),
+      ),
+    );
+    expect(nextAt.at).not.toBe(thenAt.at);
+    const place = (link: typeof next, time: string) =>
+      [
+        `UPDATE ${timeOf(link)[0]} SET ${timeOf(link)[1]} = $2::timestamptz WHERE id = $1`,
+        [link.entry_id, time],
+      ] as [string, unknown[]];
+    await tamper([place(next, thenAt.at), place(then, nextAt.at)]);
+    expect((await sealed()).firstBreak).toMatchObject({ problem: 'row-edited', seq: next.seq });
+    await tamper([place(next, nextAt.at), place(then, thenAt.at)]);
+    expect((await sealed()).firstBreak).toBeNull();
+  });
+
+  it('finds a row slipped in after the fact, dated right after a POS row, at its own link', async () => {
+    const [pos] = await sql<{ id: string; tenant_id: string; created_at: string }>(
+      `SELECT a.id, a.tenant_id, a.created_at::text FROM access_log a
+         JOIN provider_resources r ON r.id = a.card_resource_id
+        WHERE r.token = $1 AND a.deadline_at IS NOT NULL`,
+      [fast],
+    );
+    // Later than the verifier's tolerance, given here (the default is two passes and a minute).
+    await sleep(1500);
+    await tamper([
+      [
+        `INSERT INTO access_log (tenant_id, operation, psu_present, outcome, upstream_status, latency_ms, created_at, completed_at)
+         VALUES ($1, 'getPosTransaction', false, 'ok', 200, 3, $2::timestamptz + interval '1 millisecond', $2::timestamptz + interval '2 milliseconds')`,
+        [pos.tenant_id, pos.created_at],
+      ],
+    ]);
+    const report = await sealed({ lateSealMs: 1000 });
+    const [{ id }] = await sql<{ id: string }>(`SELECT max(id) AS id FROM access_log`);
+    const [forged] = await sql<{ seq: string }>(
+      `SELECT seq FROM audit_chain WHERE entry_kind = 'access_log' AND entry_id = $1`,
+      [id],
+    );
+    expect(report.firstBreak).toMatchObject({ problem: 'late-seal', seq: String(forged.seq) });
   });
 });
 

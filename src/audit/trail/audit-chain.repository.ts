@@ -12,7 +12,7 @@ export const OUTCOME_SLACK_MS = 5_000;
 /** How far behind the newest rows the sealer's floor stays (see advanceFloor). */
 const FLOOR_LAG_MS = 10_000;
 
-/** A row of the trail not sealed yet, with its hash (computed in the database). */
+/** A row of the trail not sealed yet, with its hash (computed in the database) and when it became sealable. */
 export interface UnsealedRow {
   id: string;
   tenant_id: string;
@@ -50,7 +50,7 @@ export interface RetentionCutRow {
   cut_at: Date;
 }
 
-/** A link with the current hash of the row it seals (null: the row is gone) and when that row was due. */
+/** A link with the current hash of the row it seals (null: the row is gone) and when that row became sealable. */
 export interface LinkWithRow {
   seq: string;
   entry_kind: ChainedKind;
@@ -62,14 +62,45 @@ export interface LinkWithRow {
   at: Date | null;
 }
 
-/**
- * When an access-log row (aliased `alias`) may legitimately be sealed from: its creation, or its call's
- * own deadline (a POS payment), never later than the longest deadline any call has (`longestMs`, a
- * parameter) after its creation, so that a row inserted after the fact cannot claim a far one.
- */
-function dueAt(alias: string, longestMs: string): string {
-  return `least(coalesce(${alias}.deadline_at, ${alias}.created_at), ${alias}.created_at + make_interval(secs => ${longestMs} / 1000.0))`;
+/** The sealer's timing, in milliseconds, on which the moment a row becomes sealable depends. */
+export interface SealTiming {
+  /** AUDIT_SEAL_GRACE_MS. */
+  graceMs: number;
+  /** The deadline of a call with none of its own (deadline_at null). */
+  readDeadlineMs: number;
+  /** The longest deadline any call has (a POS payment's): no row may claim a later one. */
+  longestDeadlineMs: number;
 }
+
+const interval = (ms: string) => `make_interval(secs => ${ms} / 1000.0)`;
+
+/**
+ * SQL for the moment the row aliased `alias` of the kind became sealable, from three parameters
+ * (`grace`, `read`, `longest`: SealTiming's, in ms). A status change: its time plus the grace. An
+ * access-log row: its creation plus the grace, and no sooner than its outcome (completed_at) or, still
+ * `sent`, than its call's deadline plus the time to write the outcome and the grace. The deadline is
+ * capped at the longest any call has, so that a row inserted after the fact cannot claim a far one.
+ * The sealer seals rows in this order and the verifier dates rows by it (see AuditVerifierService).
+ */
+export function sealableAtSql(
+  kind: ChainedKind,
+  alias: string,
+  [grace, read, longest]: [string, string, string],
+): string {
+  const { at } = CHAINED_TABLES[kind];
+  if (kind === 'status_change') return `(${alias}.${at} + ${interval(grace)})`;
+  const deadline = `least(coalesce(${alias}.deadline_at, ${alias}.created_at + ${interval(read)}), ${alias}.created_at + ${interval(longest)})`;
+  // least/greatest skip nulls: a row still `sent` has only its deadline.
+  return `greatest(${alias}.created_at + ${interval(grace)},
+            least(CASE WHEN ${alias}.outcome <> '${SENT}' THEN coalesce(${alias}.completed_at, ${alias}.created_at) END,
+                  ${deadline} + ${interval(`(${grace} + ${OUTCOME_SLACK_MS})`)}))`;
+}
+
+/** The parameters sealableAtSql reads for the kind (a status change only the grace). */
+const timingParams = (kind: ChainedKind, timing: SealTiming) =>
+  kind === 'status_change'
+    ? [timing.graceMs]
+    : [timing.graceMs, timing.readDeadlineMs, timing.longestDeadlineMs];
 
 /**
  * The SQL of the audit chain (tables `audit_chain`, `audit_checkpoints`, `audit_seal_floors`,
@@ -121,33 +152,33 @@ export class AuditChainRepository {
   }
 
   /**
-   * Up to `limit` rows of the kind above `floor` not sealed yet, older than `graceMs`, by id. A row of
-   * the access log still `sent` waits for its call's deadline (its own, or `readDeadlineMs`), the time
-   * to write the outcome and the grace: sealed earlier, the call's outcome could not be written to it.
+   * Up to `limit` rows of the kind above `floor` not sealed yet whose sealable moment (sealableAtSql)
+   * has passed, in the order of that moment (then id), each with its hash and that moment (`at`). A row
+   * of the access log still `sent` waits for its call's deadline: sealed earlier, the call's outcome
+   * could not be written to it.
    */
   async unsealed(
     manager: EntityManager,
     kind: ChainedKind,
     floor: string,
-    graceMs: number,
-    readDeadlineMs: number,
+    timing: SealTiming,
     limit: number,
   ): Promise<UnsealedRow[]> {
-    const { table, at } = CHAINED_TABLES[kind];
-    const waitForOutcome =
-      kind === 'access_log'
-        ? `AND (t.outcome <> '${SENT}'
-                  OR coalesce(t.deadline_at, t.created_at + make_interval(secs => $3 / 1000.0))
-                     < now() - make_interval(secs => ($2 + ${OUTCOME_SLACK_MS}) / 1000.0))`
-        : '';
+    const { table } = CHAINED_TABLES[kind];
+    const sealableAt = sealableAtSql(kind, 't', ['$2::int', '$3::int', '$4::int']);
     // OFFSET 0: a probe of the chain's index per row whatever the statistics (completeSql says why).
+    // Hashed only once chosen: the due rows are sorted by their moment, not read in id order.
     const rows = (await manager.query(
-      `SELECT t.id, t.tenant_id, ${rowHashSql('t')} AS row_hash, t.${at} AS at
-         FROM ${table} t
-         WHERE t.id > $1 AND t.${at} < now() - make_interval(secs => $2 / 1000.0) ${waitForOutcome}
-           AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id OFFSET 0)
-         ORDER BY t.id LIMIT ${limit}`,
-      kind === 'access_log' ? [floor, graceMs, readDeadlineMs] : [floor, graceMs],
+      `WITH due AS (
+         SELECT t.id, ${sealableAt} AS at
+           FROM ${table} t
+          WHERE t.id > $1 AND ${sealableAt} < now()
+            AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id OFFSET 0)
+          ORDER BY at, t.id LIMIT ${limit})
+       SELECT t.id, t.tenant_id, ${rowHashSql('t')} AS row_hash, due.at
+         FROM due JOIN ${table} t ON t.id = due.id
+        ORDER BY due.at, due.id`,
+      [floor, ...timingParams(kind, timing)],
     )) as UnsealedRow[];
     return rows.map((row) => ({ ...row, id: String(row.id) }));
   }
@@ -242,42 +273,42 @@ export class AuditChainRepository {
   }
 
   /**
-   * Up to `limit` links from `fromSeq`, each with the current hash of the row it seals and when that
-   * row was due to be sealed (`longestDeadlineMs`: see dueAt).
+   * Up to `limit` links from `fromSeq`, each with the current hash of the row it seals and the moment
+   * that row became sealable (sealableAtSql).
    */
   linksFrom(
     manager: EntityManager,
     fromSeq: string,
-    longestDeadlineMs: number,
+    timing: SealTiming,
     limit: number,
   ): Promise<LinkWithRow[]> {
+    const params = ['$2::int', '$3::int', '$4::int'] as [string, string, string];
     return manager.query(
       `SELECT c.seq, c.entry_kind, c.entry_id, c.row_hash, c.chain_hash, c.sealed_at,
                   CASE c.entry_kind WHEN 'status_change' THEN ${rowHashSql('s')} ELSE ${rowHashSql('a')} END AS current_hash,
-                  coalesce(s.changed_at, ${dueAt('a', '$2')}) AS at
+                  coalesce(${sealableAtSql('status_change', 's', params)}, ${sealableAtSql('access_log', 'a', params)}) AS at
            FROM audit_chain c
            LEFT JOIN status_changes s ON c.entry_kind = 'status_change' AND s.id = c.entry_id
            LEFT JOIN access_log a ON c.entry_kind = 'access_log' AND a.id = c.entry_id
            WHERE c.seq >= $1 ORDER BY c.seq LIMIT ${limit}`,
-      [fromSeq, longestDeadlineMs],
+      [fromSeq, timing.graceMs, timing.readDeadlineMs, timing.longestDeadlineMs],
     ) as Promise<LinkWithRow[]>;
   }
 
-  /** The first row of the kind due more than `windowMs` ago and not in the chain, if any. */
+  /** The first row of the kind sealable for more than `windowMs` and not in the chain, if any. */
   async firstUnsealed(
     manager: EntityManager,
     kind: ChainedKind,
     windowMs: number,
-    longestDeadlineMs: number,
+    timing: SealTiming,
   ): Promise<{ id: string; at: Date } | undefined> {
     const { table, at } = CHAINED_TABLES[kind];
-    const due = kind === 'access_log' ? dueAt('t', '$2') : `t.${at}`;
     const [row] = (await manager.query(
       `SELECT t.id, t.${at} AS at FROM ${table} t
-         WHERE ${due} < now() - make_interval(secs => $1 / 1000.0)
+         WHERE ${sealableAtSql(kind, 't', ['$2::int', '$3::int', '$4::int'])} < now() - ${interval('$1::int')}
            AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id)
          ORDER BY t.id LIMIT 1`,
-      kind === 'access_log' ? [windowMs, longestDeadlineMs] : [windowMs],
+      [windowMs, ...timingParams(kind, timing)],
     )) as { id: string; at: Date }[];
     return row;
   }

@@ -10,7 +10,7 @@ import { CHAINED_KINDS, type ChainedKind } from './audit-chain.entity.js';
 import { loadAuditSigningKey, type AuditSigningKey } from './audit-signing-key.js';
 import {
   AuditChainRepository,
-  OUTCOME_SLACK_MS,
+  type SealTiming,
   type UnsealedRow,
 } from './audit-chain.repository.js';
 import { checkpointStatement, GENESIS_HASH, linkHash } from './chain-hash.js';
@@ -31,7 +31,7 @@ interface Candidate extends UnsealedRow {
  * advisory lock (one sealer across all replicas, so links are numbered without gaps or forks), it takes
  * the status changes and access-log rows not sealed yet, once they are AUDIT_SEAL_GRACE_MS old (an
  * access-log row still `sent` also waits out its call's deadline, so it is sealed with its outcome),
- * hashes each row in the database and appends a link per row. The writers of the trail never wait on
+ * hashes each row in the database and appends a link per row, in the order the rows became sealable. The writers of the trail never wait on
  * it. Every AUDIT_CHECKPOINT_INTERVAL_MS the head is signed into a checkpoint.
  */
 @Injectable()
@@ -65,24 +65,27 @@ export class AuditChainService implements OnModuleInit {
     });
   }
 
-  /**
-   * How long a legitimate row may wait to be sealed: the grace, the read deadline and the outcome's
-   * slack, two passes (from its creation, or from its call's own deadline: deadline_at).
-   */
-  windowMs(): number {
-    const { sealGraceMs, sealIntervalMs } = this.config.audit;
-    return sealGraceMs + this.readDeadlineMs() + OUTCOME_SLACK_MS + 2 * sealIntervalMs;
-  }
-
-  /** The longest deadline a call written ahead may have (a POS payment's). */
-  longestDeadlineMs(): number {
-    return Math.max(this.readDeadlineMs(), this.config.upstreams.pos.paymentDeadlineMs);
-  }
-
-  /** The deadline of a call with none of its own (deadline_at null): the longest of the upstreams'. */
-  private readDeadlineMs(): number {
+  /** What the moment a row becomes sealable depends on (see sealableAtSql). */
+  timing(): SealTiming {
     const { openBanking, card, pos } = this.config.upstreams;
-    return Math.max(openBanking.http.deadlineMs, card.http.deadlineMs, pos.http.deadlineMs);
+    const readDeadlineMs = Math.max(
+      openBanking.http.deadlineMs,
+      card.http.deadlineMs,
+      pos.http.deadlineMs,
+    );
+    return {
+      graceMs: this.config.audit.sealGraceMs,
+      readDeadlineMs,
+      longestDeadlineMs: Math.max(readDeadlineMs, pos.paymentDeadlineMs),
+    };
+  }
+
+  /**
+   * How long after it became sealable a legitimate row may still be sealed: two passes, and a minute
+   * for the transaction that wrote it to commit (rows are dated by the database clock at its start).
+   */
+  lagMs(): number {
+    return 2 * this.config.audit.sealIntervalMs + 60_000;
   }
 
   /** The key checkpoints are signed with, if any. */
@@ -130,29 +133,24 @@ export class AuditChainService implements OnModuleInit {
   private async sealBatch(manager: EntityManager, wait: boolean): Promise<number> {
     if (!(await this.links.lockSealer(manager, wait))) return 0;
     await this.links.hashInUtc(manager);
-    const grace = this.config.audit.sealGraceMs;
-    const candidates: Candidate[] = [];
+    const timing = this.timing();
+    let candidates: Candidate[] = [];
+    let cut: Candidate | undefined;
     for (const kind of CHAINED_KINDS) {
       const floor = await this.links.floorOf(manager, kind);
-      const rows = await this.links.unsealed(
-        manager,
-        kind,
-        floor,
-        grace,
-        this.readDeadlineMs(),
-        BATCH,
-      );
-      candidates.push(...rows.map((row) => ({ ...row, kind })));
+      const rows = await this.links.unsealed(manager, kind, floor, timing, BATCH);
+      const kindRows = rows.map((row) => ({ ...row, kind }));
+      candidates.push(...kindRows);
+      // A full batch may leave rows of its kind that became sealable after its last: nothing of
+      // another kind later than that is sealed in this pass, so the chain stays in that order.
+      const last = kindRows.at(-1);
+      if (rows.length === BATCH && last && (!cut || byMoment(last, cut) < 0)) cut = last;
     }
+    // One chain in the order rows became sealable (the verifier relies on it); ties broken by kind and
+    // id, so the order is the same for any sealer.
+    candidates.sort(byMoment);
+    if (cut) candidates = candidates.filter((row) => byMoment(row, cut) <= 0);
     if (candidates.length > 0) {
-      // One chain in time order; ties broken by kind and id, so the order is the same for any sealer.
-      candidates.sort(
-        (a, b) =>
-          a.at.getTime() - b.at.getTime() ||
-          compareText(a.kind, b.kind) ||
-          a.id.length - b.id.length ||
-          compareText(a.id, b.id),
-      );
       const head = await this.links.head(manager);
       let seq = head ? BigInt(head.seq) : 0n;
       let previous = head?.chain_hash ?? GENESIS_HASH;
@@ -166,4 +164,13 @@ export class AuditChainService implements OnModuleInit {
     for (const kind of CHAINED_KINDS) await this.links.advanceFloor(manager, kind);
     return candidates.length;
   }
+}
+
+function byMoment(a: Candidate, b: Candidate): number {
+  return (
+    a.at.getTime() - b.at.getTime() ||
+    compareText(a.kind, b.kind) ||
+    a.id.length - b.id.length ||
+    compareText(a.id, b.id)
+  );
 }

@@ -48,8 +48,9 @@ const BATCH = 5000;
 /**
  * Checks the audit chain from its first link: numbering without gaps, each row still there with the
  * content it was sealed with, each link hash, each signed checkpoint (signature and the link hash at
- * its number), then that no row older than the sealing window is outside the chain and that no row
- * was sealed long after its own timestamp (a back-dated insert). Reports the first break.
+ * its number), then that no row sealable for longer than two passes and a minute is outside the chain
+ * and that no row was sealed long after rows that became sealable after it (a back-dated insert).
+ * Reports the first break.
  */
 @Injectable()
 export class AuditVerifierService {
@@ -137,16 +138,16 @@ export class AuditVerifierService {
       expected = BigInt(seq) + 1n;
       previous = cut.chain_hash;
     }
-    // A row dated well before rows sealed ahead of it was written around the sealer: back-dated.
-    const lateSealMs = options.lateSealMs ?? this.chain.windowMs() + 60_000;
+    // The sealer seals rows in the order they became sealable (sealableAtSql), each pass what has
+    // become sealable by then. So a row dated, by that moment, well before a row sealed ahead of it was
+    // not in the table when it should have been sealed: slipped in after the fact. Dated by its creation
+    // or its call's deadline instead, a row completed early (a POS payment answered in seconds, its
+    // deadline 200 s ahead) would look newer than the rows sealed after it, and hide any real break.
+    const lateSealMs = options.lateSealMs ?? this.chain.lagMs();
+    const timing = this.chain.timing();
     let newestSealed = 0;
     for (;;) {
-      const rows = await this.links.linksFrom(
-        manager,
-        expected.toString(),
-        this.chain.longestDeadlineMs(),
-        BATCH,
-      );
+      const rows = await this.links.linksFrom(manager, expected.toString(), timing, BATCH);
       for (const row of rows) {
         const seq = String(row.seq);
         const at = { seq, entryKind: row.entry_kind, entryId: String(row.entry_id) };
@@ -196,7 +197,7 @@ export class AuditVerifierService {
             {
               ...at,
               problem: 'late-seal',
-              detail: `${row.entry_kind} ${row.entry_id} is dated ${row.at.toISOString()} after rows of ${new Date(newestSealed).toISOString()} were sealed: inserted after the fact?`,
+              detail: `${row.entry_kind} ${row.entry_id} became sealable at ${row.at.toISOString()}, and was sealed after a row sealable at ${new Date(newestSealed).toISOString()}: inserted after the fact?`,
             },
             links,
             null,
@@ -258,13 +259,12 @@ export class AuditVerifierService {
   }
 
   private async firstUnsealed(manager: EntityManager): Promise<ChainBreak | null> {
-    const window = this.chain.windowMs() + 60_000;
     for (const kind of CHAINED_KINDS) {
       const row = await this.links.firstUnsealed(
         manager,
         kind,
-        window,
-        this.chain.longestDeadlineMs(),
+        this.chain.lagMs(),
+        this.chain.timing(),
       );
       if (row)
         return {
