@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it as jestIt } from '@jest/globals';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,27 @@ import { TcpProxy } from '../support/tcp-proxy.js';
 import { eventually } from '../support/chaos.js';
 import { PrivatePostgres, privatePostgresAvailable } from '../support/private-postgres.js';
 
+/** The gateway process the running test started last: its standard error is shown when the test fails. */
+let started: RunningProcess | undefined;
+
+/** `it`, whose failure shows the gateway's standard error (a crash's trace, the errors it logged). */
+function it(name: string, body: () => Promise<void>, timeoutMs: number): void {
+  jestIt(
+    name,
+    async () => {
+      try {
+        await body();
+      } catch (error) {
+        const stderr = started?.stderr() || '(empty)';
+        if (error instanceof Error) error.message += `\n\nThe gateway's standard error:\n${stderr}`;
+        throw error;
+      }
+    },
+    timeoutMs,
+  );
+}
+it.skip = jestIt.skip;
+
 /** A real gateway process (sandbox mode, its own sandbox) on the database `env` names. */
 async function startGateway(
   env: Record<string, string>,
@@ -28,6 +49,7 @@ async function startGateway(
     PUBLIC_BASE_URL: base,
     LOG_LEVEL: 'warn',
   });
+  started = gateway;
   const [, key] = await gateway.waitFor(
     /Demo API key \(tenant "demo", role app\): (ptk_\S+)/,
     90_000,

@@ -1,8 +1,9 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
-import pg from 'pg';
+import type pg from 'pg';
 import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
+import { DatabaseClient } from '#src/shared/database-client.js';
 import { ExpiringMap } from '#src/platform/common/expiring-map.js';
 import { LOGGER } from '#src/platform/logging/logging.module.js';
 import { ApiKeysRepository, KEY_REVOKED_CHANNEL } from './api-keys.repository.js';
@@ -108,7 +109,7 @@ export class ApiKeyCache implements OnModuleInit, OnModuleDestroy {
 
   private async listen(): Promise<void> {
     if (this.closed || !this.config.database.url) return;
-    const client = new pg.Client({ connectionString: this.config.database.url });
+    const client = new DatabaseClient({ connectionString: this.config.database.url });
     const lost = (error?: Error) => {
       if (this.listener !== client) return;
       this.listener = undefined;

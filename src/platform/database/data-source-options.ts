@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { DataSourceOptions } from 'typeorm';
+import { DatabaseClient } from '#src/shared/database-client.js';
 import { QueryLogger } from './query-logger.js';
 import { MIGRATIONS } from './migrations/index.js';
 
@@ -26,7 +27,8 @@ export function dataSourceOptions(
     // CREATE EXTENSION attempt and no warning where the role may not create one.
     uuidExtension: 'pgcrypto',
     installExtensions: false,
-    extra: { max: poolSize, connectionTimeoutMillis: 10_000 },
+    // Every client of the pool has an error listener from birth (DatabaseClient says why).
+    extra: { max: poolSize, connectionTimeoutMillis: 10_000, Client: DatabaseClient },
     ...(logger ? { logger: new QueryLogger(logger) } : { logging: false }),
   };
 }

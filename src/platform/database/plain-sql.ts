@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { DatabaseClient } from '#src/shared/database-client.js';
 import { isEmbeddedEngine } from '#src/shared/embedded-engine.js';
 
 /**
@@ -56,6 +57,7 @@ async function openHotPath(dataSource: DataSource): Promise<HotPath> {
   const pool = new Pool({
     ...options,
     password: options.password, // not enumerable in pg-pool's copy
+    Client: DatabaseClient,
     max: HOT_PATH_POOL_SIZE,
     // Kept open: a new connection would prepare and plan every statement again.
     idleTimeoutMillis: 0,
@@ -140,7 +142,7 @@ export class PlainSql {
     try {
       const client = await hotPath.pool.connect();
       hotPath.held.add(client);
-      // Checked out, it has no pool listener: a break while idle (server restart) would be unhandled.
+      // Checked out, it has no pool listener: a break while it is kept idle here must drop it.
       client.on('error', (error) => this.drop(hotPath, client, error));
       this.own = client;
       return client;

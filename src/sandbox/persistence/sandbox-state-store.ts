@@ -1,4 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
+import { databasePool } from '#src/shared/database-client.js';
 import { isEmbeddedEngine } from '#src/shared/embedded-engine.js';
 import type {
   BankStateStore,
@@ -46,9 +47,8 @@ export class SandboxStateStore<K extends string = StateKind> implements BankStat
   ): Promise<SandboxStateStore<K>> {
     if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid sandbox schema name: ${schema}`);
     if (!SCHEMA_NAME.test(table)) throw new Error(`invalid sandbox table name: ${table}`);
-    const pool = new pg.Pool({ connectionString: url, max: 1, connectionTimeoutMillis: 10_000 });
-    // An idle connection the server closes must not take the process down.
-    pool.on('error', () => undefined);
+    // An idle connection the server closes must not take the process down, nor a connecting one.
+    const pool = databasePool({ connectionString: url, max: 1, connectionTimeoutMillis: 10_000 });
     let store: SandboxStateStore<K>;
     try {
       store = new SandboxStateStore<K>(pool, schema, table, !(await isEmbeddedEngine(pool)));
