@@ -144,21 +144,35 @@ describe('the gateway with several workers', () => {
 });
 
 describe('the gateway with several workers that cannot start', () => {
-  it('stops with exit code 1 when its workers cannot listen (the port is taken), and says why', async () => {
+  const quiet = () => ({
+    ...(process.env.DATABASE_URL
+      ? { DATABASE_URL: process.env.PORTICO_TEST_DATABASE_URL as string }
+      : { EMBEDDED_DB_DIR: 'memory://' }),
+    UPSTREAM_OB_BASE_URL: 'https://127.0.0.1:9',
+  });
+
+  it('stops with exit code 1 when its workers cannot listen, and says why', async () => {
+    // An address of no interface here (TEST-NET-1): free as far as the start's port check can tell,
+    // the workers' listen then fails (EADDRNOTAVAIL). Nothing is sent to it.
+    const gateway = startTwoWorkers(await freePort(), { ...quiet(), HOST: '192.0.2.1' });
+    expect((await gateway.exited).code).toBe(1);
+    expect(gateway.stderr()).toContain('EADDRNOTAVAIL');
+    expect(gateway.stdout()).toMatch(/"stopping: the gateway workers cannot run"/);
+    expect(gateway.stdout()).not.toContain('Portico is ready');
+  }, 90_000);
+
+  it('refuses a taken port before it starts any worker, naming the variable that moves it', async () => {
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = (taken.address() as AddressInfo).port;
     try {
-      const gateway = startTwoWorkers(port, {
-        ...(process.env.DATABASE_URL
-          ? { DATABASE_URL: process.env.PORTICO_TEST_DATABASE_URL as string }
-          : { EMBEDDED_DB_DIR: 'memory://' }),
-        UPSTREAM_OB_BASE_URL: 'https://127.0.0.1:9',
-      });
+      const gateway = startTwoWorkers(port, quiet());
       expect((await gateway.exited).code).toBe(1);
-      expect(gateway.stderr()).toContain('EADDRINUSE');
-      expect(gateway.stdout()).toMatch(/"stopping: the gateway workers cannot run"/);
-      expect(gateway.stdout()).not.toContain('Portico is ready');
+      expect(gateway.stderr()).toContain(
+        `port ${port} on 127.0.0.1 is already in use (EADDRINUSE)`,
+      );
+      expect(gateway.stderr()).toContain('PORT=<another port>');
+      expect(gateway.stdout()).not.toContain('gateway worker');
     } finally {
       taken.close();
     }
