@@ -2,11 +2,11 @@
 // point in this very process. npm runs a script through `sh -c` and passes SIGTERM and SIGINT to that
 // shell only, which does not pass them on; so the scripts say `exec node scripts/start.js …`, the shell
 // becomes this process, and the signal npm forwards reaches the running gateway.
-import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { STAMP } from './build.js';
 
 // `node scripts/start.js --build-only`: build when stale and stop (the pre-scripts of cli, …);
 // `--build-tools`: the same, then the tooling (tools/ into dist-tools/, read the product from dist/) when
@@ -19,16 +19,16 @@ const PREPARE = MODE === '--prepare';
 const BUILD_ONLY = PREPARE || MODE === '--build-only' || MODE === '--build-tools';
 const entry = resolve(BUILD_ONLY ? 'dist/main.js' : (process.argv[2] ?? 'dist/main.js'));
 const PRODUCT = {
-  config: 'tsconfig.build.json',
+  target: 'product',
   entry,
-  info: 'dist/.tsbuildinfo',
-  inputs: ['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'],
+  stamp: `dist/${STAMP}`,
+  inputs: ['src', 'package-lock.json', 'scripts/build.js'],
 };
 const TOOLS = {
-  config: 'tools/tsconfig.build.json',
+  target: 'tools',
   entry: resolve('dist-tools/bench.js'),
-  info: 'dist-tools/.tsbuildinfo',
-  inputs: ['tools', 'tsconfig.json', 'dist/.tsbuildinfo', 'package-lock.json'],
+  stamp: `dist-tools/${STAMP}`,
+  inputs: ['tools', `dist/${STAMP}`, 'package-lock.json', 'scripts/build.js'],
 };
 
 /** The newest modification time under a file or folder. */
@@ -39,44 +39,24 @@ function newest(path) {
   return readdirSync(path).reduce((max, name) => Math.max(max, newest(join(path, name))), 0);
 }
 
-function needsBuild({ entry, info, inputs }) {
-  if (!existsSync(entry) || !existsSync(info)) return true;
-  // tsc rewrites its build info whenever it emits; a build that found nothing to do leaves it as it was.
-  return Math.max(...inputs.map(newest)) > statSync(info).mtimeMs;
+function needsBuild({ entry, stamp, inputs }) {
+  if (!existsSync(entry) || !existsSync(stamp)) return true;
+  return Math.max(...inputs.map(newest)) > statSync(stamp).mtimeMs;
 }
 
-/** The TypeScript compiler's entry point, or undefined when it is not installed. */
-function compiler() {
+/** The build (scripts/build.js, SWC), or undefined when SWC is not installed (no devDependencies). */
+async function builder() {
   try {
-    return createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    createRequire(import.meta.url).resolve('@swc/core');
+    return (await import('./build.js')).build;
   } catch {
     return undefined;
   }
 }
 
-/** Runs tsc as `npm run build` does; a signal meanwhile stops it and this process. */
-function build({ config }, tsc) {
-  const child = spawn(process.execPath, [tsc, '-p', config], { stdio: 'inherit' });
-  const stop = (signal) => child.kill(signal);
-  process.on('SIGTERM', stop).on('SIGINT', stop);
-  return new Promise((done, fail) => {
-    child.once('error', fail);
-    child.once('exit', (code, signal) => {
-      process.off('SIGTERM', stop).off('SIGINT', stop);
-      if (code === 0) done();
-      else
-        fail(
-          new Error(
-            signal ? `the build was stopped (${signal})` : `the build failed (tsc exited ${code})`,
-          ),
-        );
-    });
-  });
-}
-
 try {
-  const tsc = compiler();
-  if (PREPARE && (!existsSync('src') || !existsSync(PRODUCT.config) || !tsc)) {
+  const build = await builder();
+  if (PREPARE && (!existsSync('src') || !build)) {
     process.stderr.write(
       'portico: nothing to build here yet (no sources or no compiler); skipped\n',
     );
@@ -84,18 +64,14 @@ try {
   }
   for (const project of MODE === '--build-tools' ? [PRODUCT, TOOLS] : [PRODUCT])
     if (needsBuild(project)) {
-      if (!tsc)
-        throw new Error('the build is missing and TypeScript is not installed (run npm install)');
-      // tsc prints nothing while it works: say what the wait is for.
+      if (!build)
+        throw new Error('the build is missing and SWC is not installed (run npm install)');
       const started = Date.now();
+      const count = await build(project.target);
       const output = project === PRODUCT ? 'dist/' : 'dist-tools/';
-      process.stderr.write(`portico: building (TypeScript → ${output}, about 10-20 s)…\n`);
-      await build(project, tsc);
-      process.stderr.write(`portico: built in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-      // tsc leaves its build info untouched when it found nothing to emit (a file saved unchanged):
-      // mark the build current, or every start would run tsc again.
-      const now = new Date();
-      if (existsSync(project.info)) utimesSync(project.info, now, now);
+      process.stderr.write(
+        `portico: built ${count} files into ${output} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+      );
     }
 } catch (error) {
   process.stderr.write(`portico: ${error.message}\n`);

@@ -7,10 +7,7 @@ import { execFileSync } from 'node:child_process';
  */
 export default async function globalSetup(): Promise<void> {
   // The product, then the tooling that reads it from dist/ (the spec and migration checks run it).
-  for (const config of ['tsconfig.build.json', 'tools/tsconfig.build.json'])
-    execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', config], {
-      stdio: 'inherit',
-    });
+  execFileSync(process.execPath, ['scripts/build.js', 'product', 'tools'], { stdio: 'inherit' });
   await import('reflect-metadata');
   const { ensureDevCertificates } = (await import(
     '../../dist/sandbox/dev-certificates.js' as string
