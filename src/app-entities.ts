@@ -8,6 +8,7 @@ import {
   AuditCheckpoint,
   AuditRetentionCut,
   AuditSealFloor,
+  WriterLease,
 } from './audit/trail/audit-chain.entity.js';
 import { StatusChange } from './audit/trail/status-change.entity.js';
 import { ProviderResource } from './provider-ledger/provider-resource.entity.js';
@@ -39,6 +40,7 @@ export const APP_ENTITIES = [
   AuditChainLink,
   AuditCheckpoint,
   AuditSealFloor,
+  WriterLease,
   AuditRetentionCut,
   ...WEBHOOK_ENTITIES,
   ProviderResource,

@@ -3,7 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { loadConfig } from '#src/platform/config/app-config.js';
+import { startSandbox, type RunningSandbox } from '#src/sandbox/sandbox.js';
 import { approvedConsentOverHttp } from '../support/consent-flow.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
+import { testEnv } from '../support/test-gateway.js';
 import { eventually } from '../support/chaos.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
 import {
@@ -212,5 +216,110 @@ async function oneRun(database: OwnDatabase): Promise<Run> {
       },
       RUNS * (60_000 + ROUNDS * 1_000),
     );
+  },
+);
+
+/**
+ * A completion waits in the gateway while its database is cut off for longer than the sealer waits for a
+ * `sent` row (the deadline, the outcome's slack and the grace: 9 s here), and another replica, which
+ * reaches the database, runs the sealer meanwhile: the writer's lease keeps the row unsealed, and the
+ * completion is written once the database is back.
+ */
+(process.env.DATABASE_URL ? describe : describe.skip)(
+  'a completion held through a cut longer than the seal horizon',
+  () => {
+    let database: OwnDatabase;
+    let proxy: TcpProxy;
+    let sandbox: RunningSandbox;
+    const gateways: RunningProcess[] = [];
+    afterAll(async () => {
+      for (const gateway of gateways) {
+        gateway.child.kill('SIGKILL');
+        await gateway.exited;
+      }
+      await proxy?.close();
+      await sandbox?.close();
+      await database?.drop();
+    });
+
+    async function start(url: string): Promise<{ base: string; key: string }> {
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      const gateway = startProcess('dist/main.js', [], {
+        DATABASE_URL: url,
+        PORT: String(port),
+        PUBLIC_BASE_URL: base,
+        UPSTREAM_OB_BASE_URL: sandbox.openBankingUrl,
+        UPSTREAM_CARD_BASE_URL: sandbox.cardUrl,
+        SANDBOX_SCA_PUBLIC_URL: sandbox.scaUrl,
+        UPSTREAM_DEADLINE_MS: '2000',
+        UPSTREAM_RETRY_DELAYS_MS: 'none',
+        LOG_LEVEL: 'warn',
+      });
+      gateways.push(gateway);
+      const [, key] = await gateway.waitFor(
+        /Demo API key \(tenant "demo", role app\): (ptk_\S+)/,
+        90_000,
+      );
+      return { base, key: key! };
+    }
+
+    it('is written after the cut, and the row is sealed with it, not `sent`', async () => {
+      database = await ownDatabase('held');
+      const target = new URL(database.url);
+      proxy = await TcpProxy.start(await freePort(), {
+        host: target.hostname,
+        port: Number(target.port || 5432),
+      });
+      sandbox = await startSandbox({
+        ...loadConfig(testEnv()).sandbox,
+        openBankingPort: 0,
+        scaPort: 0,
+        cardPort: 0,
+        posPort: 0,
+      });
+      const writer = await start(proxy.through(database.url));
+      // The other replica: it reaches the database throughout and seals every second.
+      await start(database.url);
+      const call = (path: string, init: RequestInit = {}) =>
+        fetch(`${writer.base}${path}`, {
+          ...init,
+          headers: {
+            authorization: `Bearer ${writer.key}`,
+            'content-type': 'application/json',
+            ...(init.headers as Record<string, string>),
+          },
+        });
+      const { consentId, accountId } = await approvedConsentOverHttp(call);
+
+      // The bank answers after 1 s; the database is cut off meanwhile, once the row is written ahead.
+      sandbox.chaos.add({ operation: 'getBalances', fault: 'delay', delayMs: 1000, times: 1 });
+      const requestId = randomUUID();
+      const reading = call(`/v1/accounts/${accountId}/balances`, {
+        headers: { 'consent-id': consentId, 'x-request-id': requestId, ...USER_PRESENT },
+      });
+      const row = async () =>
+        (
+          await query<{ id: string; outcome: string; sealed: boolean }>(
+            database.url,
+            `SELECT a.id, a.outcome, EXISTS (SELECT 1 FROM audit_chain c
+                      WHERE c.entry_kind = 'access_log' AND c.entry_id = a.id) AS sealed
+               FROM access_log a WHERE a.request_id = $1`,
+            [requestId],
+          )
+        )[0];
+      await eventually(async () => (await row()) !== undefined, 5_000, 'the row written ahead');
+      await proxy.cut();
+      const read = await reading;
+      expect(read.status).toBe(200);
+      // Past the horizon (9 s) and a few passes of the other replica's sealer, within the writer's lease.
+      await sleep(12_000);
+      expect(await row()).toMatchObject({ outcome: 'sent', sealed: false });
+
+      await proxy.restore();
+      await eventually(async () => (await row())?.outcome === 'ok', 10_000, 'the completion');
+      await eventually(async () => (await row())?.sealed === true, 15_000, 'the row sealed');
+      expect(await row()).toMatchObject({ outcome: 'ok', sealed: true });
+    }, 120_000);
   },
 );

@@ -64,6 +64,13 @@ export class AccessLogEntry {
   @Column({ name: 'deadline_at', type: 'timestamptz', nullable: true })
   deadlineAt: Date | null;
 
+  /**
+   * The process that wrote the row ahead of its call (WRITER_ID): while its lease lives, a row still
+   * `sent` is not sealed. Null for rows recorded whole, and for rows written before writers were known.
+   */
+  @Column({ type: 'uuid', nullable: true })
+  writer: string | null;
+
   /** When the outcome was recorded; null while `sent`. */
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt: Date | null;

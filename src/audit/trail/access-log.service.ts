@@ -14,6 +14,7 @@ import {
   type Completion,
   type CompletionParams,
 } from './completion-queue.js';
+import { WRITER_SQL } from './writer-lease.js';
 
 /** Who made a call, under what, and on which account: the part of a row known before the call. */
 export type AccessSubject = Pick<AccessLogEntry, 'tenantId' | 'operation' | 'psuPresent'> &
@@ -45,7 +46,7 @@ export interface AccessGate {
 
 const INSERT_SENT = `INSERT INTO access_log
          (tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id, outcome,
-          card_resource_id, deadline_at)`;
+          card_resource_id, deadline_at, writer)`;
 
 /** The row's deadline_at from its deadline in milliseconds (null: none of its own), by the database's clock. */
 const deadlineAt = (ms: string) => `now() + make_interval(secs => ${ms} / 1000.0)`;
@@ -128,8 +129,8 @@ export class AccessLogService implements BeforeApplicationShutdown {
    */
   static writeAheadCte(name: string, source: string): string {
     return `${name} AS (
-         INSERT INTO access_log (id, tenant_id, consent_id, operation, account_id, psu_present, request_id, outcome)
-         SELECT log_id, tenant_id, consent_id, operation, account_id, psu_present, request_id, '${SENT}'
+         INSERT INTO access_log (id, tenant_id, consent_id, operation, account_id, psu_present, request_id, outcome, writer)
+         SELECT log_id, tenant_id, consent_id, operation, account_id, psu_present, request_id, '${SENT}', ${WRITER_SQL}
            FROM ${source} WHERE log_id IS NOT NULL ORDER BY log_id
        )`;
   }
@@ -152,7 +153,7 @@ export class AccessLogService implements BeforeApplicationShutdown {
       'access-log:begin-group',
       `${INSERT_SENT}
        SELECT tenant_id, consent_id, payment_id, operation, account_id, psu_present, request_id, outcome,
-              card_resource_id, ${deadlineAt('deadline_ms')}
+              card_resource_id, ${deadlineAt('deadline_ms')}, ${WRITER_SQL}
          FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::varchar[], $5::varchar[], $6::boolean[],
                      $7::uuid[], $8::varchar[], $9::uuid[], $10::int[])
               WITH ORDINALITY AS r(tenant_id, consent_id, payment_id, operation, account_id, psu_present,
@@ -179,7 +180,7 @@ export class AccessLogService implements BeforeApplicationShutdown {
       cte: `${name} AS (
          ${INSERT_SENT}
          VALUES (${$[0]}::uuid, ${$[1]}::uuid, ${$[2]}::uuid, ${$[3]}, ${$[4]}, ${$[5]}::boolean, ${$[6]}::uuid,
-                 ${$[7]}, ${$[8]}::uuid, ${deadlineAt(`${$[9]}::int`)})
+                 ${$[7]}, ${$[8]}::uuid, ${deadlineAt(`${$[9]}::int`)}, ${WRITER_SQL})
          RETURNING id)`,
       params: [...sentValues(subject), subject.deadlineMs ?? null],
     };
@@ -197,7 +198,7 @@ export class AccessLogService implements BeforeApplicationShutdown {
       `access-log:begin:${gate.name}`,
       `WITH ${gate.cte},
        logged AS (
-         ${INSERT_SENT} SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, ${deadlineAt('$10::int')} FROM gate
+         ${INSERT_SENT} SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, ${deadlineAt('$10::int')}, ${WRITER_SQL} FROM gate
          RETURNING id
        )
        SELECT gate.*, logged.id AS access_log_id FROM gate, logged`,
@@ -211,8 +212,9 @@ export class AccessLogService implements BeforeApplicationShutdown {
    * Records the outcome of a call written ahead; a row is completed once (the trigger refuses more).
    * Completions that arrive while one statement is in flight are written together by the next one
    * (a group write: one round-trip for many concurrent calls); each caller still waits for its row.
-   * Never rejects: the provider's answer stands whatever becomes of its log row. A row that cannot be
-   * completed (sealed, or the database away) keeps `sent`, is logged and counted; false then.
+   * Never rejects: the provider's answer stands whatever becomes of its log row. False when the row
+   * was not completed now: with the database away the outcome waits in the process and is written when
+   * it is back (completeSoon); a row already sealed keeps `sent`, is logged and counted.
    */
   complete(id: string, result: AccessOutcome): Promise<boolean> {
     return this.completed.run(completionOf(id, result));
@@ -231,7 +233,13 @@ export class AccessLogService implements BeforeApplicationShutdown {
         this.notCompleted(missed, new Error('the row is sealed or was completed already'));
       return batch.map((completion) => written.has(completion.id));
     } catch (error) {
-      this.notCompleted(batch, error);
+      // The database away or the session cut: the outcome is kept and written once it is back, as a
+      // completion after the answer is (the row's writer lives meanwhile, so it is not sealed `sent`).
+      this.logger.warn(
+        { err: error, rows: batch.length },
+        'access log: completions not written yet',
+      );
+      for (const completion of batch) this.soon.add(completion);
       return batch.map(() => false);
     }
   }, 'access-log:complete');

@@ -70,6 +70,23 @@ export class AuditSealFloor {
 }
 
 /**
+ * A process writing the trail, alive while its lease is renewed (WriterLeaseService): the sealer leaves
+ * the rows it wrote ahead `sent` unsealed until then, since it may still hold their completions.
+ */
+@Entity({ name: 'writer_leases' })
+export class WriterLease {
+  @PrimaryColumn({ type: 'uuid' })
+  writer: string;
+
+  /** Since when the lease has been renewed without lapsing. */
+  @Column({ name: 'held_since', type: 'timestamptz' })
+  heldSince: Date;
+
+  @Column({ name: 'expires_at', type: 'timestamptz' })
+  expiresAt: Date;
+}
+
+/**
  * A retention cut: the links up to `seq` and the rows they sealed were removed once older than the
  * retention period; verification starts from this link's hash. Append-only.
  */

@@ -4,6 +4,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { ChainedKind } from './audit-chain.entity.js';
 import { CHAINED_TABLES, rowHashSql } from './chain-hash.js';
 import { SENT } from './access-log.service.js';
+import { WRITER_ID, WRITER_LEASE_MS, writerMayHoldSql } from './writer-lease.js';
 
 /** One sealer at a time, across every replica on the database. */
 export const SEAL_LOCK_KEY = 74_111_002;
@@ -155,7 +156,7 @@ export class AuditChainRepository {
    * Up to `limit` rows of the kind above `floor` not sealed yet whose sealable moment (sealableAtSql)
    * has passed, in the order of that moment (then id), each with its hash and that moment (`at`). A row
    * of the access log still `sent` waits for its call's deadline: sealed earlier, the call's outcome
-   * could not be written to it.
+   * could not be written to it; and for its writer's lease to lapse.
    */
   async unsealed(
     manager: EntityManager,
@@ -166,19 +167,26 @@ export class AuditChainRepository {
   ): Promise<UnsealedRow[]> {
     const { table } = CHAINED_TABLES[kind];
     const sealableAt = sealableAtSql(kind, 't', ['$2::int', '$3::int', '$4::int']);
+    // …and while its writer lives, for that writer may still hold the outcome (WriterLeaseService).
+    const waitForWriter =
+      kind === 'access_log'
+        ? `AND NOT (t.outcome = '${SENT}' AND ${writerMayHoldSql('t', '$5')})`
+        : '';
     // OFFSET 0: a probe of the chain's index per row whatever the statistics (completeSql says why).
     // Hashed only once chosen: the due rows are sorted by their moment, not read in id order.
     const rows = (await manager.query(
       `WITH due AS (
          SELECT t.id, ${sealableAt} AS at
            FROM ${table} t
-          WHERE t.id > $1 AND ${sealableAt} < now()
+          WHERE t.id > $1 AND ${sealableAt} < now() ${waitForWriter}
             AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id OFFSET 0)
           ORDER BY at, t.id LIMIT ${limit})
        SELECT t.id, t.tenant_id, ${rowHashSql('t')} AS row_hash, due.at
          FROM due JOIN ${table} t ON t.id = due.id
         ORDER BY due.at, due.id`,
-      [floor, ...timingParams(kind, timing)],
+      kind === 'access_log'
+        ? [floor, ...timingParams(kind, timing), WRITER_ID]
+        : [floor, ...timingParams(kind, timing)],
     )) as UnsealedRow[];
     return rows.map((row) => ({ ...row, id: String(row.id) }));
   }
@@ -303,9 +311,15 @@ export class AuditChainRepository {
     timing: SealTiming,
   ): Promise<{ id: string; at: Date } | undefined> {
     const { table, at } = CHAINED_TABLES[kind];
+    // A `sent` row whose writer lives, or died lately, is waiting for it legitimately (see unsealed).
+    const waiting =
+      kind === 'access_log'
+        ? `AND NOT (t.outcome = '${SENT}' AND EXISTS (SELECT 1 FROM writer_leases l WHERE l.writer = t.writer
+                      AND l.expires_at >= now() - make_interval(secs => ${(2 * WRITER_LEASE_MS) / 1000})))`
+        : '';
     const [row] = (await manager.query(
       `SELECT t.id, t.${at} AS at FROM ${table} t
-         WHERE ${sealableAtSql(kind, 't', ['$2::int', '$3::int', '$4::int'])} < now() - ${interval('$1::int')}
+         WHERE ${sealableAtSql(kind, 't', ['$2::int', '$3::int', '$4::int'])} < now() - ${interval('$1::int')} ${waiting}
            AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id)
          ORDER BY t.id LIMIT 1`,
       [windowMs, ...timingParams(kind, timing)],

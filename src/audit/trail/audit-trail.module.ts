@@ -9,7 +9,9 @@ import {
   AuditCheckpoint,
   AuditRetentionCut,
   AuditSealFloor,
+  WriterLease,
 } from './audit-chain.entity.js';
+import { WriterLeaseService } from './writer-lease.js';
 import { AuditChainRepository } from './audit-chain.repository.js';
 import { AuditChainService } from './audit-chain.service.js';
 import { AuditVerifierService } from './audit-verifier.service.js';
@@ -29,6 +31,7 @@ import { StatusTransitionsModule } from './status-transition-listeners.js';
       AuditCheckpoint,
       AuditSealFloor,
       AuditRetentionCut,
+      WriterLease,
     ]),
     StatusTransitionsModule,
   ],
@@ -39,6 +42,7 @@ import { StatusTransitionsModule } from './status-transition-listeners.js';
     AuditChainService,
     AuditVerifierService,
     AuditRetentionService,
+    WriterLeaseService,
   ],
   exports: [
     StatusHistoryService,

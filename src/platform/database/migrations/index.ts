@@ -17,6 +17,7 @@ import { FairWebhookDelivery1795697863078 } from './1795697863078-FairWebhookDel
 import { AccessLogDeadline1795697933516 } from './1795697933516-AccessLogDeadline.js';
 import { ProviderSync1795701994739 } from './1795701994739-ProviderSync.js';
 import { ProviderResources1795710000000 } from './1795710000000-ProviderResources.js';
+import { WriterLeases1795853166705 } from './1795853166705-WriterLeases.js';
 
 export const MIGRATIONS = [
   Initial1795216535010,
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   AccessLogDeadline1795697933516,
   ProviderSync1795701994739,
   ProviderResources1795710000000,
+  WriterLeases1795853166705,
 ];
