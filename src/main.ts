@@ -118,7 +118,10 @@ async function main(): Promise<void> {
     await sandbox?.close();
     await embedded?.stop();
   };
-  if (config.http.workers > 1) return superviseWorkers(config, logger, sandbox, closeSupport);
+  // Only a Portico on the embedded engine's data says so beside it (replicas on PostgreSQL are many).
+  const onOwnData = embedded !== undefined;
+  if (config.http.workers > 1)
+    return superviseWorkers(config, logger, sandbox, closeSupport, onOwnData);
 
   const app = await createGateway(config, logger);
   const { metricsUrl } = await listenGateway(app, config);
@@ -129,7 +132,7 @@ async function main(): Promise<void> {
   });
   const keyLines = config.mode === 'sandbox' ? await sandboxKeyLines(app, config, logger) : [];
   printBanner(config, logger, { startedInMs, metricsUrl, sandbox, keyLines });
-  recordRunning(config);
+  if (onOwnData) recordRunning(config);
 }
 
 /** A gateway worker of several (GATEWAY_WORKERS): it serves the port the primary shares with it. */
@@ -151,6 +154,7 @@ async function superviseWorkers(
   logger: Logger,
   sandbox: RunningSandbox | undefined,
   closeSupport: () => Promise<void>,
+  onOwnData: boolean,
 ): Promise<void> {
   // The workers run this module itself (not the npm start wrapper that imported it).
   cluster.setupPrimary({ exec: fileURLToPath(import.meta.url), args: [] });
@@ -168,7 +172,7 @@ async function superviseWorkers(
   const keyLines = await primary.ready;
   const startedInMs = Math.round(performance.now());
   printBanner(config, logger, { startedInMs, metricsUrl: primary.metricsUrl, sandbox, keyLines });
-  recordRunning(config);
+  if (onOwnData) recordRunning(config);
 }
 
 /**

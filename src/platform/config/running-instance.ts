@@ -98,7 +98,10 @@ const SECOND_START =
  * is taken with the variable that moves it. Undefined when nothing stands in the way.
  */
 export async function startBlocked(config: AppConfig): Promise<string | undefined> {
-  const running = await runningPortico(runningFile(config.database.embeddedDir));
+  // The data directory is the embedded engine's: with DATABASE_URL, replicas share PostgreSQL by design.
+  const running = config.database.url
+    ? undefined
+    : await runningPortico(runningFile(config.database.embeddedDir));
   if (running)
     return [
       `Portico is already running on this data directory (${config.database.embeddedDir}): process ${running.pid}, ${running.url} (Swagger UI ${running.url}/docs), started ${running.startedAt}.`,
