@@ -66,6 +66,8 @@ export default tseslint.config(
       'src/platform/cluster/gateway-workers.ts',
       'tools/bench.ts',
       'tools/write-timeline.ts',
+      'tools/soak.ts',
+      'tools/soak/**/*.ts',
       'test/**/*.ts',
     ],
     rules: { 'no-restricted-properties': 'off' },

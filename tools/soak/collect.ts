@@ -1,0 +1,240 @@
+// Gathers what the invariants check, after the settling period: the database's rows, the provider's
+// record (the sandbox's state, read in this process), the receivers' arrivals, the soak's own tallies.
+import { spawnSync } from 'node:child_process';
+import type { RunningSandbox } from '#src/sandbox/sandbox.js';
+import { STATUS_CHANGE_EVENTS } from '#src/webhooks/webhook-event-types.js';
+import type { SubjectKind } from '#src/audit/trail/status-change.entity.js';
+import type { SoakTenant } from './drivers.js';
+import type { Kill } from './faults.js';
+import type { SoakHttp } from './http.js';
+import type { EndpointRow, RecordPair, Snapshot } from './invariants.js';
+import type { Receiver } from './receivers.js';
+import { query, type Replica } from './rig.js';
+
+/** The organizationIdentifier of certs/dev/tpp.pem: the bank keeps consents and payments per TPP. */
+const TPP_ID = 'PSDGR-BOG-123456';
+const LOCAL_STATUSES = new Set(['creating', 'unknown', 'failed']);
+
+export interface CollectInput {
+  url: string;
+  sandbox: RunningSandbox;
+  tenants: SoakTenant[];
+  endpoints: { id: string; tenant: string; kind: EndpointRow['kind'] }[];
+  receivers: Receiver[];
+  http: SoakHttp;
+  replicas: Replica[];
+  kills: Kill[];
+  callDeadlineMs: number;
+}
+
+export async function collect(input: CollectInput): Promise<Snapshot> {
+  const { url, sandbox } = input;
+  const tenantIds = input.tenants.map((tenant) => tenant.id);
+  const slugOf = new Map(input.tenants.map((tenant) => [tenant.id, tenant.slug]));
+
+  const verify = spawnSync(
+    process.execPath,
+    ['dist/cli/main.js', 'audit:verify', '--seal', '--json'],
+    {
+      env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'error' },
+      encoding: 'utf8',
+      timeout: 300_000,
+    },
+  );
+  const chain = {
+    ok: verify.status === 0,
+    detail: `audit:verify exited ${verify.status}: ${(verify.stdout || verify.stderr).slice(0, 400).replace(/\s+/g, ' ')}`,
+  };
+
+  const sentRows = (
+    await query<{ id: string; request_id: string | null; created_at: Date }>(
+      url,
+      `SELECT id, request_id, created_at FROM access_log WHERE outcome = 'sent'`,
+    )
+  ).map((row) => ({ id: row.id, requestId: row.request_id, createdAt: row.created_at.getTime() }));
+
+  const inDoubt = await query<{ table: string; id: string; status: string }>(
+    url,
+    `SELECT 'consents' AS table, id, status FROM consents WHERE status IN ('creating', 'unknown')
+     UNION ALL SELECT 'payments', id, status FROM payments WHERE status IN ('creating', 'unknown')
+     UNION ALL SELECT 'provider_resources ' || kind, id, status FROM provider_resources
+       WHERE status IN ('creating', 'unknown')`,
+  );
+
+  const records: RecordPair[] = [];
+  const merchantOf = new Map(input.tenants.map((tenant) => [tenant.id, tenant.merchantId]));
+  const resources = await query<{
+    id: string;
+    tenant_id: string;
+    kind: string;
+    token: string | null;
+    status: string;
+    amount: number | null;
+  }>(
+    url,
+    `SELECT id, tenant_id, kind, token, status, amount FROM provider_resources
+      WHERE tenant_id = ANY($1) AND kind IN ('payment', 'refund', 'pos_payment', 'pos_void')
+        AND token IS NOT NULL AND status NOT IN ('creating', 'unknown', 'failed')`,
+    [tenantIds],
+  );
+  for (const row of resources) {
+    const book = sandbox.card.merchantBook(merchantOf.get(row.tenant_id) ?? '');
+    const found =
+      row.kind === 'payment'
+        ? book?.payments.get(row.token!)
+        : row.kind === 'refund'
+          ? book?.refunds.get(row.token!)
+          : sandbox.pos.transaction(row.token!);
+    records.push({
+      kind: row.kind,
+      id: row.token!,
+      portico: { status: row.status, amount: row.amount === null ? null : Number(row.amount) },
+      provider: found ? { status: found.status, amount: found.amount } : undefined,
+    });
+  }
+  const bankCall = (operationId: string, params: Record<string, string>) =>
+    sandbox.bank.handle({
+      operationId,
+      params,
+      query: {},
+      headers: {},
+      body: undefined,
+      tppId: TPP_ID,
+    });
+  for (const consent of await query<{
+    id: string;
+    kind: string;
+    brand_id: string;
+    upstream_consent_id: string | null;
+    status: string;
+  }>(
+    url,
+    `SELECT id, kind, brand_id, upstream_consent_id, status FROM consents WHERE tenant_id = ANY($1)`,
+    [tenantIds],
+  )) {
+    if (!consent.upstream_consent_id || LOCAL_STATUSES.has(consent.status)) continue;
+    const answer = bankCall(consent.kind === 'cof' ? 'getCofConsentStatus' : 'getConsentStatus', {
+      brandId: consent.brand_id,
+      consentId: consent.upstream_consent_id,
+    });
+    const status = (answer.body as { consentStatus?: string } | undefined)?.consentStatus;
+    records.push({
+      kind: `consent (${consent.kind})`,
+      id: consent.id,
+      portico: { status: consent.status, amount: null },
+      provider: answer.status === 200 && status ? { status, amount: null } : undefined,
+    });
+  }
+  for (const payment of await query<{
+    id: string;
+    brand_id: string;
+    payment_product: string;
+    upstream_payment_id: string | null;
+    status: string;
+  }>(
+    url,
+    `SELECT id, brand_id, payment_product, upstream_payment_id, status FROM payments WHERE tenant_id = ANY($1)`,
+    [tenantIds],
+  )) {
+    if (!payment.upstream_payment_id || LOCAL_STATUSES.has(payment.status)) continue;
+    const answer = bankCall('getPaymentStatus', {
+      brandId: payment.brand_id,
+      paymentProduct: payment.payment_product,
+      paymentId: payment.upstream_payment_id,
+    });
+    const status = (answer.body as { transactionStatus?: string } | undefined)?.transactionStatus;
+    records.push({
+      kind: 'payment',
+      id: payment.id,
+      portico: { status: payment.status, amount: null },
+      provider: answer.status === 200 && status ? { status, amount: null } : undefined,
+    });
+  }
+
+  const eventful = Object.entries(STATUS_CHANGE_EVENTS)
+    .filter(([, event]) => event)
+    .map(([kind]) => kind as SubjectKind);
+  const transitions = (
+    await query<{ subject_id: string; from_status: string; to_status: string }>(
+      url,
+      `SELECT subject_id, from_status, to_status FROM status_changes
+        WHERE tenant_id = ANY($1) AND subject_kind = ANY($2) AND from_status IS NOT NULL`,
+      [tenantIds, eventful],
+    )
+  ).map((row) => ({ subjectId: row.subject_id, from: row.from_status, to: row.to_status }));
+  const eventRows = await query<{
+    id: string;
+    tenant_id: string;
+    resource_id: string;
+    body: string;
+    created_at: Date;
+  }>(
+    url,
+    `SELECT id, tenant_id, resource_id, body, created_at FROM webhook_events
+      WHERE tenant_id = ANY($1) AND type LIKE '%.status_changed'`,
+    [tenantIds],
+  );
+  const eventTenant = new Map<string, string>();
+  const events = eventRows.map((row) => {
+    const data = (JSON.parse(row.body) as { data: { previousStatus: string; status: string } })
+      .data;
+    eventTenant.set(row.id, slugOf.get(row.tenant_id) ?? row.tenant_id);
+    return {
+      id: row.id,
+      resourceId: row.resource_id,
+      previousStatus: data.previousStatus,
+      status: data.status,
+      createdAt: row.created_at.getTime(),
+    };
+  });
+
+  const endpointRows = await query<{ id: string; removed_at: Date | null; paused_at: Date | null }>(
+    url,
+    `SELECT id, removed_at, paused_at FROM webhook_endpoints WHERE id = ANY($1)`,
+    [input.endpoints.map((endpoint) => endpoint.id)],
+  );
+  const endpoints: EndpointRow[] = input.endpoints.map((endpoint) => {
+    const row = endpointRows.find((candidate) => candidate.id === endpoint.id);
+    return {
+      ...endpoint,
+      removedAt: row?.removed_at?.getTime() ?? null,
+      pausedAt: row?.paused_at?.getTime() ?? null,
+    };
+  });
+  const attemptsAfterStop = (
+    await query<{ endpoint_id: string; started_at: Date }>(
+      url,
+      `SELECT a.endpoint_id, a.started_at FROM webhook_attempts a JOIN webhook_endpoints e ON e.id = a.endpoint_id
+        WHERE e.id = ANY($1)
+          AND ((e.paused_at IS NOT NULL AND a.started_at > e.paused_at)
+            OR (e.removed_at IS NOT NULL AND a.started_at > e.removed_at))`,
+      [input.endpoints.map((endpoint) => endpoint.id)],
+    )
+  ).map((row) => ({ endpointId: row.endpoint_id, startedAt: row.started_at.getTime() }));
+  const received = new Map<string, Set<string>>();
+  for (const receiver of input.receivers)
+    for (const [tenant, arrivals] of receiver.arrivals)
+      received.set(
+        `${receiver.kind}/${tenant}`,
+        new Set(arrivals.map((arrival) => arrival.eventId)),
+      );
+
+  return {
+    chain,
+    sentRows,
+    kills: input.kills,
+    clientRequestIds: new Set(input.http.sent.keys()),
+    callDeadlineMs: input.callDeadlineMs,
+    inDoubt,
+    records,
+    transitions,
+    events,
+    eventTenant,
+    endpoints,
+    received,
+    attemptsAfterStop,
+    fiveHundreds: input.http.fiveHundreds,
+    unexpectedExits: input.replicas.flatMap((replica) => replica.unexpectedExits),
+    crossTenant: input.http.crossTenant,
+  };
+}
