@@ -20,11 +20,12 @@ export class OpenBankingInDoubtSettler {
     ledger: ProviderLedger,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    const { giveUpAfterMs } = config.resolver;
+    const { giveUpAfterMs, consentScaWindowMs } = config.resolver;
     ledger.onInDoubt('open-banking', () => config.upstreams.openBanking.http.deadlineMs, [
       {
         table: CONSENTS,
-        settle: (consent: Consent) => consents.settleInDoubt(consent, giveUpAfterMs),
+        settle: (consent: Consent) =>
+          consents.settleInDoubt(consent, giveUpAfterMs, consentScaWindowMs),
       },
       {
         table: PAYMENTS,

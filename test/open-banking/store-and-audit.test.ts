@@ -170,20 +170,25 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
     ).rejects.toThrow(/append-only/);
   });
 
-  it('resolves half-written consents at start: one the bank has is brought up to date, one it never confirmed fails once its lifetime has passed', async () => {
+  it('resolves half-written consents at start: one the bank has is brought up to date, one it never confirmed fails once its lifetime or its SCA window has passed, one within both stays unknown', async () => {
     // A consent the bank created, whose row a crash left at `creating` (upstream id written, status not).
     const tpp = transportTo(gateway.sandbox.openBankingUrl, devTlsFiles('certs/dev', 'tpp'));
     const upstream = await createBankConsent(tpp);
     await tpp.close();
     const known = randomUUID();
     const unknown = randomUUID();
-    for (const [id, upstreamId] of [
-      [known, upstream.body?.consentId as string],
-      [unknown, null],
+    // Never confirmed, past its SCA window but not its lifetime; and one still within both.
+    const unauthorisable = randomUUID();
+    const young = randomUUID();
+    for (const [id, upstreamId, age] of [
+      [known, upstream.body?.consentId as string, '1 minute'],
+      [unknown, null, '3 minutes'],
+      [unauthorisable, null, '90 seconds'],
+      [young, null, '40 seconds'],
     ] as const) {
       await gateway.dataSource.query(
-        `INSERT INTO consents (id, tenant_id, kind, brand_id, upstream_consent_id, requested_access, status, redirect_uri, created_at) VALUES ($1, $2, 'ais', 'danube-bank', $3, '{}', 'creating', 'https://app.example/r', now() - interval '1 minute')`,
-        [id, tenant.tenantId, upstreamId],
+        `INSERT INTO consents (id, tenant_id, kind, brand_id, upstream_consent_id, requested_access, status, redirect_uri, created_at) VALUES ($1, $2, 'ais', 'danube-bank', $3, '{}', 'creating', 'https://app.example/r', now() - $4::interval)`,
+        [id, tenant.tenantId, upstreamId, age],
       );
     }
     // A restart: a new gateway on the same database, talking to the same sandbox.
@@ -191,28 +196,39 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
       DATABASE_URL: database.url,
       UPSTREAM_OB_BASE_URL: gateway.sandbox.openBankingUrl,
       RECONCILE_ON_START: 'true',
-      RESOLVER_GIVE_UP_AFTER_MS: '30000',
+      RESOLVER_GIVE_UP_AFTER_MS: '150000',
+      RESOLVER_CONSENT_SCA_WINDOW_MS: '60000',
     });
     await restarted.app.get(Scheduler).runNow('resolver'); // waits for the pass at start, or makes one
     try {
       const statuses = await gateway.dataSource.query(
         `SELECT id, status FROM consents WHERE id = ANY($1)`,
-        [[known, unknown]],
+        [[known, unknown, unauthorisable, young]],
       );
       expect(
         Object.fromEntries(
           statuses.map((row: { id: string; status: string }) => [row.id, row.status]),
         ),
-      ).toEqual({ [known]: 'received', [unknown]: 'failed' });
+      ).toEqual({
+        [known]: 'received',
+        [unknown]: 'failed',
+        [unauthorisable]: 'failed',
+        [young]: 'unknown',
+      });
       const causes = await gateway.dataSource.query(
         `SELECT subject_id, cause FROM status_changes WHERE subject_id = ANY($1)`,
-        [[known, unknown]],
+        [[known, unknown, unauthorisable, young]],
       );
       expect(
         Object.fromEntries(
           causes.map((row: { subject_id: string; cause: string }) => [row.subject_id, row.cause]),
         ),
-      ).toEqual({ [known]: 'resolver', [unknown]: 'resolver:lifetime-passed' });
+      ).toEqual({
+        [known]: 'resolver',
+        [unknown]: 'resolver:lifetime-passed',
+        [unauthorisable]: 'resolver:sca-window-passed',
+        [young]: 'resolver:answer-never-recorded',
+      });
     } finally {
       await restarted.close();
     }

@@ -291,14 +291,18 @@ export class ConsentsService {
    * the bank's status; one whose creation may have reached the bank but whose id never arrived stays
    * `unknown` (Berlin Group offers no other lookup) until its lifetime at the bank has passed.
    */
-  async settleInDoubt(consent: Consent, giveUpAfterMs: number): Promise<void> {
+  async settleInDoubt(consent: Consent, giveUpAfterMs: number, scaWindowMs: number): Promise<void> {
     if (consent.upstreamConsentId) {
       const status = await this.upstreamStatus(consent).catch(() => undefined);
       if (status) await this.transition(consent, status, 'resolver');
       return;
     }
-    if (Date.now() - consent.createdAt.getTime() > giveUpAfterMs)
-      await this.transition(consent, 'failed', 'resolver:lifetime-passed');
+    const age = Date.now() - consent.createdAt.getTime();
+    if (age > giveUpAfterMs) await this.transition(consent, 'failed', 'resolver:lifetime-passed');
+    // The lost answer held the SCA link and Portico sends no PSU-ID (no decoupled SCA): nobody can
+    // authorise it at the bank, and without the bank's id nothing can be read under it.
+    else if (age > scaWindowMs)
+      await this.transition(consent, 'failed', 'resolver:sca-window-passed');
     else if (consent.status === 'creating')
       await this.transition(consent, 'unknown', 'resolver:answer-never-recorded');
   }

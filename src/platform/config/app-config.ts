@@ -102,7 +102,7 @@ export interface AppConfig {
   /** Resolve half-written consents and payments against the bank at start. */
   reconcileOnStart: boolean;
   /** The resolver of writes in doubt: how often it runs, and when a write no lookup can settle is given up. */
-  resolver: { intervalMs: number; giveUpAfterMs: number };
+  resolver: { intervalMs: number; giveUpAfterMs: number; consentScaWindowMs: number };
   /** The background sync of statuses the provider never pushes (notifications, IRIS sessions, POS). */
   providerSync: {
     /** How often due rows are looked for, and the shortest pause between two reads of one (0: off). */
@@ -411,6 +411,10 @@ export const VARIABLES = {
     doc: 'Age after which a write in doubt that the provider offers no lookup for is marked failed (its lifetime there)',
     default: '86400000',
   },
+  RESOLVER_CONSENT_SCA_WINDOW_MS: {
+    doc: "Age after which a consent whose creation answer never arrived is marked failed: its SCA link was in that answer, so no user can authorise it, and without the bank's id it cannot be used (the window a user has to authorise one)",
+    default: '3600000',
+  },
   AUDIT_SEAL_INTERVAL_MS: {
     doc: 'How often the audit trail is sealed into the tamper-evident chain (0: never)',
     default: '1000',
@@ -620,6 +624,7 @@ export const VARIABLE_GROUPS: { title: string; about?: string; names: VariableNa
       'RECONCILE_ON_START',
       'RESOLVER_INTERVAL_MS',
       'RESOLVER_GIVE_UP_AFTER_MS',
+      'RESOLVER_CONSENT_SCA_WINDOW_MS',
       'PROVIDER_SYNC_INTERVAL_MS',
     ],
   },
@@ -860,6 +865,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     resolver: {
       intervalMs: integer('RESOLVER_INTERVAL_MS', 0, 86_400_000),
       giveUpAfterMs: integer('RESOLVER_GIVE_UP_AFTER_MS', 1000, 31 * 86_400_000),
+      consentScaWindowMs: integer('RESOLVER_CONSENT_SCA_WINDOW_MS', 1000, 31 * 86_400_000),
     },
     providerSync: { intervalMs: integer('PROVIDER_SYNC_INTERVAL_MS', 0, 86_400_000) },
     audit: {
