@@ -91,6 +91,8 @@ async function main(): Promise<number> {
     UPSTREAM_POS_DEADLINE_MS: '15000',
     POS_SYNC_WAIT_MS: '8000',
     RESOLVER_INTERVAL_MS: '2000',
+    // The scripted user authorises at once: a consent whose SCA link was lost is unusable after 30 s.
+    RESOLVER_CONSENT_SCA_WINDOW_MS: '30000',
     RECONCILE_ON_START: 'true',
     AUDIT_CHECKPOINT_INTERVAL_MS: '15000',
     WEBHOOK_RETRY_SCHEDULE_MS: '1000,2000,4000',
@@ -109,6 +111,21 @@ async function main(): Promise<number> {
       : [new Replica('gateway', await freePort(), env)];
   const http = new SoakHttp(() => replicas);
   const random = seeded(SEED);
+  let cleaned: Promise<void> | undefined;
+  const cleanUp = () =>
+    (cleaned ??= (async () => {
+      for (const replica of replicas) await replica.stop().catch(() => undefined);
+      await Promise.all(receivers.map((receiver) => receiver.close()));
+      database.close();
+      dir.remove();
+      // The sandbox is not closed: connections a hang left open are dropped as the process exits.
+    })());
+  // Ctrl-C (or a CI timeout's SIGTERM) still stops the replicas and the private cluster.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      log(`${signal}: stopping the replicas and the database`);
+      void cleanUp().finally(() => process.exit(130));
+    });
   try {
     log(
       `soak: ${MINUTES} min of load on ${ENGINE}, ${replicas.length === 2 ? 'two replicas' : 'one gateway of two workers'}, ${TENANTS} tenants, seed ${SEED}`,
@@ -227,6 +244,7 @@ async function main(): Promise<number> {
       }
       await sleep(2000);
     }
+    await finalReads(url, http, tenants);
     // Rows still `sent` are sealed once their call's deadline and the grace have passed.
     await sleep(Math.max(0, start + loadMs + CALL_DEADLINE_MS + 8000 - Date.now()));
     log(`settled in ${Math.round((Date.now() - settleStart) / 1000)} s; checking`);
@@ -252,13 +270,35 @@ async function main(): Promise<number> {
     if (TAMPER) return tamperVerdict(snapshot, results);
     return table.ok ? 0 : 1;
   } finally {
-    for (const replica of replicas) await replica.stop().catch(() => undefined);
-    await Promise.all(receivers.map((receiver) => receiver.close()));
-    database.close();
-    dir.remove();
-    // The sandbox is not closed: connections a hang left open are dropped as the process exits (closing
-    // them from Fastify's close hook threw inside Node's http server here).
+    await cleanUp();
   }
+}
+
+/**
+ * The bank pushes nothing: a consent or payment whose SCA return was lost under a fault is brought up
+ * to date when the app next reads it. Each is read once through the facade, as an app resuming does,
+ * before Portico's record is compared with the bank's.
+ */
+async function finalReads(url: string, http: SoakHttp, tenants: SoakTenant[]): Promise<void> {
+  const rows = await query<{ id: string; tenant_id: string; path: string }>(
+    url,
+    `SELECT id, tenant_id, CASE kind WHEN 'ais' THEN '/v1/consents/' || id
+                                     ELSE '/v1/funds-confirmation-consents/' || id || '/status' END AS path
+       FROM consents WHERE upstream_consent_id IS NOT NULL AND status NOT IN ('creating', 'unknown', 'failed')
+     UNION ALL
+     SELECT id, tenant_id, '/v1/payments/' || id || '/status' FROM payments
+      WHERE upstream_payment_id IS NOT NULL AND status NOT IN ('creating', 'unknown', 'failed')`,
+  );
+  const queue = [...rows];
+  await Promise.all(
+    [1, 2, 3, 4].map(async () => {
+      for (let row = queue.shift(); row; row = queue.shift()) {
+        const tenant = tenants.find((t) => t.id === row!.tenant_id);
+        if (tenant) await http.call('final reads (open banking)', tenant, 'GET', row.path);
+      }
+    }),
+  );
+  log(`final reads: ${rows.length} consents and payments read once through the facade`);
 }
 
 function printRequests(http: SoakHttp): void {

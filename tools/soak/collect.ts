@@ -27,6 +27,62 @@ export interface CollectInput {
   callDeadlineMs: number;
 }
 
+type Book = ReturnType<RunningSandbox['card']['merchantBook']>;
+type ProviderView = { status: string; amount: number | null } | undefined;
+
+/**
+ * The provider's record of each kind, in the words Portico keeps (its status vocabulary where the
+ * provider's API spells it otherwise: a marketplace transfer's status follows from its fields, a
+ * customer is active or deleted, a wallet tokenisation is done at the provider once its card token is).
+ */
+const PROVIDER_VIEW: Record<
+  string,
+  (sandbox: RunningSandbox, book: Book, token: string) => ProviderView
+> = {
+  payment: (_, book, token) => pick(book?.payments.get(token)),
+  refund: (_, book, token) => pick(book?.refunds.get(token)),
+  pos_payment: (sandbox, _, token) => pick(sandbox.pos.transaction(token)),
+  pos_void: (sandbox, _, token) => pick(sandbox.pos.transaction(token)),
+  notification: (_, book, token) => pick(book?.notifications.get(token)),
+  iris_session: (_, book, token) => pick(book?.irisSessions.get(token)),
+  seller: (_, book, token) => {
+    const seller = book?.sellers.get(token);
+    return seller && { status: seller.status, amount: null };
+  },
+  customer: (_, book, token) => {
+    const customer = book?.customers.get(token);
+    return customer && { status: customer.active ? 'active' : 'deleted', amount: null };
+  },
+  transfer: (_, book, token) => {
+    const transfer = book?.transfers.get(token);
+    if (!transfer) return undefined;
+    const status =
+      transfer.reversedAmount === transfer.amount
+        ? 'reversed'
+        : transfer.payout
+          ? 'paid_out'
+          : transfer.onHold
+            ? 'on_hold'
+            : 'pending';
+    return { status, amount: transfer.amount };
+  },
+  // A tokenisation's row is keyed by the card token it made: verified until charged (then used).
+  wallet_token: (_, book, token) => {
+    const card = book?.tokens.get(token);
+    return card && { status: card.used ? 'charged' : 'verified', amount: card.amount ?? null };
+  },
+  reversal: (_, book, token) => {
+    const reversal = book?.reversals.get(token);
+    return (
+      reversal && { status: reversal.payout ? 'paid_out' : 'pending', amount: reversal.amount }
+    );
+  },
+};
+
+function pick(record: { status: string; amount: number } | undefined): ProviderView {
+  return record && { status: record.status, amount: record.amount };
+}
+
 export async function collect(input: CollectInput): Promise<Snapshot> {
   const { url, sandbox } = input;
   const tenantIds = input.tenants.map((tenant) => tenant.id);
@@ -73,23 +129,17 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
   }>(
     url,
     `SELECT id, tenant_id, kind, token, status, amount FROM provider_resources
-      WHERE tenant_id = ANY($1) AND kind IN ('payment', 'refund', 'pos_payment', 'pos_void')
+      WHERE tenant_id = ANY($1) AND kind = ANY($2)
         AND token IS NOT NULL AND status NOT IN ('creating', 'unknown', 'failed')`,
-    [tenantIds],
+    [tenantIds, Object.keys(PROVIDER_VIEW)],
   );
   for (const row of resources) {
     const book = sandbox.card.merchantBook(merchantOf.get(row.tenant_id) ?? '');
-    const found =
-      row.kind === 'payment'
-        ? book?.payments.get(row.token!)
-        : row.kind === 'refund'
-          ? book?.refunds.get(row.token!)
-          : sandbox.pos.transaction(row.token!);
     records.push({
       kind: row.kind,
       id: row.token!,
       portico: { status: row.status, amount: row.amount === null ? null : Number(row.amount) },
-      provider: found ? { status: found.status, amount: found.amount } : undefined,
+      provider: PROVIDER_VIEW[row.kind]?.(sandbox, book, row.token!),
     });
   }
   const bankCall = (operationId: string, params: Record<string, string>) =>

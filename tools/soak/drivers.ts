@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningSandbox } from '#src/sandbox/sandbox.js';
 import { completeSca } from '#src/sandbox/scripted-psu.js';
-import type { SoakHttp } from './http.js';
+import type { SoakHttp, Tally } from './http.js';
+import { formOf, submit, type Form } from './pages.js';
 import type { Replica } from './rig.js';
 
 export interface SoakTenant {
@@ -54,19 +55,32 @@ async function followCallback(ctx: DriverContext, capability: string, callback: 
   const tally = ctx.http.tally(capability);
   tally.requests++;
   try {
-    const back = await fetch(`${replica.base}${url.pathname}${url.search}`, { redirect: 'manual' });
+    const back = await fetch(`${replica.base}${url.pathname}${url.search}`, {
+      redirect: 'manual',
+      signal: AbortSignal.timeout(30_000),
+    });
     await back.arrayBuffer();
-    if (back.status === 500) {
-      tally.status500++;
-      ctx.http.fiveHundreds.push(`GET sca callback (${replica.name})`);
-    } else if (back.status < 400) tally.ok++;
-    else if ([502, 503, 504].includes(back.status)) tally.faulted++;
-    else {
-      tally.other++;
-      if (tally.samples.length < 3) tally.samples.push(`${back.status} sca callback`);
-    }
+    countBrowserAnswer(ctx, tally, back.status, 'GET sca callback', replica.name);
   } catch {
     tally.faulted++;
+  }
+}
+
+function countBrowserAnswer(
+  ctx: DriverContext,
+  tally: Tally,
+  status: number,
+  what: string,
+  replica: string,
+) {
+  if (status === 500) {
+    tally.status500++;
+    ctx.http.fiveHundreds.push(`${what} (${replica})`);
+  } else if (status < 400) tally.ok++;
+  else if ([502, 503, 504].includes(status)) tally.faulted++;
+  else {
+    tally.other++;
+    if (tally.samples.length < 3) tally.samples.push(`${status} ${what}`);
   }
 }
 
@@ -132,7 +146,9 @@ const reads: Driver = async (ctx, tenant) => {
 };
 
 const funds: Driver = async (ctx, tenant) => {
-  if (!tenant.fundsConsentId) {
+  // Until one is approved, and now and then after: a consent the user denies at the bank.
+  const deny = tenant.fundsConsentId ? ctx.random() < 0.1 : ctx.random() < 0.3;
+  if (!tenant.fundsConsentId || deny) {
     const created = await ctx.http.call(
       'funds confirmations',
       tenant,
@@ -147,8 +163,15 @@ const funds: Driver = async (ctx, tenant) => {
     );
     if (created?.status !== 201) return;
     ctx.http.own(tenant.slug, created.body.consentId);
-    await sca(ctx, 'funds confirmations', created.body._links?.scaRedirect, true);
-    tenant.fundsConsentId = created.body.consentId as string;
+    await sca(ctx, 'funds confirmations', created.body._links?.scaRedirect, !deny);
+    const read = await ctx.http.call(
+      'funds confirmations',
+      tenant,
+      'GET',
+      `/v1/funds-confirmation-consents/${created.body.consentId}/status`,
+    );
+    if (!deny && read?.body.consentStatus === 'valid')
+      tenant.fundsConsentId = created.body.consentId as string;
     return;
   }
   await ctx.http.call(
@@ -203,7 +226,7 @@ const cardPayments: Driver = async (ctx, tenant) => {
     {
       amount,
       ...CARD,
-      ...(preAuthorise ? { capture: false } : {}),
+      ...(preAuthorise ? { capture: 0 } : {}),
     },
     key(),
   );
@@ -276,35 +299,80 @@ const cardOthers: Driver = async (ctx, tenant) => {
         payeeEmail: 'eleni@example.com',
         payeeName: 'Eleni Georgiou',
         payeePhone: '+306900000001',
-        skipNotify: true,
+        locale: 'en',
+        skipNotify: 1,
       },
       key(),
     );
     if (link?.status === 201) ctx.http.own(tenant.slug, link.body.token);
-  } else {
-    const session = await ctx.http.call(
-      'IRIS',
-      tenant,
-      'POST',
-      '/v1/card/iris/sessions',
-      {
-        amount: 1500,
-        country: 'GR',
-        returnUrl: 'https://shop.example/iris/back',
-      },
-      key(),
-    );
-    if (session?.status === 201) {
-      ctx.http.own(tenant.slug, session.body.token ?? session.body.sessionId);
-      await ctx.http.call(
-        'IRIS',
-        tenant,
-        'GET',
-        `/v1/card/iris/sessions/${session.body.token ?? session.body.sessionId}`,
-      );
-    }
-  }
+  } else await iris(ctx, tenant);
 };
+
+/** An IRIS session, its payment form, the payer's decision at the bank and the browser's return. */
+async function iris(ctx: DriverContext, tenant: SoakTenant) {
+  const session = await ctx.http.call(
+    'IRIS',
+    tenant,
+    'POST',
+    '/v1/card/iris/sessions',
+    { amount: 1500, country: 'GR', md: 'soak', returnUrl: 'https://shop.example/iris/back' },
+    key(),
+  );
+  if (session?.status !== 201) return;
+  const id = session.body.id as string;
+  ctx.http.own(tenant.slug, id, session.body.token);
+  const choice = ctx.random();
+  // One in five is left to expire unpaid: the payer never opens the form.
+  if (choice < 0.2) return;
+  const payform = await ctx.http.call(
+    'IRIS',
+    tenant,
+    'POST',
+    `/v1/card/iris/sessions/${id}/payform`,
+    undefined,
+  );
+  const form =
+    typeof payform?.body.payload === 'string'
+      ? formOf(payform.body.payload, ctx.sandbox.cardUrl)
+      : undefined;
+  if (form) {
+    const decision = choice < 0.75 ? 'approve' : choice < 0.9 ? 'refuse' : 'cancel';
+    const outcome = await payerAtBank(form, decision).catch(() => undefined);
+    // The bank's page posts the result to Portico's callback: the browser follows it (to a live replica).
+    const back = outcome ? formOf(outcome, form.action) : undefined;
+    if (back) await followForm(ctx, 'IRIS', back);
+  }
+  await ctx.http.call('IRIS', tenant, 'GET', `/v1/card/iris/sessions/${id}`);
+}
+
+async function payerAtBank(payform: Form, decision: string): Promise<string | undefined> {
+  const bank = await submit(payform.action, payform.fields);
+  if (bank.status !== 200) return undefined;
+  const decided = await submit(`${payform.action}/decision`, { decision });
+  return decided.status === 200 ? decided.html : undefined;
+}
+
+/** Posts a form aimed at Portico as the browser would, to a live replica (the one named if alive). */
+async function followForm(ctx: DriverContext, capability: string, form: Form) {
+  const url = new URL(form.action);
+  const live = ctx.replicas().filter((replica) => replica.child && !replica.child.killed);
+  const replica = live.find((r) => r.base === url.origin) ?? live[0];
+  if (!replica) return;
+  const tally = ctx.http.tally(capability);
+  tally.requests++;
+  try {
+    const answer = await submit(`${replica.base}${url.pathname}${url.search}`, form.fields);
+    countBrowserAnswer(
+      ctx,
+      tally,
+      answer.status,
+      `POST ${url.pathname.replace(/[^/]{20,}$/, ':ref')}`,
+      replica.name,
+    );
+  } catch {
+    tally.faulted++;
+  }
+}
 
 const marketplace: Driver = async (ctx, tenant) => {
   if (tenant.sellers.length < 2) {
@@ -342,7 +410,7 @@ const marketplace: Driver = async (ctx, tenant) => {
     {
       amount: 2000,
       ...CARD,
-      split: true,
+      split: 1,
     },
     key(),
   );
@@ -445,8 +513,19 @@ const wallets: Driver = async (ctx, tenant) => {
     },
     key(),
   );
-  if (tokenization?.status === 201)
-    ctx.http.own(tenant.slug, tokenization.body.id ?? tokenization.body.token);
+  if (tokenization?.status !== 201) return;
+  ctx.http.own(tenant.slug, tokenization.body.id, tokenization.body.cardToken);
+  // The checkout charges the card token the wallet gave.
+  if (typeof tokenization.body.cardToken !== 'string') return;
+  const payment = await ctx.http.call(
+    'wallets',
+    tenant,
+    'POST',
+    '/v1/card/payments',
+    { amount: 1250, token: tokenization.body.cardToken },
+    key(),
+  );
+  if (payment?.status === 201) ctx.http.own(tenant.slug, payment.body.token);
 };
 
 /** Each capability with its pause between iterations (ms): modest rates on a shared 2-core machine. */
