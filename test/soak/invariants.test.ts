@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import {
   checkAll,
   checkEvents,
+  checkInDoubt,
   checkSentRows,
   renderTable,
   type Snapshot,
@@ -95,6 +96,34 @@ describe('the soak invariants', () => {
       "event e2 delivered to acme's removed endpoint",
       'an attempt to the paused or removed endpoint d',
     ]);
+  });
+
+  it('excuses a row in doubt only as a payment without a bank id that the bank holds unexecuted or not at all', () => {
+    const s = clean();
+    s.inDoubt = [
+      {
+        table: 'payments',
+        id: 'no-id-received',
+        status: 'unknown',
+        noLookup: { bankStatus: 'RCVD' },
+      },
+      { table: 'payments', id: 'no-id-absent', status: 'unknown', noLookup: { bankStatus: null } },
+      {
+        table: 'payments',
+        id: 'no-id-executed',
+        status: 'unknown',
+        noLookup: { bankStatus: 'ACSC' },
+      },
+      { table: 'payments', id: 'with-id', status: 'unknown' },
+      { table: 'consents', id: 'consent', status: 'unknown' },
+    ];
+    const result = checkInDoubt(s);
+    expect(result.violations).toEqual([
+      "payments no-id-executed still unknown, the bank's is ACSC",
+      'payments with-id still unknown',
+      'consents consent still unknown',
+    ]);
+    expect(result.invariant).toContain('2 without a bank id excused');
   });
 
   it('sees an event the flaky endpoint never got after it recovered', () => {

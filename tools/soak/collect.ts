@@ -109,13 +109,47 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
     )
   ).map((row) => ({ id: row.id, requestId: row.request_id, createdAt: row.created_at.getTime() }));
 
-  const inDoubt = await query<{ table: string; id: string; status: string }>(
+  const doubtful = await query<{
+    table: string;
+    id: string;
+    status: string;
+    upstream: string | null;
+    remittance: string | null;
+  }>(
     url,
-    `SELECT 'consents' AS table, id, status FROM consents WHERE status IN ('creating', 'unknown')
-     UNION ALL SELECT 'payments', id, status FROM payments WHERE status IN ('creating', 'unknown')
-     UNION ALL SELECT 'provider_resources ' || kind, id, status FROM provider_resources
+    `SELECT 'consents' AS table, id, status, upstream_consent_id AS upstream, NULL AS remittance
+       FROM consents WHERE status IN ('creating', 'unknown')
+     UNION ALL SELECT 'payments', id, status, upstream_payment_id,
+            details->>'remittanceInformationUnstructured' FROM payments WHERE status IN ('creating', 'unknown')
+     UNION ALL SELECT 'provider_resources ' || kind, id, status, token, NULL FROM provider_resources
        WHERE status IN ('creating', 'unknown')`,
   );
+  // The bank's payments by their (unique) remittance: the soak reads the sandbox's own state.
+  const bankPayments = new Map<string, string>();
+  const bankState = (
+    sandbox.bank as unknown as {
+      state?: {
+        payments: Iterable<[string, { details: Record<string, unknown>; status: string }]>;
+      };
+    }
+  ).state;
+  for (const [, payment] of bankState?.payments ?? [])
+    if (typeof payment.details.remittanceInformationUnstructured === 'string')
+      bankPayments.set(payment.details.remittanceInformationUnstructured, payment.status);
+  const inDoubt = doubtful.map((row) => ({
+    table: row.table,
+    id: row.id,
+    status: row.status,
+    // An open-banking payment whose id never arrived: Berlin Group has no other lookup.
+    noLookup:
+      row.table === 'payments' && !row.upstream
+        ? {
+            bankStatus: row.remittance
+              ? (bankPayments.get(row.remittance) ?? null)
+              : 'unknown (no remittance)',
+          }
+        : undefined,
+  }));
 
   const records: RecordPair[] = [];
   const merchantOf = new Map(input.tenants.map((tenant) => [tenant.id, tenant.merchantId]));

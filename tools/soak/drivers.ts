@@ -201,7 +201,8 @@ const payments: Driver = async (ctx, tenant) => {
         creditorName: 'Kovacs Peter',
         creditorAccount: { iban: 'HU42117730161111101800000000' },
         creditorType: 'INDIVIDUAL',
-        remittanceInformationUnstructured: 'Soak',
+        // Unique: a payment whose creation answer was lost is found at the bank by it (collect.ts).
+        remittanceInformationUnstructured: `Soak ${randomUUID()}`,
       },
       redirectUri: 'https://app.example/back',
       nokRedirectUri: 'https://app.example/nok',
