@@ -295,6 +295,28 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
       [input.endpoints.map((endpoint) => endpoint.id)],
     )
   ).map((row) => ({ endpointId: row.endpoint_id, startedAt: row.started_at.getTime() }));
+  // Where each delivery to a healthy endpoint stands: named beside an event that never arrived.
+  const deliveryNotes = new Map<string, string>();
+  for (const row of await query<{
+    event_id: string;
+    endpoint_id: string;
+    status: string;
+    next_attempt_at: Date | null;
+    attempts: string;
+    last_status: number | null;
+  }>(
+    url,
+    `SELECT d.event_id, d.endpoint_id, d.status, d.next_attempt_at,
+            (SELECT count(*) FROM webhook_attempts a WHERE a.delivery_id = d.id) AS attempts,
+            (SELECT a.response_status FROM webhook_attempts a WHERE a.delivery_id = d.id
+              ORDER BY a.started_at DESC LIMIT 1) AS last_status
+       FROM webhook_deliveries d WHERE d.endpoint_id = ANY($1) AND d.delivered_at IS NULL`,
+    [input.endpoints.filter((e) => e.kind === 'healthy' || e.kind === 'flaky').map((e) => e.id)],
+  ))
+    deliveryNotes.set(
+      `${row.event_id}/${row.endpoint_id}`,
+      `delivery ${row.status}, ${row.attempts} attempts (last ${row.last_status ?? '-'}), next ${row.next_attempt_at?.toISOString().slice(11, 19) ?? '-'}`,
+    );
   const received = new Map<string, Set<string>>();
   for (const receiver of input.receivers)
     for (const [tenant, arrivals] of receiver.arrivals)
@@ -317,6 +339,7 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
     endpoints,
     received,
     attemptsAfterStop,
+    deliveryNotes,
     fiveHundreds: input.http.fiveHundreds,
     unexpectedExits: input.replicas.flatMap((replica) => replica.unexpectedExits),
     crossTenant: input.http.crossTenant,

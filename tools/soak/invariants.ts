@@ -72,6 +72,8 @@ export interface Snapshot {
   received: Map<string, Set<string>>;
   /** Attempts started after the endpoint was paused or removed. */
   attemptsAfterStop: { endpointId: string; startedAt: number }[];
+  /** `${eventId}/${endpointId}` -> where an undelivered delivery stands (a diagnostic). */
+  deliveryNotes?: Map<string, string>;
   fiveHundreds: string[];
   unexpectedExits: string[];
   crossTenant: string[];
@@ -196,7 +198,10 @@ export function checkEvents(s: Snapshot): CheckResult {
         deliveries++;
         if (!got)
           violations.push(
-            `event ${event.id} never delivered to the ${endpoint.kind} endpoint of ${tenant}`,
+            `event ${event.id} never delivered to the ${endpoint.kind} endpoint of ${tenant}` +
+              (s.deliveryNotes?.has(`${event.id}/${endpoint.id}`)
+                ? ` (${s.deliveryNotes.get(`${event.id}/${endpoint.id}`)})`
+                : ''),
           );
       } else if (
         endpoint.kind === 'removed' &&
