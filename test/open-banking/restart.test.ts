@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { freePort, startProcess, type RunningProcess } from '../support/processes.js';
 import { approvedConsentOverHttp } from '../support/consent-flow.js';
+import { checkEmbeddedTrail } from '../support/trail-invariants.js';
 
 const MAIN = 'dist/main.js';
 const USER_PRESENT = { 'psu-ip-address': '192.0.2.10' };
@@ -86,6 +87,10 @@ describe('a restart of npm start on its embedded database', () => {
       expect(consent.status).toBe('valid');
     } finally {
       await stop(running.gateway).finally(() => running.gateway.child.kill('SIGKILL'));
+    }
+    try {
+      await checkEmbeddedTrail(dataDir, env);
+    } finally {
       rmSync(dirname(dataDir), { recursive: true, force: true });
     }
   }, 180_000);

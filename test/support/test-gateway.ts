@@ -10,6 +10,7 @@ import { startSandbox, type RunningSandbox } from '#src/sandbox/sandbox.js';
 import type { ApiKeyRole } from '#src/access/tenants/api-key.entity.js';
 import { TenantsService } from '#src/access/tenants/tenants.service.js';
 import { freePort } from './processes.js';
+import { checkTrailInvariants, trailMark, type Unchecked } from './trail-invariants.js';
 import { testDatabaseUrl } from './test-database.js';
 
 export { testDatabaseUrl };
@@ -57,7 +58,12 @@ export interface TestGateway {
   newTenantWithKey(
     role: ApiKeyRole,
   ): Promise<{ tenantId: string; slug: string; key: string; keyId: string }>;
-  close(): Promise<void>;
+  /**
+   * Stops the gateway, then checks the audit trail's invariants (checkTrailInvariants): the chain
+   * verifies and no row of its tenants is left `sent`. A test that breaks them on purpose (tampers
+   * with the trail, kills the database under the gateway) says why: close({ unchecked: '…' }).
+   */
+  close(options?: Unchecked): Promise<void>;
 }
 
 export function uniqueSlug(prefix = 't'): string {
@@ -124,6 +130,16 @@ export async function startTestGateway(
     throw error;
   }
   const tenants = app.get(TenantsService);
+  const dataSource = app.get<DataSource>(getDataSourceToken());
+  // Its own tenants, however made (the helper below, the admin API, the CLI commands in process).
+  const ownTenants = new Set<string>();
+  const createTenant = tenants.createTenant.bind(tenants);
+  tenants.createTenant = async (...args) => {
+    const tenant = await createTenant(...args);
+    ownTenants.add(tenant.id);
+    return tenant;
+  };
+  const since = await trailMark(dataSource);
   return {
     app,
     baseUrl: config.http.publicBaseUrl,
@@ -132,16 +148,17 @@ export async function startTestGateway(
     config,
     logs,
     tenants,
-    dataSource: app.get<DataSource>(getDataSourceToken()),
+    dataSource,
     async newTenantWithKey(role) {
       const slug = uniqueSlug();
       const tenant = await tenants.createTenant(slug, `Tenant ${slug}`);
       const { apiKey, key } = await tenants.issueKey(tenant.id, role);
       return { tenantId: tenant.id, slug, key, keyId: apiKey.id };
     },
-    async close() {
+    async close(options) {
       await app.close();
       await sandbox.close();
+      if (!options?.unchecked) await checkTrailInvariants(config, since, ownTenants);
     },
   };
 }

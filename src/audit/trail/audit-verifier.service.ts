@@ -45,6 +45,16 @@ export interface VerificationReport {
 
 const BATCH = 5000;
 
+export interface VerifyOptions {
+  /** How much earlier than a row linked ahead of it a row may have become sealable (default lagMs). */
+  lateSealMs?: number;
+  /**
+   * A link the caller verified before (its number and hash): the walk starts after it, and only what
+   * was linked since is checked (a retention cut before it is taken as verified too).
+   */
+  since?: { seq: string; chainHash: string };
+}
+
 /**
  * Checks the audit chain from its first link: numbering without gaps, each row still there with the
  * content it was sealed with, each link hash, each signed checkpoint (signature and the link hash at
@@ -60,13 +70,13 @@ export class AuditVerifierService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async verify(options: { lateSealMs?: number } = {}): Promise<VerificationReport> {
+  async verify(options: VerifyOptions = {}): Promise<VerificationReport> {
     return this.links.readSnapshot((manager) => this.verifyIn(manager, options));
   }
 
   private async verifyIn(
     manager: EntityManager,
-    options: { lateSealMs?: number },
+    options: VerifyOptions,
   ): Promise<VerificationReport> {
     const checkpoints = await this.links.checkpoints(manager);
     const bySeq = new Map(checkpoints.map((c) => [String(c.seq), c]));
@@ -102,7 +112,7 @@ export class AuditVerifierService {
     let links = 0;
     let latest: VerificationReport['checkpoints']['latest'] = null;
     // After a retention cut the chain starts from the cut's link, which a signed checkpoint vouches for.
-    const cut = await this.links.latestCut(manager);
+    const cut = options.since ? undefined : await this.links.latestCut(manager);
     if (cut) {
       const seq = String(cut.seq);
       const retentionMs = this.config.audit.retentionDays * 86_400_000;
@@ -146,6 +156,20 @@ export class AuditVerifierService {
     const lateSealMs = options.lateSealMs ?? this.chain.lagMs();
     const timing = this.chain.timing();
     let newestSealed = 0;
+    if (options.since) {
+      const { seq, chainHash } = options.since;
+      const [link] = await this.links.linksFrom(manager, seq, timing, 1);
+      if (String(link?.seq) !== seq || link.chain_hash !== chainHash)
+        return report(
+          { seq, problem: 'link-altered', detail: `link ${seq} is not the one verified before` },
+          0,
+          null,
+          null,
+        );
+      newestSealed = link.at?.getTime() ?? 0;
+      expected = BigInt(seq) + 1n;
+      previous = chainHash;
+    }
     for (;;) {
       const rows = await this.links.linksFrom(manager, expected.toString(), timing, BATCH);
       for (const row of rows) {
