@@ -249,7 +249,7 @@ export interface components {
                 "application/json": components["schemas"]["PosError"];
             };
         };
-        /** @description 10004, the terminal did not report within the 180 seconds the request is held. */
+        /** @description 10004, a terminal that never acknowledged the payment within the 180 seconds the request is held (a shown payment that times out is CANCELLED, 200). */
         PosTimeout: {
             headers: {
                 [name: string]: unknown;

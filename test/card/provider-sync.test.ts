@@ -131,6 +131,7 @@ describe('provider sync: statuses the provider never pushes', () => {
     const [terminal] = terminals(sut, app, {
       outcome: { action: 'approve', afterMs: 1_500 },
       holdMs: 300,
+      unresponsive: true,
     });
     const transactionId = randomUUID();
     const accepted = await call('POST', '/v1/pos/transactions?wait=0', {

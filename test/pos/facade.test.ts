@@ -264,11 +264,15 @@ describe('POS facade: the provider refusals, each code by its seed condition', (
     expect((await get(body.transactionId, other)).statusCode).toBe(403);
   });
 
-  it('10003 disabled (422), 10006 not connected (409), 10008 busy (422), 10004 held too long (202, then settled)', async () => {
+  it('10003 disabled (422), 10006 not connected (409), 10008 busy (422), 10004 from an unresponsive terminal (202, then settled)', async () => {
     const [disabled] = terminals(sut, app, { status: 'disabled' });
     const [offline] = terminals(sut, app, { connected: false });
     const [busy] = terminals(sut, app, { busy: true });
-    const [mute] = terminals(sut, app, { outcome: { action: 'never', afterMs: 0 }, holdMs: 30 });
+    const [mute] = terminals(sut, app, {
+      outcome: { action: 'never', afterMs: 0 },
+      holdMs: 30,
+      unresponsive: true,
+    });
     const codes = [];
     for (const token of [disabled.token, offline.token, busy.token]) {
       const answer = await post(payment(token));

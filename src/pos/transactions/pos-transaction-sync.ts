@@ -2,7 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { ProviderSyncParts } from '#src/platform/provider-sync/provider-sync.js';
 import { PosTransactionsService } from './pos-transactions.service.js';
 
-/** A terminal may report late (after 10004); past this a transaction is the resolver's alone. */
+/** An unacknowledging terminal may report late (after 10004); past this a transaction is the resolver's alone. */
 const POS_SYNC_LIFETIME_MS = 86_400_000;
 
 /**

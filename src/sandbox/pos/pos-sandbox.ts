@@ -29,10 +29,17 @@ export interface PosRequest {
 
 const ok = (body: unknown): PosAnswer => ({ status: 200, body });
 
+/** A payment waiting for its terminal: settled when decided; `hold` ends a shown one as CANCELLED. */
+interface Decision {
+  promise: Promise<void>;
+  decide: () => void;
+  hold?: NodeJS.Timeout;
+}
+
 /**
  * The provider's POS terminal interface as in-memory state: merchants with their POS keys, terminals
  * built from fixtures, transactions held until the terminal decides (the payer control, the terminal's
- * default outcome, or the hold running out: 10004). Time is the card side's sandbox clock, so that its
+ * default outcome, or the hold running out: CANCELLED; 10004 for a terminal that never acknowledged). Time is the card side's sandbox clock, so that its
  * clock control ages transactions (void after 24 hours).
  */
 export class PosSandbox {
@@ -41,7 +48,7 @@ export class PosSandbox {
   private readonly terminals = new Map<string, Terminal>();
   private readonly transactions = new Map<string, PosTransaction>();
   /** transactionId -> the settling of its hold. */
-  private readonly decisions = new Map<string, { promise: Promise<void>; decide: () => void }>();
+  private readonly decisions = new Map<string, Decision>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private seq = 0;
   private closing = false;
@@ -255,9 +262,14 @@ export class PosSandbox {
     terminal.current = id;
     let decide = () => undefined as void;
     const promise = new Promise<void>((resolve) => (decide = resolve));
-    this.decisions.set(id, { promise, decide });
-    // The terminal acknowledges at once: the payment is shown to the payer.
-    tx.status = 'PENDING';
+    const decision: Decision = { promise, decide };
+    this.decisions.set(id, decision);
+    if (!terminal.unresponsive) {
+      // Shown to the payer at once; when the hold runs out the terminal ends it (seed 001: a timed-out
+      // transaction is CANCELLED), so that a payer cannot approve what the merchant was told is over.
+      tx.status = 'PENDING';
+      decision.hold = this.later(terminal.holdMs, () => this.decide(tx, 'cancel'));
+    }
     this.saveTransaction(tx);
     this.journal.note('terminal', terminal.token, terminal);
     const { action, afterMs } = terminal.outcome;
@@ -265,11 +277,15 @@ export class PosSandbox {
     return this.resultOf(tx, started);
   }
 
-  /** The transaction's result once decided, or 10004 when the hold (from `started`) runs out first. */
+  /**
+   * The transaction's result once decided (a shown payment is decided by its hold at the latest), or
+   * 10004 when an unacknowledged one (INITIATING) is still so when the hold from `started` runs out.
+   */
   private async resultOf(tx: PosTransaction, started: number): Promise<PosAnswer> {
     if (tx.status === 'DEVICE_NOT_CONNECTED') throw new PosError(10006);
     const decision = this.decisions.get(tx.transactionId);
-    if (!isFinal(tx.status) && decision) {
+    if (tx.status === 'PENDING' && decision) await decision.promise;
+    if (tx.status === 'INITIATING' && decision) {
       const hold = (this.terminals.get(tx.terminal) as Terminal).holdMs;
       const remaining = started + hold - Date.now();
       let timer: NodeJS.Timeout | undefined;
@@ -293,7 +309,9 @@ export class PosSandbox {
     if (terminal.current === tx.transactionId) terminal.current = undefined;
     this.saveTransaction(tx);
     this.journal.note('terminal', terminal.token, terminal);
-    this.decisions.get(tx.transactionId)?.decide();
+    const decision = this.decisions.get(tx.transactionId);
+    if (decision?.hold) this.cancel(decision.hold);
+    decision?.decide();
     this.decisions.delete(tx.transactionId);
   }
 

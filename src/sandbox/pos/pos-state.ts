@@ -25,6 +25,8 @@ export interface Terminal {
   connected: boolean;
   /** Busy on its own (a fixture), besides while a transaction of the API is in flight on it. */
   busy: boolean;
+  /** Takes payments without acknowledging them (stays INITIATING; the hold ends in 10004). */
+  unresponsive?: boolean;
   /** Virtual cash register: its id, the secret its signatures are made with, and whether it is checked. */
   cashRegister?: { id: string; secret: string; validation: boolean };
   erpLinked: boolean;

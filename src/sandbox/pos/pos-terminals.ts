@@ -15,6 +15,8 @@ export interface TerminalFixture {
   outcome?: TerminalOutcome;
   /** How long a payment request is held for the terminal (default the seed's 180 s). */
   holdMs?: number;
+  /** Never acknowledges a payment (it stays INITIATING): the hold runs out with 10004, not CANCELLED. */
+  unresponsive?: boolean;
 }
 
 const DIGITS = '0123456789';
@@ -42,6 +44,7 @@ export function newTerminal(
     dateOnboarded: dateTime(now),
     connected: fixture.connected ?? true,
     busy: fixture.busy ?? false,
+    unresponsive: fixture.unresponsive ?? false,
     cashRegister: validation
       ? { id: `vcr_${randomDigits(10)}`, secret: randomBytes(24).toString('base64url'), validation }
       : undefined,
@@ -63,12 +66,13 @@ export function fixtureProblem(input: Record<string, unknown>): string | undefin
     'erpPendingTransactions',
     'outcome',
     'holdMs',
+    'unresponsive',
   ];
   const extra = Object.keys(input).find((key) => !known.includes(key));
   if (extra) return `${extra} is not a terminal fixture (${known.join(', ')})`;
   if (input.status !== undefined && input.status !== 'enabled' && input.status !== 'disabled')
     return 'status must be enabled or disabled';
-  for (const flag of ['connected', 'busy', 'cashRegisterValidation'])
+  for (const flag of ['connected', 'busy', 'cashRegisterValidation', 'unresponsive'])
     if (input[flag] !== undefined && typeof input[flag] !== 'boolean')
       return `${flag} must be true or false`;
   const whole = (name: string, max: number) => {

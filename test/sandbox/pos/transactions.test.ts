@@ -99,10 +99,55 @@ describe('POS payments on the sandbox terminal', () => {
     expect(sut.sandbox.pos.terminal(terminal.token)?.current).toBeUndefined();
   });
 
-  it('10004 when the terminal does not report within the hold; a late report still settles it', async () => {
+  it('ends a payment the payer leaves when the hold runs out: 200 { status: CANCELLED }, CANCELLED on every read, the payer can no longer approve', async () => {
+    const terminal = await sut.terminal(merchant.merchantId, {
+      outcome: { action: 'never', afterMs: 0 },
+      holdMs: 300,
+    });
+    const body = payment(terminal.token);
+    const started = Date.now();
+    const answer = await create(body);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(answer).toMatchObject({ status: 200, body: { status: 'CANCELLED' } });
+    expect(answer.body).toEqual({ status: 'CANCELLED' });
+    // Over at the terminal: nothing shown, the payer's approval refused, the terminal free again.
+    const control = await sut.card.control('GET', `/sandbox/pos/terminals/${terminal.token}`);
+    expect(control.body).toMatchObject({ currentTransaction: null });
+    const late = await sut.card.control('POST', `/sandbox/pos/terminals/${terminal.token}/payer`, {
+      action: 'approve',
+    });
+    expect(late.status).toBe(409);
+    const params = { transactionId: body.transaction_id as string };
+    for (const read of [
+      await sut.call('getPosTransaction', { key: merchant.posKey, params }),
+      await create(body),
+    ])
+      expect(read).toMatchObject({ status: 200, body: { status: 'CANCELLED' } });
+    const next = await create(payment(terminal.token));
+    expect(next.status).toBe(200);
+  });
+
+  it('a repeat of a shown payment waits for the same hold, not a new one', async () => {
+    const terminal = await sut.terminal(merchant.merchantId, {
+      outcome: { action: 'never', afterMs: 0 },
+      holdMs: 1_000,
+    });
+    const body = payment(terminal.token);
+    const first = create(body);
+    await sut.shown(terminal.token);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const started = Date.now();
+    const repeat = await create(body);
+    expect(repeat.body).toEqual({ status: 'CANCELLED' });
+    expect(Date.now() - started).toBeLessThan(900);
+    expect((await first).body).toEqual({ status: 'CANCELLED' });
+  });
+
+  it('10004 when an unresponsive terminal never acknowledges within the hold; a late report still settles it', async () => {
     const terminal = await sut.terminal(merchant.merchantId, {
       outcome: { action: 'never', afterMs: 0 },
       holdMs: 50,
+      unresponsive: true,
     });
     const body = payment(terminal.token);
     await sut.refused('createPosTransaction', { key: merchant.posKey, json: body }, 10004);
@@ -110,7 +155,7 @@ describe('POS payments on the sandbox terminal', () => {
       key: merchant.posKey,
       params: { transactionId: body.transaction_id as string },
     });
-    expect(read.body).toMatchObject({ status: 'PENDING' });
+    expect(read.body).toMatchObject({ status: 'INITIATING' });
     await sut.payer(terminal.token, 'approve');
     const late = await sut.call('getPosTransaction', {
       key: merchant.posKey,
