@@ -175,6 +175,41 @@ describe('sandbox marketplace: split payments and direct transfers (the seed rul
     expect(await sut.sellerBalance(seller)).toBe(2_700);
   });
 
+  it('reverses a transfer on hold at once, from its held funds; releasing it pays out what is left', async () => {
+    const paid = await sut.payment(5_000);
+    const held = await sut.transfer(paid.token, {
+      seller,
+      amount: 3_000,
+      commission_amount: 300,
+      on_hold: 1,
+    });
+    expect(await sut.sellerBalance(seller)).toBe(0);
+    const partial = await sut.ok('createReversal', {
+      form: { transfer: held.token, amount: 1_000 },
+    });
+    expect(partial).toMatchObject({ amount: 1_000, commission_amount: 100 });
+    expect(await sut.sellerBalance(seller)).toBe(0);
+    expect((await sut.invariants()).violations).toEqual([]);
+    const today = (await client.control('GET', '/sandbox/card/clock')).body as { now: string };
+    expect((await sut.runPayouts(today.now.slice(0, 10))).created).toEqual([]);
+    await sut.ok('updateTransfer', { params: { transferId: held.token }, form: { on_hold: 0 } });
+    expect(await sut.sellerBalance(seller)).toBe(2_700 - 900);
+    expect((await sut.invariants()).violations).toEqual([]);
+    const again = await sut.transfer(paid.token, {
+      seller,
+      amount: 1_000,
+      commission_amount: 0,
+      on_hold: 1,
+    });
+    const full = await sut.ok('createReversal', { form: { transfer: again.token } });
+    expect(full).toMatchObject({ amount: 1_000 });
+    expect(await sut.ok('retrieveTransfer', { params: { transferId: again.token } })).toMatchObject(
+      { is_reversed: true, on_hold: true },
+    );
+    expect(await sut.sellerBalance(seller)).toBe(1_800);
+    expect((await sut.invariants()).violations).toEqual([]);
+  });
+
   it('refuses a transfer to a seller that is not Authorized, and an unknown seller or payment', async () => {
     const paid = await sut.payment(3_000);
     await sut.sellerStatus(seller, 'Suspended');

@@ -1,15 +1,8 @@
 import type { CardContext } from '../card-context.js';
-import type { MerchantBook } from '../card-state.js';
 import { entrySums, marketOf, sellerAvailable, sellerHeld } from './ledger.js';
-import type { Account, ReversalRecord } from './market-records.js';
+import type { Account } from './market-records.js';
 import { paymentRemaining } from './split-payments.js';
-import { transferNet } from './transfers.js';
-
-/** What a reversal took from its seller (a debit's reversal gives: negative). */
-function reversalNet(book: MerchantBook, reversal: ReversalRecord): number {
-  const transfer = book.transfers.get(reversal.transfer);
-  return transfer?.type === 'debit' ? -reversal.amount : reversal.amount - reversal.commission;
-}
+import { heldTransfer, reversalNet, transferLeft, transferNet } from './transfers.js';
 
 /**
  * The ledger's invariants for one marketplace, as a list of what is broken (empty when sound): every
@@ -48,7 +41,10 @@ export function ledgerViolations(context: CardContext): string[] {
     const transfers = [...book.transfers.values()].filter((t) => t.seller === seller.token);
     const unpaid = transfers.filter((t) => t.payout === null);
     const reversals = [...book.reversals.values()].filter(
-      (r) => r.payout === null && book.transfers.get(r.transfer)?.seller === seller.token,
+      (r) =>
+        r.payout === null &&
+        book.transfers.get(r.transfer)?.seller === seller.token &&
+        !heldTransfer(book.transfers.get(r.transfer)),
     );
     expect(
       `${seller.token} available vs transfers and reversals`,
@@ -59,7 +55,7 @@ export function ledgerViolations(context: CardContext): string[] {
     expect(
       `${seller.token} held vs transfers on hold`,
       seller.held,
-      unpaid.filter((t) => t.onHold).reduce((sum, t) => sum + transferNet(t), 0),
+      unpaid.filter((t) => t.onHold).reduce((sum, t) => sum + transferLeft(book, t), 0),
     );
   }
   if (market.available < 0) broken.push('marketplace available negative');

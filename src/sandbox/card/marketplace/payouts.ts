@@ -11,6 +11,7 @@ import { marketOf, post, sellerAvailable } from './ledger.js';
 import type { BankAccountRecord, PayoutRecord, SellerRecord } from './market-records.js';
 import { payoutView } from './market-views.js';
 import { verifyBankAccounts, WEEKDAYS } from './sellers.js';
+import { heldTransfer } from './transfers.js';
 
 /** Whether a seller's schedule pays on a day (UTC): monthly days 29-31 fall on the last day of shorter months. */
 export function isPayoutDay(seller: SellerRecord, day: string): boolean {
@@ -31,8 +32,12 @@ function payOut(context: CardContext, seller: SellerRecord, day: string): Payout
   const transfers = [...context.book.transfers.values()].filter(
     (t) => t.seller === seller.token && t.payout === null && !t.onHold,
   );
+  // A held transfer's reversals came out of its held funds: they are paid out with it.
   const reversals = [...context.book.reversals.values()].filter(
-    (r) => r.payout === null && context.book.transfers.get(r.transfer)?.seller === seller.token,
+    (r) =>
+      r.payout === null &&
+      context.book.transfers.get(r.transfer)?.seller === seller.token &&
+      !heldTransfer(context.book.transfers.get(r.transfer)),
   );
   const sign = (type: string) => (type === 'debit' ? -1 : 1);
   const transferAmount = transfers.reduce((sum, t) => sum + sign(t.type) * t.amount, 0);

@@ -7,10 +7,10 @@ import {
   type CardContext,
   type CardRequest,
 } from '../card-context.js';
-import { marketOf, post, sellerAvailable } from './ledger.js';
+import { marketOf, post, sellerAvailable, sellerHeld } from './ledger.js';
 import type { ReversalRecord, SellerRecord, TransferRecord } from './market-records.js';
 import { reversalView } from './market-views.js';
-import { knownTransfer } from './transfers.js';
+import { heldTransfer, knownTransfer, transferLeft } from './transfers.js';
 
 /**
  * The commission a reversal gives back (card.yaml createReversal): an explicit commission_amount (at
@@ -50,8 +50,10 @@ export function createReversal(context: CardContext, request: CardRequest): Card
       ? Math.min(amount, transfer.amount - transfer.additional - transfer.reversedToPayment)
       : 0;
   const toAvailable = fromSeller - toPayment;
-  if (fromSeller > seller.available)
-    throw new CardError(400, 60017, seller.token, seller.available, fromSeller);
+  // On hold (not paid out) its funds are still held: the reversal takes them back from there at once.
+  const held = heldTransfer(transfer);
+  const balance = held ? transferLeft(context.book, transfer) : seller.available;
+  if (fromSeller > balance) throw new CardError(400, 60017, seller.token, balance, fromSeller);
   const market = marketOf(context);
   if (-toAvailable > market.available)
     throw new CardError(400, 60014, market.available, -toAvailable);
@@ -75,7 +77,7 @@ export function createReversal(context: CardContext, request: CardRequest): Card
   transfer.reversals.push(reversal.token);
   context.state.put(context.book, 'transfer', transfer);
   post(context, `reversal ${reversal.token}`, [
-    [sellerAvailable(seller.token), -fromSeller],
+    [held ? sellerHeld(seller.token) : sellerAvailable(seller.token), -fromSeller],
     ['marketplace:current', toPayment],
     ['marketplace:available', toAvailable],
   ]);

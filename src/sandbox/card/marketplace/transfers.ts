@@ -9,7 +9,13 @@ import {
 } from '../card-context.js';
 import { knownPayment } from '../card-payments.js';
 import { marketOf, post, sellerAvailable, sellerHeld } from './ledger.js';
-import type { SellerRecord, TransferRecord, TransferType } from './market-records.js';
+import type { MerchantBook } from '../card-state.js';
+import type {
+  ReversalRecord,
+  SellerRecord,
+  TransferRecord,
+  TransferType,
+} from './market-records.js';
 import { transferView } from './market-views.js';
 import { knownSeller } from './sellers.js';
 import { paymentRemaining } from './split-payments.js';
@@ -27,6 +33,24 @@ export function knownTransfer(context: CardContext, id: string): TransferRecord 
 export function transferNet(transfer: Pick<TransferRecord, 'type' | 'amount' | 'commission'>) {
   if (transfer.type === 'debit') return -transfer.amount;
   return transfer.amount - transfer.commission;
+}
+
+/** What a reversal took from its seller (a debit's reversal gives: negative). */
+export function reversalNet(book: MerchantBook, reversal: ReversalRecord): number {
+  const transfer = book.transfers.get(reversal.transfer);
+  return transfer?.type === 'debit' ? -reversal.amount : reversal.amount - reversal.commission;
+}
+
+/** A payment transfer on hold and not paid out: its funds, and its reversals', are the seller's held balance. */
+export const heldTransfer = (transfer: TransferRecord | undefined) =>
+  transfer !== undefined && transfer.onHold && transfer.payout === null;
+
+/** What of a transfer is still the seller's: its net less what its reversals took back. */
+export function transferLeft(book: MerchantBook, transfer: TransferRecord): number {
+  return transfer.reversals.reduce(
+    (left, id) => left - reversalNet(book, book.reversals.get(id) as ReversalRecord),
+    transferNet(transfer),
+  );
 }
 
 function newTransfer(
@@ -139,7 +163,7 @@ export function updateTransfer(context: CardContext, request: CardRequest): Card
     if (hold && transfer.payout !== null) throw new CardError(400, 60018, transfer.token);
     if (hold !== transfer.onHold && transfer.payout === null) {
       const seller = context.book.sellers.get(transfer.seller) as SellerRecord;
-      const net = transferNet(transfer);
+      const net = transferLeft(context.book, transfer);
       if (hold && net > seller.available)
         throw new CardError(400, 60017, seller.token, seller.available, net);
       post(context, `${hold ? 'hold' : 'release'} ${transfer.token}`, [
