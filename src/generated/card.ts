@@ -922,6 +922,8 @@ export interface components {
         Card: {
             bin: string;
             customer?: components["schemas"]["CustomerToken"];
+            /** @description Whether a charge of the stored card needs its cvv; on customers' cards only (false in the sandbox). */
+            cvv_required?: boolean;
             expiration_month: string;
             expiration_year: string;
             friendly_name: string;
@@ -1141,6 +1143,8 @@ export interface components {
         Customer: {
             card: components["schemas"]["Card"];
             cards: components["schemas"]["CustomerCards"];
+            /** @description Whether the customer's charges need the card's cvv (false in the sandbox). */
+            cvv_required?: boolean;
             date_created: components["schemas"]["Timestamp"];
             date_modified: components["schemas"]["Timestamp"];
             description: string | null;
@@ -1236,6 +1240,8 @@ export interface components {
         /** @description One child payment of an installment payment: its own `pmt_` id, `Pending installment` until its due date, `Captured` from then on. */
         Installment: {
             amount: components["schemas"]["CentsTotal"];
+            currency?: components["schemas"]["Currency"];
+            date_created?: components["schemas"]["Timestamp"];
             due_date: components["schemas"]["Timestamp"];
             fee_amount?: components["schemas"]["CentsTotal"];
             /** @enum {string} */
@@ -1404,7 +1410,7 @@ export interface components {
             /** @description The card charged; null for a bank payment (from an IRIS source). */
             card: components["schemas"]["Card"] | null;
             currency: components["schemas"]["Currency"];
-            /** @description In the answer of a payment made with `create_customer=1`, the customer it created. */
+            /** @description In the answer of a payment made with `create_customer=1`, the customer it created; in the answer of a payment charged with `token=cus_…`, that customer. */
             customer?: components["schemas"]["Customer"];
             date_created: components["schemas"]["Timestamp"];
             /** @description Empty when none was given. */

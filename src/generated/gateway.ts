@@ -2387,6 +2387,8 @@ export interface components {
         CardCard: {
             bin: string;
             customer?: components["schemas"]["CardCustomerToken"];
+            /** @description Whether a charge of the stored card needs its cvv; on customers' cards only (false in the sandbox). */
+            cvvRequired?: boolean;
             expirationMonth: string;
             expirationYear: string;
             friendlyName: string;
@@ -2614,6 +2616,8 @@ export interface components {
         CardCustomer: {
             card: components["schemas"]["CardCard"];
             cards: components["schemas"]["CardCustomerCards"];
+            /** @description Whether the customer's charges need the card's cvv (false in the sandbox). */
+            cvvRequired?: boolean;
             dateCreated: components["schemas"]["CardTimestamp"];
             dateModified: components["schemas"]["CardTimestamp"];
             description: string | null;
@@ -2687,6 +2691,8 @@ export interface components {
         /** @description One child payment of an installment payment: its own `pmt_` id, `Pending installment` until its due date, `Captured` from then on. */
         CardInstallment: {
             amount: components["schemas"]["CardCentsTotal"];
+            currency?: components["schemas"]["CardCurrency"];
+            dateCreated?: components["schemas"]["CardTimestamp"];
             dueDate: components["schemas"]["CardTimestamp"];
             feeAmount?: components["schemas"]["CardCentsTotal"];
             /** @enum {string} */
@@ -2774,7 +2780,7 @@ export interface components {
             /** @description The card charged; null for a bank payment (from an IRIS source). */
             card: components["schemas"]["CardCard"] | null;
             currency: components["schemas"]["CardCurrency"];
-            /** @description In the answer of a payment made with `create_customer=1`, the customer it created. */
+            /** @description In the answer of a payment made with `create_customer=1`, the customer it created; in the answer of a payment charged with `token=cus_…`, that customer. */
             customer?: components["schemas"]["CardCustomer"];
             dateCreated: components["schemas"]["CardTimestamp"];
             /** @description Empty when none was given. */

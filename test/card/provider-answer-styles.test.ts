@@ -117,5 +117,36 @@ describe.each(['seed', 'provider-clients'] as const)(
       expect(again.statusCode).toBe(400);
       expect(again.json().upstream).toMatchObject({ status: 400, code: '40006' });
     });
+
+    it("passes on the round-2 facts: a customer's cvvRequired, the customer a payment charged, a refunded fee of 0, installment children", async () => {
+      const customer = await call('POST', '/v1/card/customers', {
+        ...CARD,
+        fullName: 'Ada Lovelace',
+        email: 'ada@example.com',
+      });
+      expect(customer.statusCode).toBe(201);
+      expect(customer.json()).toMatchObject({ cvvRequired: false, card: { cvvRequired: false } });
+      const charged = await call('POST', '/v1/card/payments', {
+        amount: 1500,
+        token: customer.json().token,
+      });
+      expect(charged.statusCode).toBe(201);
+      expect(charged.json().customer).toMatchObject({ token: customer.json().token });
+      await call('POST', '/v1/card/refunds', { payment: charged.json().token });
+      const refunded = await call('GET', `/v1/card/payments/${charged.json().token}`);
+      expect(refunded.json()).toMatchObject({ status: 'Refunded', feeAmount: 0 });
+      const split = await call('POST', '/v1/card/payments', {
+        ...CARD,
+        cardNumber: '4908440000000003',
+        amount: 10480,
+        installments: 3,
+      });
+      expect(split.statusCode).toBe(201);
+      expect(split.json().installments[0]).toMatchObject({
+        currency: 'EUR',
+        status: 'Pending installment',
+        amount: 3500,
+      });
+    });
   },
 );

@@ -90,8 +90,19 @@ function sourceOf(context: CardContext, body: Record<string, unknown>): Source {
   throw new CardError(400, 40001);
 }
 
+/** `months` calendar months after `from`, on the same day or the month's last when it has fewer days. */
+export function monthsAfter(from: Date, months: number): Date {
+  const due = new Date(from);
+  due.setUTCDate(1);
+  due.setUTCMonth(due.getUTCMonth() + months);
+  const last = new Date(Date.UTC(due.getUTCFullYear(), due.getUTCMonth() + 1, 0)).getUTCDate();
+  due.setUTCDate(Math.min(from.getUTCDate(), last));
+  return due;
+}
+
 /**
- * The child payments of an installment payment, a month apart from a month after it: equal shares
+ * The child payments of an installment payment, the first due the next day and the others a month
+ * apart from it (the clients' fixtures; a month without that day takes its last): equal shares
  * rounded up to 10 cents, the last taking the remainder (10480 over three: 3500, 3500, 3480), the
  * fee shared the same way; plain floor shares where rounding up would leave the last nothing.
  */
@@ -108,9 +119,9 @@ function installmentsOf(
     index === count - 1 ? amount - part * (count - 1) : part,
   );
   let feeGiven = 0;
+  const first = new Date(context.now.getTime() + 86_400_000);
   return parts.map((share, index) => {
-    const due = new Date(context.now);
-    due.setUTCMonth(due.getUTCMonth() + index + 1);
+    const due = monthsAfter(first, index);
     const partFee = index === count - 1 ? fee - feeGiven : Math.floor((fee * share) / amount);
     feeGiven += partFee;
     return { token: newId('pmt'), amount: share, fee: partFee, dueDate: due.toISOString() };
@@ -244,10 +255,11 @@ export function createPayment(context: CardContext, request: CardRequest): CardA
   };
   context.state.put(context.book, 'payment', payment);
   splitPaymentCaptured(context, payment);
-  // The clients read the customer create_customer made from the payment's answer (provider facts).
+  // The clients read the customer from the answer of a payment that made it or charged it (provider facts).
+  const answered = createCustomer || source.customer !== undefined;
   return ok({
     ...viewPayment(context, payment),
-    ...(createCustomer && customer ? { customer: customerView(customer, context.now) } : {}),
+    ...(answered && customer ? { customer: customerView(customer, context.now) } : {}),
   });
 }
 

@@ -20,6 +20,8 @@ export interface StoredCard extends CardFacts {
   holderName: string;
   /** The customer it belongs to, once stored with one. */
   customer?: string;
+  /** Its 3-D Secure authentication, when tokenised through the provider's browser page. */
+  tds?: { enrolled: string; eciFlag: string; authCode: string | null; authDesc: string };
   created: string;
   seq: number;
 }

@@ -28,6 +28,18 @@ export function cardExpired(card: StoredCard, now: Date): boolean {
   return cardYear < year || (cardYear === year && Number(card.expirationMonth) < month);
 }
 
+/** The 3-D Secure authentication of a card tokenised in the browser; nulls for any other card. */
+export function tdsView(card: StoredCard): Record<string, string | null> {
+  return card.tds
+    ? {
+        enrolled: card.tds.enrolled,
+        eci_flag: card.tds.eciFlag,
+        auth_code: card.tds.authCode,
+        auth_desc: card.tds.authDesc,
+      }
+    : { enrolled: null, eci_flag: null, auth_code: null, auth_desc: null };
+}
+
 export function cardView(card: StoredCard, now: Date): Record<string, unknown> {
   return {
     token: card.token,
@@ -42,7 +54,9 @@ export function cardView(card: StoredCard, now: Date): Record<string, unknown> {
     supports_installments: card.supportsInstallments,
     max_installments: card.supportsInstallments ? MAX_INSTALLMENTS : 0,
     friendly_name: `${card.type} **** ${card.lastFour} (${card.expirationMonth}/${card.expirationYear})`,
-    tds: { enrolled: null, eci_flag: null, auth_code: null, auth_desc: null },
+    // A stored card is charged without its cvv (the clients' fixtures: false on every customer's card).
+    ...(card.customer ? { cvv_required: false } : {}),
+    tds: tdsView(card),
   };
 }
 
@@ -64,6 +78,7 @@ export function paymentView(
   refunds: (id: string) => RefundRecord | undefined,
   now: Date,
 ): Record<string, unknown> {
+  const refundedFees = payment.refunds.reduce((sum, id) => sum + (refunds(id)?.fee ?? 0), 0);
   return {
     token: payment.token,
     date_created: timestamp(payment.created),
@@ -72,7 +87,7 @@ export function paymentView(
     status: payment.status,
     amount: payment.amount,
     refund_amount: payment.refundAmount,
-    fee_amount: payment.fee,
+    fee_amount: payment.fee - refundedFees,
     payee_email: payment.payeeEmail,
     payee_phone: payment.payeePhone,
     merchant_ref: payment.merchantRef,
@@ -86,6 +101,8 @@ export function paymentView(
     installments_count: payment.installments.length,
     installments: payment.installments.map((part) => ({
       token: part.token ?? payment.token,
+      date_created: timestamp(payment.created),
+      currency: 'EUR',
       status: new Date(part.dueDate) <= now ? 'Captured' : 'Pending installment',
       amount: part.amount,
       fee_amount: part.fee ?? 0,
@@ -127,6 +144,7 @@ export function customerView(customer: CustomerRecord, now: Date): Record<string
     date_created: timestamp(customer.created),
     date_modified: timestamp(customer.modified),
     is_active: customer.active,
+    cvv_required: false,
     card: cardView(defaultCard, now),
     cards: { count: cards.length, data: cards.map((card) => cardView(card, now)) },
   };

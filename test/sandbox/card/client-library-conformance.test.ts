@@ -237,9 +237,14 @@ describe("the card sandbox as the provider's client libraries exercise it", () =
     expect(children.reduce((sum, child) => sum + child.fee_amount, 0)).toBe(paid.fee_amount);
     const months = children.map((child) => Number(child.due_date.slice(5, 7)));
     expect(months.map((month) => (month - months[0] + 12) % 12)).toEqual([0, 1, 2]);
+    // The first falls due the next day; each child carries the payment's date and currency.
+    const day = (stamp: string) => Date.parse(`${stamp.slice(0, 10)}T00:00:00Z`);
+    expect(day(children[0].due_date) - day(paid.date_created)).toBe(86_400_000);
+    for (const child of children)
+      expect(child).toMatchObject({ date_created: paid.date_created, currency: 'EUR' });
 
     // When the first falls due it is captured; the others wait.
-    await client.advanceClock(32 * 86_400);
+    await client.advanceClock(2 * 86_400);
     const later = await ok('retrievePayment', 'GET', `/payments/${paid.token}`);
     expect(later.installments.map((child: Json) => child.status)).toEqual([
       'Captured',
@@ -298,6 +303,71 @@ describe("the card sandbox as the provider's client libraries exercise it", () =
     } finally {
       await style('seed');
     }
+  });
+
+  it('10: customers and each of their cards carry cvv_required false, also after PUT adds a card', async () => {
+    const customer = await ok('createCustomer', 'POST', '/customers', {
+      ...card('5217925525906273'),
+      email: 'jane@example.com',
+    });
+    const added = await ok('updateCustomer', 'PUT', `/customers/${customer.token}`, {
+      ...card('4242424242424242'),
+      default_card: 1,
+    });
+    expect(added.cvv_required).toBe(false);
+    expect(added.card.cvv_required).toBe(false);
+    expect(added.cards.count).toBe(2);
+    expect(added.cards.data.map((entry: Json) => entry.cvv_required)).toEqual([false, false]);
+    const read = await ok('retrieveCustomer', 'GET', `/customers/${customer.token}`);
+    expect(read.cvv_required).toBe(false);
+  });
+
+  it('11: a payment charged with token=cus_… answers that customer', async () => {
+    const customer = await ok('createCustomer', 'POST', '/customers', {
+      ...card('5217925525906273'),
+      full_name: 'Jane Roe',
+      email: 'jane@example.com',
+      description: 'Loyal',
+    });
+    const paid = await pay({ amount: 1500, token: customer.token });
+    expect(paid.customer).toMatchObject({
+      token: customer.token,
+      full_name: 'Jane Roe',
+      email: 'jane@example.com',
+      description: 'Loyal',
+      is_active: true,
+      date_created: customer.date_created,
+      date_modified: expect.any(String),
+      card: { token: customer.card.token },
+    });
+    expect(paid.card.customer).toBe(customer.token);
+    // A payment from card fields answers none.
+    expect(await pay({ amount: 1500, ...card('5217925525906273') })).not.toHaveProperty('customer');
+  });
+
+  it('12: a fully refunded payment reads fee_amount 0 (the refund carries the fee); a partial refund leaves part of it', async () => {
+    const paid = await pay({ amount: 10_000, ...card('5217925525906273') });
+    expect(paid.fee_amount).toBe(170);
+    const partial = await ok('refundPaymentAlias', 'PUT', `/payments/refund/${paid.token}`, {
+      amount: 4_000,
+    });
+    expect(partial).toMatchObject({ status: 'Partially Refunded', refunded: false });
+    expect(partial.refunds[0].fee_amount).toBe(68);
+    expect(partial.fee_amount).toBe(102);
+    const full = await ok('refundPaymentAlias', 'PUT', `/payments/refund/${paid.token}`, {});
+    expect(full).toMatchObject({ status: 'Refunded', refunded: true, fee_amount: 0 });
+    expect(full.refunds.map((refund: Json) => refund.fee_amount)).toEqual([68, 102]);
+    const voided = await pay({ amount: 2_000, ...card('5217925525906273') });
+    const byRefund = await ok('refundPaymentAlias', 'PUT', `/payments/refund/${voided.token}`, {});
+    expect(byRefund.fee_amount).toBe(0);
+    expect((await ok('retrievePayment', 'GET', `/payments/${voided.token}`)).fee_amount).toBe(0);
+  });
+
+  it('13: POST /customers with no parameters is refused 400 20001', async () => {
+    const refused = await lib('createCustomer', 'POST', '/customers', {});
+    expect(refused).toMatchObject({ status: 400, body: { error: { status: 400, code: 20001 } } });
+    const bare = await client.raw<Json>('POST', '/customers', { key: merchant.secretKey });
+    expect(bare).toMatchObject({ status: 400, body: { error: { code: 20001 } } });
   });
 
   it('9: GET /sellers/{id}/balance/ (trailing slash) answers as the path without it', async () => {

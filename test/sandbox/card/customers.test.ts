@@ -96,7 +96,7 @@ describe('sandbox card API: customers and their cards', () => {
       'createCustomer',
       { key: key(), form: { full_name: 'No card' } },
       400,
-      80002,
+      20001,
     );
     await client.refused(
       'createCustomer',
