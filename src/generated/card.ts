@@ -823,6 +823,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tokens/3dsecure": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Tokenise a card through 3-D Secure (a 3-D Secure merchant's browser)
+         * @description The tokenisation a 3-D Secure merchant's payer runs in the browser (the provider's "payment button"): the five card arguments (and optionally `amount`), with the public key. The issuer authenticates the payer: frictionlessly (`status: authenticated`, with the `card_token` to pay with), by a challenge the payer answers on `challenge_url` (`status: challenge`; read the authentication until it is `authenticated`), or not at all (400 20012). The token's card carries the authentication's outcome in `tds`.
+         */
+        post: operations["createTdsAuthentication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens/3dsecure/{authenticationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The authentication (`tds_...`). Unknown is 404 10002. */
+                authenticationId: components["schemas"]["PathId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read a 3-D Secure authentication
+         * @description The authentication as it stands: `challenge` while the payer has not answered the challenge, `authenticated` with the `card_token` once approved. Refused by the payer or the issuer: 400 20012. Callable with a public key.
+         */
+        get: operations["retrieveTdsAuthentication"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/transfers": {
         parameters: {
             query?: never;
@@ -1570,12 +1613,26 @@ export interface components {
         SignedCents: number;
         /** @description Business tax number (VAT id), 5 to 20 letters and digits. */
         TaxNumber: string;
-        /** @description 3-D Secure details; the sandbox performs no 3-D Secure and answers null for each. */
+        /** @description 3-D Secure details: the outcome of the authentication a card tokenised through 3-D Secure passed (POST /tokens/3dsecure), carried by its token, the payments it made and the customer card it became; null for each on any other card. */
         Tds: {
             auth_code: string | null;
             auth_desc: string | null;
             eci_flag: string | null;
             enrolled: string | null;
+        };
+        /** @description A 3-D Secure authentication of a card in the payer's browser (a 3-D Secure merchant's tokenisation). */
+        TdsAuthentication: {
+            card: components["schemas"]["Card"];
+            /** @description The single-use card token (`ctn_`) once authenticated; null before. */
+            card_token: string | null;
+            /**
+             * Format: uri
+             * @description The issuer's challenge page for the payer (to frame or open); null unless `challenge`.
+             */
+            challenge_url: string | null;
+            /** @enum {string} */
+            status: "challenge" | "authenticated";
+            token: string;
         };
         Text200: string;
         Text255: string;
@@ -3314,6 +3371,60 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CardToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createTdsAuthentication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["CreateCardTokenForm"];
+            };
+        };
+        responses: {
+            /** @description The authentication, with the card token when it is authenticated. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TdsAuthentication"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    retrieveTdsAuthentication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The authentication (`tds_...`). Unknown is 404 10002. */
+                authenticationId: components["schemas"]["PathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The authentication. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TdsAuthentication"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -2932,7 +2932,7 @@ export interface components {
         CardSignedCents: number;
         /** @description Business tax number (VAT id), 5 to 20 letters and digits. */
         CardTaxNumber: string;
-        /** @description 3-D Secure details; the sandbox performs no 3-D Secure and answers null for each. */
+        /** @description 3-D Secure details: the outcome of the authentication a card tokenised through 3-D Secure passed (POST /tokens/3dsecure), carried by its token, the payments it made and the customer card it became; null for each on any other card. */
         CardTds: {
             authCode: string | null;
             authDesc: string | null;

@@ -8,7 +8,8 @@ const MAX_ADVANCE_SECONDS = 10 * 365 * 86_400;
 
 /**
  * The card side's controls on the sandbox control listener:
- *   POST /sandbox/card/merchants {name?}         a test merchant and its keys (201)
+ *   POST /sandbox/card/merchants {name?, type?}  a test merchant and its keys (201); type standard or
+ *                                                3dsecure (card arguments only through 3-D Secure)
  *   POST /sandbox/card/clock {advanceSeconds}    moves the card side's clock forward (200 {now})
  *   GET  /sandbox/card/clock                     the card side's time ({now})
  *   POST /sandbox/card/answer-style {style, merchantId?}
@@ -18,13 +19,16 @@ const MAX_ADVANCE_SECONDS = 10 * 365 * 86_400;
  */
 export function registerCardControls(server: FastifyInstance, card: CardSandbox): void {
   server.post('/sandbox/card/merchants', async (request, reply) => {
-    const body = (request.body ?? {}) as { name?: unknown };
+    const body = (request.body ?? {}) as { name?: unknown; type?: unknown };
     const name = body.name;
     if (name !== undefined && (typeof name !== 'string' || name.length < 1 || name.length > 120))
       return reply.code(400).send({ error: 'name must be a string of 1 to 120 characters' });
-    const merchant = card.provisionMerchant(name);
+    const type = body.type ?? 'standard';
+    if (type !== 'standard' && type !== '3dsecure')
+      return reply.code(400).send({ error: 'type must be standard or 3dsecure' });
+    const merchant = card.provisionMerchant(name as string | undefined, type);
     await card.persisted();
-    return reply.code(201).send(merchant);
+    return reply.code(201).send({ ...merchant, type });
   });
   server.get('/sandbox/card/clock', async () => ({ now: card.now().toISOString() }));
   server.post('/sandbox/card/clock', async (request, reply) => {

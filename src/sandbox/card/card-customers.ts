@@ -19,6 +19,7 @@ import {
   tokenExpired,
 } from './card-sources.js';
 import { unknownCardToken } from './answer-style.js';
+import { isTdsMerchant } from './tds/tds-authentications.js';
 import type { CardTokenRecord, CustomerRecord } from './card-state.js';
 import {
   branchView,
@@ -32,6 +33,8 @@ import {
 // ---- card tokens
 
 export function createCardToken(context: CardContext, request: CardRequest): CardAnswer {
+  // A 3-D Secure merchant's cards are tokenised only through 3-D Secure (POST /tokens/3dsecure).
+  if (isTdsMerchant(context)) throw new CardError(400, 20013);
   const card = cardFromFields(context, request.body, { cvvRequired: true });
   const token: CardTokenRecord = {
     token: newId('ctn'),

@@ -7,6 +7,7 @@ import { registerIrisPages } from './iris/iris-pages.js';
 import { registerHostedPaymentPage } from './notifications/hosted-page.js';
 import { registerOutboxControl } from './notifications/outbox-control.js';
 import { registerWalletPages } from './wallets/wallet-pages.js';
+import { registerTdsPages } from './tds/tds-pages.js';
 
 /**
  * The card side's browser pages and their controls on the page listener (card.yaml part 2): the
@@ -24,5 +25,6 @@ export function registerCardPages(
   registerIrisPages(server, card, messenger);
   registerIrisControls(server, card, messenger);
   registerWalletPages(server, card);
+  registerTdsPages(server, card);
   return { close: () => messenger.close() };
 }

@@ -74,6 +74,7 @@ function sourceOf(context: CardContext, body: Record<string, unknown>): Source {
   const id = body.token as string | undefined;
   if (fields === (id !== undefined)) throw new CardError(400, 40001);
   if (body.card !== undefined && !id?.startsWith('cus_')) throw invalid('card');
+  if (fields && context.book.merchant.type === '3dsecure') throw new CardError(400, 20011);
   if (fields) return { card: cardFromFields(context, body, { cvvRequired: true }) };
   if (id?.startsWith('ctn_')) {
     const token = usableToken(context, id);

@@ -36,12 +36,14 @@ import {
   type CardStateKind,
   type CardStateRow,
   type MerchantBook,
+  type MerchantType,
 } from './card-state.js';
 import type { StoredRows } from '../persistence/sandbox-state-store.js';
 import { irisOperations } from './iris/iris-sessions.js';
 import type { IrisDeliveryPlan } from './iris/iris-record.js';
 import { notificationOperations, type PageAddresses } from './notifications/notifications.js';
 import { MARKETPLACE_OPERATIONS } from './marketplace/marketplace-operations.js';
+import { tdsOperations } from './tds/tds-authentications.js';
 import {
   deleteDeviceWalletDomains,
   listDeviceWalletDomains,
@@ -90,6 +92,7 @@ const operationsWithPages = (pages: PageAddresses): Readonly<Record<string, Oper
   ...notificationOperations(pages),
   ...irisOperations(pages),
   ...walletOperations(pages),
+  ...tdsOperations(pages),
 });
 
 export const CARD_OPERATION_IDS: readonly string[] = Object.keys(
@@ -167,8 +170,11 @@ export class CardSandbox {
     return this.state.keys.get(key);
   }
 
-  /** A test merchant with fresh keys and the seeded branches. */
-  provisionMerchant(name = 'Sandbox merchant'): {
+  /** A test merchant with fresh keys and the seeded branches; `3dsecure` takes cards only through 3-D Secure. */
+  provisionMerchant(
+    name = 'Sandbox merchant',
+    type: MerchantType = 'standard',
+  ): {
     merchantId: string;
     secretKey: string;
     publicKey: string;
@@ -180,6 +186,7 @@ export class CardSandbox {
       secretKey: keyOf('sk'),
       publicKey: keyOf('pk'),
       created,
+      ...(type === '3dsecure' ? { type } : {}),
     });
     for (const branch of SEEDED_BRANCHES)
       this.state.put(book, 'branch', {
@@ -246,7 +253,7 @@ export class CardSandbox {
   }
 
   /** The merchant whose book holds a notification or an IRIS session (pages know only the id). */
-  ownerOf(kind: 'notification' | 'iris' | 'wallet', id: string): MerchantBook | undefined {
+  ownerOf(kind: 'notification' | 'iris' | 'wallet' | 'tds', id: string): MerchantBook | undefined {
     for (const book of this.state.books.values()) if (book.map(kind).has(id)) return book;
     return undefined;
   }

@@ -107,6 +107,7 @@ export function cardForStoring(context: CardContext, body: Record<string, unknow
   const tokenId = body.token as string | undefined;
   if (fields && tokenId !== undefined) throw new CardError(400, 40001);
   if (!fields && tokenId === undefined) throw new CardError(400, 80002, 'token');
+  if (fields && context.book.merchant.type === '3dsecure') throw new CardError(400, 20016);
   if (fields) return cardFromFields(context, body, { cvvRequired: false });
   const token = usableToken(context, tokenId as string);
   consumeToken(context, token);

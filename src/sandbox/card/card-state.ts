@@ -36,6 +36,23 @@ export interface Merchant {
   webhookUrl?: string;
   /** How its answers spell what the seed and the provider's clients differ on (a sandbox control). */
   answerStyle?: AnswerStyle;
+  /** `3dsecure`: card arguments only through the browser's 3-D Secure tokenisation (chosen at creation). */
+  type?: MerchantType;
+}
+
+export type MerchantType = 'standard' | '3dsecure';
+
+/** A 3-D Secure authentication of a card in the payer's browser (tds/). */
+export interface TdsRecord {
+  token: string;
+  merchantId: string;
+  seq: number;
+  created: string;
+  status: 'challenge' | 'authenticated' | 'failed';
+  card: StoredCard;
+  amount?: number;
+  /** The card token it made, once authenticated. */
+  cardToken?: string;
 }
 
 export interface PaymentRecord {
@@ -137,6 +154,7 @@ export type CardRecordKind =
   | 'mail'
   | 'wallet'
   | 'domain'
+  | 'tds'
   | MarketRecordKind;
 /** The marketplace's kinds (marketplace/market-records.ts). */
 export type MarketRecordKind = 'seller' | 'transfer' | 'reversal' | 'payout' | 'entry' | 'market';
@@ -160,6 +178,7 @@ interface CardRecords {
   mail: MailRecord;
   wallet: WalletRecord;
   domain: DomainRecord;
+  tds: TdsRecord;
   seller: SellerRecord;
   transfer: TransferRecord;
   reversal: ReversalRecord;
@@ -184,6 +203,7 @@ export class MerchantBook {
   /** Web-wallet tokenisations and device-wallet domains (wallets/). */
   readonly wallets = new Map<string, WalletRecord>();
   readonly domains = new Map<string, DomainRecord>();
+  readonly tdsAuthentications = new Map<string, TdsRecord>();
   readonly sellers = new Map<string, SellerRecord>();
   readonly transfers = new Map<string, TransferRecord>();
   readonly reversals = new Map<string, ReversalRecord>();
@@ -209,6 +229,7 @@ export class MerchantBook {
       mail: this.mails,
       wallet: this.wallets,
       domain: this.domains,
+      tds: this.tdsAuthentications,
       seller: this.sellers,
       transfer: this.transfers,
       reversal: this.reversals,
