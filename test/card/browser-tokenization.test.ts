@@ -95,7 +95,7 @@ addEventListener('message', (event) => {
     const served = await gateway.app.inject({ method: 'GET', url: `/card/tokenize?${query}` });
     expect(served.statusCode).toBe(200);
     expect(served.headers['content-security-policy']).toBe(
-      `default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; connect-src ${gateway.sandbox.cardUrl}; form-action 'none'; frame-ancestors https://shop.example; base-uri 'none'`,
+      `default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; connect-src ${gateway.sandbox.cardUrl}; frame-src https: ${gateway.sandbox.scaUrl}; form-action 'none'; frame-ancestors https://shop.example; base-uri 'none'`,
     );
     expect(served.body).not.toMatch(/<script>|<input[^>]* name=/);
 

@@ -37,6 +37,12 @@ export class CardTokenizationService {
     };
   }
 
+  /** Where a 3-D Secure challenge may come from: any issuer's https page, and the sandbox's pages. */
+  challengeSources(): string {
+    const sandbox = this.config.upstreams.card.sandboxControlUrl;
+    return sandbox ? `https: ${new URL(sandbox).origin}` : 'https:';
+  }
+
   /** The provider's token endpoint as browsers reach it. */
   tokenizationUrl(): string {
     const { tokenizationUrl, baseUrl } = this.config.upstreams.card;

@@ -3,6 +3,7 @@
  * fields from the payer's browser straight to the provider's token endpoint with the tenant's public
  * key and hands the `ctn_` token to the embedding page by postMessage (to the declared origin only).
  * The inputs have no `name`, and the CSP forbids form submission: the card cannot reach Portico.
+ * For a 3-D Secure merchant the provider's 3-D Secure tokenisation runs instead, its challenge framed here.
  */
 const escapeAttribute = (value: string) =>
   value.replace(
@@ -50,6 +51,7 @@ input, button { font: inherit; padding: .4rem .5rem; }
 .row label { flex: 1; }
 button { cursor: pointer; }
 .error { color: #b3261e; }
+#challenge { width: 100%; height: 14rem; border: 1px solid #c8ccd4; margin-top: .5rem; }
 `;
 
 export const TOKENIZE_PAGE_JS = `'use strict';
@@ -59,6 +61,52 @@ export const TOKENIZE_PAGE_JS = `'use strict';
   const { tokenizationUrl, publicKey, origin } = form.dataset;
   const embedder = window.parent !== window ? window.parent : window.opener;
   const tell = (message) => { if (embedder) embedder.postMessage(message, origin); };
+  const authorization = 'Basic ' + btoa(publicKey + ':');
+  const send = (url, body) => fetch(url, {
+    method: body ? 'POST' : 'GET',
+    headers: { authorization },
+    body,
+    credentials: 'omit',
+    cache: 'no-store',
+    referrerPolicy: 'no-referrer',
+  });
+  const refusal = (result, status) => {
+    const error = (result && result.error) || {};
+    const failure = new Error(error.message || 'The card was not accepted (' + status + ')');
+    failure.code = error.code === undefined ? null : String(error.code);
+    return failure;
+  };
+  const read = async (answer) => {
+    const result = await answer.json().catch(() => ({}));
+    if (!answer.ok) throw refusal(result, answer.status);
+    return result;
+  };
+  const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  // A 3-D Secure merchant (the provider refuses its direct tokenisation, 20013): the issuer
+  // authenticates the payer, in a challenge framed here when it asks for one; the token comes after.
+  const authenticate = async (fields) => {
+    const url = tokenizationUrl + '/3dsecure';
+    let state = await read(await send(url, fields));
+    if (state.status !== 'challenge') return state;
+    const challenge = document.createElement('iframe');
+    challenge.id = 'challenge';
+    challenge.title = 'Your bank';
+    challenge.src = state.challenge_url;
+    $('status').textContent = 'Your bank asks you to confirm';
+    form.appendChild(challenge);
+    try {
+      const until = Date.now() + 15 * 60 * 1000;
+      while (state.status === 'challenge') {
+        if (Date.now() > until) throw new Error('The card check took too long');
+        await pause(700);
+        state = await read(await send(url + '/' + encodeURIComponent(state.token)));
+      }
+      return state;
+    } finally {
+      challenge.remove();
+    }
+  };
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -73,25 +121,19 @@ export const TOKENIZE_PAGE_JS = `'use strict';
       cvv: $('cvv').value.trim(),
     });
     try {
-      const answer = await fetch(tokenizationUrl, {
-        method: 'POST',
-        headers: { authorization: 'Basic ' + btoa(publicKey + ':') },
-        body: fields,
-        credentials: 'omit',
-        cache: 'no-store',
-        referrerPolicy: 'no-referrer',
-      });
-      const result = await answer.json().catch(() => ({}));
-      if (!answer.ok || typeof result.token !== 'string') {
-        const error = result.error || {};
-        const failure = new Error(error.message || 'The card was not accepted (' + answer.status + ')');
-        failure.code = error.code === undefined ? null : String(error.code);
-        throw failure;
-      }
+      const answer = await send(tokenizationUrl, fields);
+      let result = await answer.json().catch(() => ({}));
+      let token = result.token;
+      if (!answer.ok && result.error && String(result.error.code) === '20013') {
+        result = await authenticate(fields);
+        token = result.card_token;
+      } else if (!answer.ok) throw refusal(result, answer.status);
+      if (typeof token !== 'string') throw refusal(result, answer.status);
       form.reset();
       const card = result.card || {};
+      const tds = card.tds && card.tds.enrolled ? { enrolled: card.tds.enrolled, eciFlag: card.tds.eci_flag, authDesc: card.tds.auth_desc } : null;
       $('status').textContent = 'Card ending ' + card.last_four + ' accepted';
-      tell({ type: 'portico.cardToken', token: result.token, card: { type: card.type, lastFour: card.last_four, expirationMonth: card.expiration_month, expirationYear: card.expiration_year } });
+      tell({ type: 'portico.cardToken', token, card: { type: card.type, lastFour: card.last_four, expirationMonth: card.expiration_month, expirationYear: card.expiration_year }, threeDSecure: tds });
     } catch (error) {
       $('status').className = 'error';
       $('status').textContent = error.message;

@@ -7,7 +7,8 @@ import { TOKENIZE_PAGE_CSS, TOKENIZE_PAGE_JS, tokenizePageHtml } from './tokeniz
 
 /**
  * The embeddable tokenisation page (a browser page, not API: outside the spec). Its CSP lets the
- * script reach the provider's token endpoint only, and lets only the declared origin frame it.
+ * script reach the provider's token endpoint only, frame only an issuer's 3-D Secure challenge (https,
+ * or the sandbox's pages), and lets only the declared origin frame it.
  */
 @ApiExcludeController()
 @Controller('card')
@@ -26,7 +27,7 @@ export class TokenizePageController {
     const tokenizationUrl = this.tokenization.tokenizationUrl();
     reply.header(
       'content-security-policy',
-      `default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; connect-src ${new URL(tokenizationUrl).origin}; form-action 'none'; frame-ancestors ${query.origin}; base-uri 'none'`,
+      `default-src 'none'; script-src 'self'; style-src 'self'; img-src data:; connect-src ${new URL(tokenizationUrl).origin}; frame-src ${this.tokenization.challengeSources()}; form-action 'none'; frame-ancestors ${query.origin}; base-uri 'none'`,
     );
     return tokenizePageHtml({ tokenizationUrl, publicKey: query.publicKey, origin: query.origin });
   }

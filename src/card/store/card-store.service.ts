@@ -120,7 +120,12 @@ export class CardStore extends ResourceStore<CardKinds> {
     options: CardCallOptions = {},
   ): Promise<CardAnswer<O>> {
     const answer = await this.send(tenantId, operation, request, row, options);
-    if (answer.status >= 400) throw this.client.refusal(operation, answer);
+    if (answer.status >= 400)
+      throw this.client.refusal(
+        operation,
+        answer,
+        (request as { form?: Record<string, unknown> }).form,
+      );
     // A success carries the operation's JSON (the seam checked it against card.yaml).
     return answer.data as CardAnswer<O>;
   }

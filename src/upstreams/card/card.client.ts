@@ -8,6 +8,7 @@ import { typedClient } from '../http/typed-client.js';
 import type { UpstreamAnswer, UpstreamCaller } from '../http/upstream-caller.js';
 import type { UpstreamTransport } from '../http/upstream-transport.js';
 import { CardSpellings } from './card-spellings.js';
+import { tdsRefusal } from './tds-refusal.js';
 
 export type CardOperation = keyof operations;
 
@@ -162,8 +163,15 @@ export class CardClient {
     return this.spellings.answer(operation, answer);
   }
 
-  /** The provider's refusal (4xx), passed on to the app as problem+json with its status and code. */
-  refusal(operation: string, answer: UpstreamAnswer<unknown>): ProblemException {
-    return this.caller.refusal(operation, answer);
+  /**
+   * The provider's refusal (4xx), passed on to the app as problem+json with its status and code; card
+   * arguments refused for a 3-D Secure merchant become the problem that points to the browser page.
+   */
+  refusal(
+    operation: string,
+    answer: UpstreamAnswer<unknown>,
+    form?: Record<string, unknown>,
+  ): ProblemException {
+    return tdsRefusal(answer, form) ?? this.caller.refusal(operation, answer);
   }
 }
