@@ -55,6 +55,11 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
+  // The person at the terminal sees why the first seconds pass (a fresh engine creates its data).
+  if (!config.database.url)
+    process.stderr.write(
+      `portico: starting the embedded PostgreSQL (PGlite) on ${config.database.embeddedDir}…\n`,
+    );
   const database = await resolveDatabase(config, {
     died: (details) =>
       logger.error(
