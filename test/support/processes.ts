@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 
 export interface RunningProcess {
@@ -24,6 +26,13 @@ function baseEnv(): Record<string, string> {
   return env;
 }
 
+/**
+ * The data directory of this test file's processes unless a test names its own: their sandbox keys are
+ * kept beside it, shared by a file's replicas, never by another file's gateways on another database
+ * (which would reissue the demo key and revoke the one a test holds), and never the checkout's ./data.
+ */
+const FILE_DATA_DIR = join(mkdtempSync(join(tmpdir(), 'portico-process-')), 'pglite');
+
 /** Starts a built Portico entry point (dist/…) as a real process. */
 export function startProcess(
   script: string,
@@ -33,7 +42,7 @@ export function startProcess(
   return watch(
     spawn(process.execPath, [script, ...args], {
       // Metrics on a free port unless a test says otherwise: 9464 may be taken by a parallel run.
-      env: { ...baseEnv(), METRICS_PORT: '0', ...env },
+      env: { ...baseEnv(), METRICS_PORT: '0', EMBEDDED_DB_DIR: FILE_DATA_DIR, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
