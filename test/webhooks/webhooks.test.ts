@@ -634,5 +634,6 @@ describe('signed webhooks to apps', () => {
       `removed webhook endpoint ${id}`,
     );
     expect((await call(key, 'GET', `/v1/webhooks/endpoints/${id}`)).statusCode).toBe(404);
-  });
+    // Five CLI processes, each starting Nest: about 4 s apiece on a loaded machine.
+  }, 120_000);
 });
