@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { QueryFailedError, type Repository } from 'typeorm';
+import { In, QueryFailedError, type Repository } from 'typeorm';
 import { PROBLEM_TYPES, ProblemException } from '../platform/errors/problem.js';
 import type { BoundResourceState } from '../platform/idempotency/bound-resources.js';
 import { isUuid } from '../shared/uuid.js';
@@ -212,6 +212,13 @@ export class ResourceStore<M extends KindMap> {
     return items.find(
       (item) => !held.has(item.token) && (row.amount === null || item.amount === row.amount),
     );
+  }
+
+  /** Which of these provider ids a row of the tenant already holds (a lookup's candidates). */
+  async heldTokens(tenantId: string, tokens: readonly string[]): Promise<Set<string | null>> {
+    if (tokens.length === 0) return new Set();
+    const rows = await this.rows.findBy({ tenantId, token: In([...tokens]) });
+    return new Set(rows.map((row) => row.token));
   }
 
   /** Takes the provider's answer about a resource: its id, its data, its status (with history). */

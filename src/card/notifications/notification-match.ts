@@ -1,0 +1,35 @@
+import { createHash } from 'node:crypto';
+
+/** What Portico sent of a notification that the provider's object answers unchanged. */
+export interface NotificationFields {
+  amount: number;
+  description: string;
+  payee_name: string;
+  payee_email: string;
+  payee_phone: string;
+}
+
+/**
+ * The digest of a notification's fields, kept with its row before the provider is called: the
+ * provider takes no reference of ours on a notification, so a lost creation is found among the
+ * provider's notifications by these fields (the e-mail compared without case).
+ */
+export function notificationDigest(fields: NotificationFields): string {
+  const text = JSON.stringify([
+    fields.amount,
+    fields.description.trim(),
+    fields.payee_name.trim(),
+    fields.payee_email.trim().toLowerCase(),
+    fields.payee_phone.trim(),
+  ]);
+  return createHash('sha256').update(`notification:${text}`, 'utf8').digest('base64url');
+}
+
+/**
+ * How far the provider's date_created of a lost notification may lie before its row's creation or
+ * after its call's deadline (clocks apart).
+ */
+export const NOTIFICATION_CLOCK_SKEW_MS = 5 * 60_000;
+
+/** The UTC day of an instant, as the provider's date filters take it. */
+export const utcDay = (at: number) => new Date(at).toISOString().slice(0, 10);

@@ -1,0 +1,243 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { InDoubtResolver } from '#src/platform/in-doubt/in-doubt-settlers.js';
+import { sandboxWalletToken } from '#src/sandbox/card/wallets/wallet-token.js';
+import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
+
+type Body = Record<string, unknown>;
+type Fault = 'act-then-fail' | 'reset';
+
+/** The card deadline of the gateway under test: the resolver takes rows older than it. */
+const DEADLINE_MS = 3000;
+
+/**
+ * Card creations whose answer was lost (the sandbox performs the operation and breaks the connection,
+ * or breaks it before performing it), settled by the resolver as docs/decisions.md decides per kind:
+ * a notification found among the provider's or failed, an IRIS session and a wallet tokenisation failed
+ * (nobody can use what the provider may hold), and a wallet's card token charged in doubt moving its
+ * tokenisation once the payment is found.
+ */
+describe('card creations whose answer was lost, settled by the resolver', () => {
+  let sut: TestGateway;
+  let app: { tenantId: string; key: string };
+  beforeAll(async () => {
+    sut = await startTestGateway({
+      UPSTREAM_DEADLINE_MS: String(DEADLINE_MS),
+      UPSTREAM_RETRY_DELAYS_MS: '10,10',
+      UPSTREAM_BREAKER_FAILURES: '100',
+    });
+    app = await sut.newTenantWithKey('app');
+  });
+  afterAll(() => sut.close());
+
+  const call = async (method: 'GET' | 'POST', url: string, payload?: object) => {
+    const response = await sut.app.inject({
+      method,
+      url,
+      headers: { ...bearer(app.key), 'idempotency-key': randomUUID() },
+      ...(payload ? { payload } : {}),
+    });
+    return { status: response.statusCode, body: response.json() as Body };
+  };
+  const lose = (operation: string, fault: Fault) =>
+    sut.sandbox.chaos.add(
+      fault === 'reset'
+        ? { operation, fault: 'reset', times: 1 }
+        : { operation, fault: 'act-then-fail', then: 'reset', times: 1 },
+    );
+  /** The row of a lost creation: in doubt, without the provider's id. */
+  const lostRow = async (kind: string) => {
+    const [row] = (await sut.dataSource.query(
+      `SELECT id, status, token FROM provider_resources WHERE tenant_id = $1 AND kind = $2
+        ORDER BY created_at DESC LIMIT 1`,
+      [app.tenantId, kind],
+    )) as { id: string; status: string; token: string | null }[];
+    expect(row).toMatchObject({ status: 'unknown', token: null });
+    return row.id;
+  };
+  /** One resolver pass, once the row is past the card deadline (aged by as much, no more). */
+  const resolve = async (id: string) => {
+    await sut.dataSource.query(
+      `UPDATE provider_resources SET created_at = created_at - make_interval(secs => $2::double precision / 1000)
+        WHERE id = $1`,
+      [id, DEADLINE_MS + 1000],
+    );
+    await sut.app.get(InDoubtResolver).resolveOnce();
+    const [row] = (await sut.dataSource.query(
+      'SELECT status, token FROM provider_resources WHERE id = $1',
+      [id],
+    )) as { status: string; token: string | null }[];
+    return row;
+  };
+  const history = async (id: string) =>
+    (
+      (await sut.dataSource.query(
+        'SELECT to_status, cause FROM status_changes WHERE subject_id = $1 ORDER BY id',
+        [id],
+      )) as { to_status: string; cause: string }[]
+    ).map((change) => `${change.to_status}:${change.cause}`);
+  const events = async (type: string, id: string) =>
+    (
+      (await sut.dataSource.query(
+        'SELECT body FROM webhook_events WHERE type = $1 AND tenant_id = $2 ORDER BY created_at',
+        [type, app.tenantId],
+      )) as { body: string }[]
+    )
+      .map((event) => (JSON.parse(event.body) as { data: Body }).data)
+      .filter((data) => data.porticoId === id);
+
+  const notification = (description: string) => ({
+    payeeName: 'Eleni Georgiou',
+    payeeEmail: 'eleni@example.com',
+    payeePhone: '+306900000001',
+    amount: 2500,
+    description,
+  });
+
+  it('a notification the provider made is found among its notifications by what Portico sent, never one another row holds', async () => {
+    const description = `Invoice ${randomUUID()}`;
+    // The same notification made once before, its answer kept: the lost one must not take its id.
+    const twin = await call('POST', '/v1/card/notifications', notification(description));
+    expect(twin.status).toBe(201);
+    const madeBefore = sut.sandbox.card.callCounts().createNotification ?? 0;
+    lose('createNotification', 'act-then-fail');
+    const lost = await call('POST', '/v1/card/notifications', notification(description));
+    expect(lost.status).toBe(502);
+    expect(lost.body).toMatchObject({ outcome: 'unknown' });
+    const id = await lostRow('notification');
+    const pending = await call('GET', `/v1/card/notifications/${id}`);
+    expect(pending.status).toBe(409);
+    expect(pending.body.type).toBe('urn:portico:problem:outcome-unknown');
+
+    const row = await resolve(id);
+    expect(row.status).toBe('Pending');
+    expect(row.token).toMatch(/^pnt_/);
+    expect(row.token).not.toBe(twin.body.token);
+    expect((sut.sandbox.card.callCounts().createNotification ?? 0) - madeBefore).toBe(1);
+    // The app reads it by Portico's id, and the payee's e-mailed link is the one Portico now tracks.
+    const read = await call('GET', `/v1/card/notifications/${id}`);
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ token: row.token, status: 'Pending', description });
+    expect(await history(id)).toEqual([
+      'creating:created',
+      'unknown:upstream-outcome-unknown',
+      'Pending:resolver:found-at-provider',
+    ]);
+    expect(
+      (await events('notification.status_changed', id)).map((data) => [
+        data.notificationId,
+        data.status,
+        data.cause,
+      ]),
+    ).toEqual([
+      // Until the provider's id is known, the event names Portico's.
+      [id, 'unknown', 'upstream-outcome-unknown'],
+      [row.token, 'Pending', 'resolver:found-at-provider'],
+    ]);
+  });
+
+  it('a notification the provider never made is failed once its list shows none: not made', async () => {
+    const description = `Invoice ${randomUUID()}`;
+    lose('createNotification', 'reset');
+    const lost = await call('POST', '/v1/card/notifications', notification(description));
+    expect(lost.status).toBe(502);
+    const id = await lostRow('notification');
+    expect(await resolve(id)).toEqual({ status: 'failed', token: null });
+    const read = await call('GET', `/v1/card/notifications/${id}`);
+    expect(read.status).toBe(409);
+    expect(read.body.type).toBe('urn:portico:problem:not-made');
+    expect(await history(id)).toEqual([
+      'creating:created',
+      'unknown:upstream-outcome-unknown',
+      'failed:resolver:not-at-provider',
+    ]);
+    expect((await events('notification.status_changed', id)).map((data) => data.status)).toEqual([
+      'unknown',
+      'failed',
+    ]);
+  });
+
+  it('a notification stays in doubt while the provider cannot list', async () => {
+    lose('createNotification', 'act-then-fail');
+    await call('POST', '/v1/card/notifications', notification(`Invoice ${randomUUID()}`));
+    const id = await lostRow('notification');
+    const listing = sut.sandbox.chaos.add({
+      operation: 'listNotifications',
+      fault: 'status',
+      status: 503,
+    });
+    try {
+      expect((await resolve(id)).status).toBe('unknown');
+    } finally {
+      sut.sandbox.chaos.remove(listing.id);
+    }
+    // The next pass (the lease a pass takes would keep it a minute).
+    await sut.dataSource.query(
+      'UPDATE provider_resources SET resolver_lease_until = NULL WHERE id = $1',
+      [id],
+    );
+    expect((await resolve(id)).status).toBe('Pending');
+  });
+
+  it.each<Fault>(['act-then-fail', 'reset'])(
+    'an IRIS session whose creation answer was lost (%s) is failed: its form needs the signature that answer held',
+    async (fault) => {
+      lose('createIrisSession', fault);
+      const lost = await call('POST', '/v1/card/iris/sessions', {
+        amount: 2000,
+        country: 'GR',
+        returnUrl: 'https://shop.example/done',
+      });
+      expect(lost.status).toBe(502);
+      const id = await lostRow('iris_session');
+      expect(await resolve(id)).toEqual({ status: 'failed', token: null });
+      const read = await call('GET', `/v1/card/iris/sessions/${id}`);
+      expect(read.body).toMatchObject({ id, status: 'failed', token: null });
+      expect(await history(id)).toEqual([
+        'creating:created',
+        'unknown:upstream-outcome-unknown',
+        'failed:resolver:unusable-without-answer',
+      ]);
+      expect(
+        (await events('iris_session.status_changed', id)).map((data) => [data.status, data.cause]),
+      ).toEqual([
+        ['unknown', 'upstream-outcome-unknown'],
+        ['failed', 'resolver:unusable-without-answer'],
+      ]);
+    },
+  );
+
+  const tokenize = (authMethod: 'CRYPTOGRAM_3DS' | 'PAN_ONLY') =>
+    call('POST', '/v1/card/wallets/tokenizations', {
+      amount: 1250,
+      type: 'webwallet',
+      token: sandboxWalletToken({ authMethod, expiresAt: Date.now() + 10 * 60_000 }),
+      md: 'order-88',
+      ...(authMethod === 'PAN_ONLY'
+        ? { payerEmail: 'payer@example.com', payerPhone: '+306900000002' }
+        : {}),
+      returnUrl: 'https://shop.example/checkout/done',
+    });
+
+  it.each<[Fault, 'CRYPTOGRAM_3DS' | 'PAN_ONLY']>([
+    ['act-then-fail', 'CRYPTOGRAM_3DS'],
+    ['act-then-fail', 'PAN_ONLY'],
+    ['reset', 'CRYPTOGRAM_3DS'],
+  ])(
+    'a wallet tokenisation whose answer was lost (%s, %s) is failed: its card token or form was only in that answer',
+    async (fault, authMethod) => {
+      lose('tokenizeWebWallet', fault);
+      const lost = await tokenize(authMethod);
+      expect(lost.status).toBe(502);
+      const id = await lostRow('wallet_token');
+      expect(await resolve(id)).toEqual({ status: 'failed', token: null });
+      const read = await call('GET', `/v1/card/wallets/tokenizations/${id}`);
+      expect(read.body).toMatchObject({ id, status: 'failed', cardToken: null, form: null });
+      expect(await history(id)).toEqual([
+        'creating:created',
+        'unknown:upstream-outcome-unknown',
+        'failed:resolver:unusable-without-answer',
+      ]);
+    },
+  );
+});
