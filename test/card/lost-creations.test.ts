@@ -240,4 +240,45 @@ describe('card creations whose answer was lost, settled by the resolver', () => 
       ]);
     },
   );
+
+  it.each([
+    ['found by the lookup at once', false, 'payment-found-by-merchant-ref'],
+    ['found by the resolver', true, 'resolver:payment-found-by-merchant-ref'],
+  ])(
+    "a wallet's card token charged with its answer lost, the payment %s: the tokenisation is charged",
+    async (_, lookupFails, cause) => {
+      const wallet = await tokenize('CRYPTOGRAM_3DS');
+      expect(wallet.body).toMatchObject({ status: 'verified' });
+      lose('createPayment', 'act-then-fail');
+      const listing =
+        lookupFails &&
+        sut.sandbox.chaos.add({ operation: 'listPayments', fault: 'status', status: 503 });
+      const paid = await call('POST', '/v1/card/payments', {
+        token: wallet.body.cardToken,
+        amount: 1250,
+      });
+      if (listing) {
+        expect(paid.status).toBe(502);
+        sut.sandbox.chaos.remove(listing.id);
+        expect((await resolve(paid.body.paymentId as string)).status).toBe('Captured');
+      } else expect(paid.status).toBe(201);
+      const [payment] = (await sut.dataSource.query(
+        "SELECT token FROM provider_resources WHERE kind = 'payment' AND parent_token = $1",
+        [wallet.body.cardToken],
+      )) as { token: string }[];
+      expect(payment.token).toMatch(/^pmt_/);
+
+      const read = await call('GET', `/v1/card/wallets/tokenizations/${wallet.body.id as string}`);
+      expect(read.body).toMatchObject({ status: 'charged', paymentId: payment.token });
+      expect((await history(wallet.body.id as string)).at(-1)).toBe(`charged:${cause}`);
+      const before = sut.sandbox.card.callCounts().createPayment ?? 0;
+      const again = await call('POST', '/v1/card/payments', {
+        token: wallet.body.cardToken,
+        amount: 1250,
+      });
+      expect(again.status).toBe(409);
+      expect(again.body.type).toBe('urn:portico:problem:wallet-token-used');
+      expect(sut.sandbox.card.callCounts().createPayment ?? 0).toBe(before);
+    },
+  );
 });

@@ -48,6 +48,8 @@ export class CardPaymentsService {
         id,
         merchantRef: form.merchant_ref ?? `portico-${id}`,
         amount: form.amount,
+        // A wallet's card token is the payment's source: however the payment settles, the wallet follows.
+        parentToken: wallet?.token ?? null,
       },
       { operation: 'createPayment', resource: (paymentId) => `/v1/card/payments/${paymentId}` },
     );
@@ -62,13 +64,7 @@ export class CardPaymentsService {
         ),
       settle: async (made) => {
         await this.store.settle(row, made, made.status, 'upstream-created');
-        if (wallet)
-          await this.store.settle(
-            wallet,
-            walletData(wallet, { payment: made.token }),
-            'charged',
-            'payment-created',
-          );
+        await this.walletCharged(wallet, made.token, 'payment-created');
       },
       refusedCause: causeOf,
       // The provider's own handle settles it: the payment exists with this merchant_ref, or it does not.
@@ -176,7 +172,26 @@ export class CardPaymentsService {
       return null;
     }
     await this.store.settle(row, payment, payment.status, cause);
+    // Found after its answer was lost: the wallet whose card token paid it is charged all the same.
+    const wallet = row.parentToken?.startsWith('ctn_')
+      ? await this.store.owned(row.tenantId, 'wallet_token', row.parentToken)
+      : undefined;
+    await this.walletCharged(
+      wallet,
+      payment.token,
+      `${inline ? '' : 'resolver:'}payment-found-by-merchant-ref`,
+    );
     return payment;
+  }
+
+  /** A verified wallet tokenisation whose card token paid `payment` is `charged` (once). */
+  private async walletCharged(
+    wallet: CardRow<'wallet_token'> | undefined,
+    payment: string,
+    cause: string,
+  ): Promise<void> {
+    if (wallet?.status === 'verified')
+      await this.store.settle(wallet, walletData(wallet, { payment }), 'charged', cause);
   }
 
   private async rowOf(tenantId: string, token: string): Promise<CardRow<'payment'>> {
