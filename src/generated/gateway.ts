@@ -9408,7 +9408,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The notification's id at the provider */
+                /** @description The notification's id at the provider, or Portico's id of one whose creation is in doubt */
                 notificationId: string;
             };
             cookie?: never;
@@ -9565,7 +9565,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The notification's id at the provider */
+                /** @description The notification's id at the provider, or Portico's id of one whose creation is in doubt */
                 notificationId: string;
             };
             cookie?: never;

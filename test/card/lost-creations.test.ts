@@ -30,11 +30,14 @@ describe('card creations whose answer was lost, settled by the resolver', () => 
   });
   afterAll(() => sut.close());
 
-  const call = async (method: 'GET' | 'POST', url: string, payload?: object) => {
+  const call = async (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) => {
     const response = await sut.app.inject({
       method,
       url,
-      headers: { ...bearer(app.key), 'idempotency-key': randomUUID() },
+      headers: {
+        ...bearer(app.key),
+        ...(method === 'POST' ? { 'idempotency-key': randomUUID() } : {}),
+      },
       ...(payload ? { payload } : {}),
     });
     return { status: response.statusCode, body: response.json() as Body };
@@ -118,10 +121,13 @@ describe('card creations whose answer was lost, settled by the resolver', () => 
     const read = await call('GET', `/v1/card/notifications/${id}`);
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({ token: row.token, status: 'Pending', description });
+    const canceled = await call('DELETE', `/v1/card/notifications/${id}`);
+    expect(canceled.body).toMatchObject({ token: row.token, status: 'Canceled' });
     expect(await history(id)).toEqual([
       'creating:created',
       'unknown:upstream-outcome-unknown',
       'Pending:resolver:found-at-provider',
+      'Canceled:canceled',
     ]);
     expect(
       (await events('notification.status_changed', id)).map((data) => [
@@ -133,6 +139,7 @@ describe('card creations whose answer was lost, settled by the resolver', () => 
       // Until the provider's id is known, the event names Portico's.
       [id, 'unknown', 'upstream-outcome-unknown'],
       [row.token, 'Pending', 'resolver:found-at-provider'],
+      [row.token, 'Canceled', 'canceled'],
     ]);
   });
 

@@ -66,6 +66,9 @@ function pathIdSchema(upstreamName: string): Schema {
   return parameter.schema;
 }
 
+/** Path ids that also take Portico's id of a resource whose creation is in doubt. */
+const BY_PORTICO_ID = new Set(['paymentId', 'refundId', 'customerId', 'notificationId']);
+
 /**
  * A provider id in a path (`pmt_…`), or Portico's id of a write in doubt (a UUID), documented as card.yaml
  * documents that parameter; `upstreamName` when the facade names it otherwise (`id` of a card token).
@@ -73,7 +76,7 @@ function pathIdSchema(upstreamName: string): Schema {
 function ApiCardId(name: string, what: string, upstreamName = name): MethodDecorator {
   return ApiParam({
     name,
-    description: `The ${what}'s id at the provider${name === 'paymentId' || name === 'refundId' || name === 'customerId' ? ", or Portico's id of one whose creation is in doubt" : ''}`,
+    description: `The ${what}'s id at the provider${BY_PORTICO_ID.has(name) ? ", or Portico's id of one whose creation is in doubt" : ''}`,
     schema: withoutExtensions(CARD.resolveSchema(pathIdSchema(upstreamName))),
   });
 }

@@ -46,13 +46,17 @@ export class CardNotificationsService {
    * to date (Paid, Expired: an event).
    */
   async get(tenantId: string, id: string): Promise<ProviderNotification> {
-    if (isUuid(id)) {
-      const row = await this.store.byId(tenantId, 'notification', id);
-      if (!row.token) throw this.store.notKnownYet('notification', row);
-      id = row.token;
-    }
-    const row = await this.store.owned(tenantId, 'notification', id);
-    return this.read(tenantId, id, row, 'upstream-status');
+    const token = await this.tokenOf(tenantId, id);
+    const row = await this.store.owned(tenantId, 'notification', token);
+    return this.read(tenantId, token, row, 'upstream-status');
+  }
+
+  /** The provider's id of a notification named by it or by Portico's id (409 while in doubt). */
+  private async tokenOf(tenantId: string, id: string): Promise<string> {
+    if (!isUuid(id)) return id;
+    const row = await this.store.byId(tenantId, 'notification', id);
+    if (!row.token) throw this.store.notKnownYet('notification', row);
+    return row.token;
   }
 
   /**
@@ -130,7 +134,8 @@ export class CardNotificationsService {
     return this.store.call(tenantId, 'listNotifications', { query });
   }
 
-  async cancel(tenantId: string, token: string): Promise<ProviderNotification> {
+  async cancel(tenantId: string, id: string): Promise<ProviderNotification> {
+    const token = await this.tokenOf(tenantId, id);
     const row = await this.store.owned(tenantId, 'notification', token);
     const notification = await this.store.call(
       tenantId,
