@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger } from '#src/platform/logging/logger.js';
 import { Metrics } from '#src/platform/metrics/metrics.service.js';
 import { Scheduler } from '#src/platform/scheduler/scheduler.js';
+import { until } from '../support/chaos.js';
 
 function sutWithLines(): { sut: Scheduler; metrics: Metrics; lines: string[] } {
   const lines: string[] = [];
@@ -151,5 +152,48 @@ describe('the scheduler', () => {
     await sut.runNow('once');
     expect(started).toBe(2);
     expect(() => sut.runNow('missing')).toThrow(/no periodic job named missing/);
+  });
+
+  it('wake brings the next turn forward: now when waiting, at the end of the turn under way, never for a job that is off', async () => {
+    const { sut } = sutWithLines();
+    const started: number[] = [];
+    let release = () => {};
+    sut.register({
+      name: 'worker',
+      intervalMs: 60_000,
+      run: async () => {
+        started.push(Date.now());
+        await new Promise<void>((resolve) => (release = resolve));
+      },
+    });
+    let offRuns = 0;
+    sut.register({ name: 'off', intervalMs: 0, run: async () => void offRuns++ });
+    sut.wake('worker');
+    await sleep(20);
+    expect(started).toHaveLength(0);
+    sut.onApplicationBootstrap();
+    sut.wake('worker');
+    sut.wake('worker');
+    await until(() => started.length === 1);
+    // Woken twice during its turn: one more turn, as soon as this one ends.
+    sut.wake('worker');
+    sut.wake('worker');
+    await sleep(20);
+    expect(started).toHaveLength(1);
+    const ended = Date.now();
+    release();
+    await until(() => started.length === 2);
+    expect(started[1]! - ended).toBeLessThan(100);
+    release();
+    await sleep(50);
+    expect(started).toHaveLength(2);
+    sut.wake('off');
+    await sleep(20);
+    expect(offRuns).toBe(0);
+    const stopping = sut.beforeApplicationShutdown();
+    sut.wake('worker');
+    await stopping;
+    await sleep(20);
+    expect(started).toHaveLength(2);
   });
 });

@@ -37,12 +37,16 @@ const JITTER = 0.1;
 
 interface Scheduled {
   job: PeriodicJob;
+  /** Set while the next turn waits; unset while a turn runs. */
   timer?: NodeJS.Timeout;
+  /** Woken during its turn: the next turn follows at once. */
+  woken: boolean;
 }
 
 /**
  * The one timer of every periodic job: interval with jitter, one run at a time (per job, and per group),
- * a metric per job, and a shutdown that stops the timers and waits for the runs under way.
+ * a metric per job, a wake for a job that knows work waits (its next turn at once, not an interval
+ * later), and a shutdown that stops the timers and waits for the runs under way.
  */
 @Injectable()
 export class Scheduler implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -59,7 +63,7 @@ export class Scheduler implements OnApplicationBootstrap, BeforeApplicationShutd
 
   /** Declares a job; it starts with the application (or at once, when the application already runs). */
   register(job: PeriodicJob): void {
-    const scheduled: Scheduled = { job };
+    const scheduled: Scheduled = { job, woken: false };
     this.jobs.push(scheduled);
     if (this.started) this.start(scheduled);
   }
@@ -83,20 +87,40 @@ export class Scheduler implements OnApplicationBootstrap, BeforeApplicationShutd
     return this.execute(scheduled.job);
   }
 
+  /**
+   * Brings a job's next turn forward to now (or, during its turn, to the moment it ends): for work the
+   * job's owner knows is waiting, such as room freed while more is due. A job that is off (interval 0)
+   * or not started stays as it is; wakes before a turn begins are one turn.
+   */
+  wake(name: string): void {
+    const scheduled = this.jobs.find((entry) => entry.job.name === name);
+    if (!scheduled || !this.started || this.stopped || scheduled.job.intervalMs <= 0) return;
+    if (scheduled.timer === undefined) scheduled.woken = true;
+    else this.schedule(scheduled, 0);
+  }
+
   private start(scheduled: Scheduled): void {
     const { job } = scheduled;
     if (job.runAtStart) void this.execute(job);
     if (job.intervalMs > 0) this.schedule(scheduled);
   }
 
-  private schedule(scheduled: Scheduled): void {
+  private schedule(scheduled: Scheduled, delayMs?: number): void {
     if (this.stopped) return;
     const { intervalMs } = scheduled.job;
+    clearTimeout(scheduled.timer);
     scheduled.timer = setTimeout(
-      () => void this.execute(scheduled.job).finally(() => this.schedule(scheduled)),
-      intervalMs + Math.floor(Math.random() * intervalMs * JITTER),
+      () => void this.turn(scheduled),
+      delayMs ?? intervalMs + Math.floor(Math.random() * intervalMs * JITTER),
     );
     scheduled.timer.unref();
+  }
+
+  private async turn(scheduled: Scheduled): Promise<void> {
+    scheduled.timer = undefined;
+    scheduled.woken = false;
+    await this.execute(scheduled.job);
+    this.schedule(scheduled, scheduled.woken ? 0 : undefined);
   }
 
   private execute(job: PeriodicJob): Promise<void> {
