@@ -19,6 +19,8 @@ import type { AttemptOutcome } from './webhook.entities.js';
 
 export { nextAttemptDelayMs, retryDelayMs } from './webhook-retry.js';
 
+const JOB = 'webhook-delivery';
+
 interface ClaimedAttempt extends ClaimedDelivery {
   leaseToken: string;
 }
@@ -34,7 +36,9 @@ const truncate = (text: string | undefined) =>
  * the next attempt (back-off with jitter) or dead-letters the delivery after WEBHOOK_MAX_ATTEMPTS. A
  * replica killed mid-attempt leaves a lease that expires: the attempt is recorded as lease-expired and
  * the delivery is attempted again, by any replica. Attempts are shared fairly (webhook-claim.ts): per
- * endpoint and per tenant, so that one endpoint's or tenant's backlog never holds the others'.
+ * endpoint and per tenant, so that one endpoint's or tenant's backlog never holds the others'. An
+ * attempt that ends wakes the worker: while work is due it claims as room frees, the interval being
+ * only how often an idle worker looks.
  */
 @Injectable()
 export class WebhookDeliveryWorker implements OnModuleInit, OnApplicationShutdown {
@@ -57,7 +61,7 @@ export class WebhookDeliveryWorker implements OnModuleInit, OnApplicationShutdow
 
   onModuleInit(): void {
     this.scheduler.register({
-      name: 'webhook-delivery',
+      name: JOB,
       intervalMs: this.config.webhooks.workerIntervalMs,
       run: () => this.tick(),
     });
@@ -97,6 +101,9 @@ export class WebhookDeliveryWorker implements OnModuleInit, OnApplicationShutdow
           const left = (this.tenantInFlight.get(attempt.tenantId) ?? 1) - 1;
           if (left > 0) this.tenantInFlight.set(attempt.tenantId, left);
           else this.tenantInFlight.delete(attempt.tenantId);
+          // Room is free again: claim what is due now, not an interval later (else a replica delivers
+          // at most WEBHOOK_CONCURRENCY per interval, and a backlog outgrows it).
+          if (!this.stopping) this.scheduler.wake(JOB);
         });
       this.inFlight.add(running);
     }
