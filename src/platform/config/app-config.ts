@@ -450,7 +450,7 @@ export const VARIABLES = {
     default: 'ais,cof,pis',
   },
   WEBHOOK_WORKER_INTERVAL_MS: {
-    doc: 'How often the webhook delivery worker looks for due attempts (0: no worker on this replica)',
+    doc: 'How often an idle webhook delivery worker looks for due attempts; a busy one claims again as each attempt ends (0: no worker on this replica)',
     default: '1000',
   },
   WEBHOOK_CONCURRENCY: { doc: 'Webhook attempts one replica runs at once', default: '8' },
