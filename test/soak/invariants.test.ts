@@ -63,17 +63,19 @@ describe('the soak invariants', () => {
     expect(renderTable(planted).ok).toBe(false);
   });
 
-  it('excuses a sent row only as a call in flight on the killed process', () => {
+  it('excuses a sent row only as a call of a process that died with it', () => {
     const s = clean();
     s.sentRows = [
-      { id: '1', requestId: 'req-cut', createdAt: T0 - 100 },
-      { id: '2', requestId: null, createdAt: T0 - 1000 },
-      { id: '3', requestId: 'req-other', createdAt: T0 - 100 },
-      { id: '4', requestId: null, createdAt: T0 + 1000 },
+      { id: '1', requestId: 'req-cut', createdAt: T0 - 100, writerAlive: true },
+      { id: '2', requestId: null, createdAt: T0 - 1000, writerAlive: false },
+      { id: '3', requestId: 'req-other', createdAt: T0 - 100, writerAlive: true },
+      { id: '4', requestId: null, createdAt: T0 + 1000, writerAlive: true },
+      { id: '5', requestId: null, createdAt: T0 - 100, writerAlive: null },
     ];
     expect(checkSentRows(s).violations).toEqual([
-      'access_log 3 (request req-other) left sent',
-      'access_log 4 (request -) left sent',
+      'access_log 3 (request req-other, writer alive) left sent',
+      'access_log 4 (request -, writer alive) left sent',
+      'access_log 5 (request -, writer unknown) left sent',
     ]);
   });
 

@@ -103,11 +103,18 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
   };
 
   const sentRows = (
-    await query<{ id: string; request_id: string | null; created_at: Date }>(
+    await query<{ id: string; request_id: string | null; created_at: Date; alive: boolean | null }>(
       url,
-      `SELECT id, request_id, created_at FROM access_log WHERE outcome = 'sent'`,
+      `SELECT a.id, a.request_id, a.created_at, l.expires_at >= now() AS alive
+         FROM access_log a LEFT JOIN writer_leases l ON l.writer = a.writer
+        WHERE a.outcome = 'sent'`,
     )
-  ).map((row) => ({ id: row.id, requestId: row.request_id, createdAt: row.created_at.getTime() }));
+  ).map((row) => ({
+    id: row.id,
+    requestId: row.request_id,
+    createdAt: row.created_at.getTime(),
+    writerAlive: row.alive,
+  }));
 
   const doubtful = await query<{
     table: string;

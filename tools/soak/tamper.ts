@@ -10,7 +10,10 @@ export function plantViolations(s: Snapshot): Snapshot {
   return {
     ...s,
     chain: { ok: false, detail: 'planted: row-edited at link 7' },
-    sentRows: [...s.sentRows, { id: 'planted', requestId: 'not-in-flight', createdAt: now }],
+    sentRows: [
+      ...s.sentRows,
+      { id: 'planted', requestId: 'not-in-flight', createdAt: now, writerAlive: true },
+    ],
     clientRequestIds: new Set([...s.clientRequestIds, 'not-in-flight']),
     inDoubt: [...s.inDoubt, { table: 'payments', id: 'planted', status: 'unknown' }],
     records: [
