@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { request } from 'undici';
 import { launchBrowser } from '../support/browser.js';
+import { startCheckoutShop, type CheckoutShop } from '../support/checkout-shop.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 /**
@@ -17,8 +16,7 @@ describe('3-D Secure tokenisation in the browser, in Chromium', () => {
   let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let page: Page;
   let app: { tenantId: string; key: string };
-  let shop: Server;
-  let shopUrl: string;
+  let shop: CheckoutShop;
 
   const call = (method: 'GET' | 'POST', url: string, payload?: object) =>
     gateway.app.inject({ method, url, headers: bearer(app.key), ...(payload ? { payload } : {}) });
@@ -41,39 +39,25 @@ describe('3-D Secure tokenisation in the browser, in Chromium', () => {
       payload: { secretKey: merchant.secretKey, publicKey: merchant.publicKey },
     });
     expect(set.statusCode).toBe(200);
-    shop = createServer((_request, response) => {
-      void (async () => {
-        const config = (await call('GET', '/v1/card/tokenization-config')).json();
-        const frame = `${config.pageUrl}?${new URLSearchParams({ publicKey: config.publicKey, origin: shopUrl })}`;
-        response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-        response.end(`<!doctype html><title>Checkout</title>
-<iframe id="card-frame" src="${frame}" width="420" height="520"></iframe>
-<p>Token: <span id="token"></span></p><p>Error: <span id="error"></span></p>
-<script>
-addEventListener('message', (event) => {
-  if (event.origin !== ${JSON.stringify(new URL(gateway.baseUrl).origin)}) return;
-  if (event.data.type === 'portico.cardToken') document.getElementById('token').textContent = event.data.token + ' ' + event.data.threeDSecure.authDesc;
-  if (event.data.type === 'portico.cardTokenError') document.getElementById('error').textContent = event.data.code + ' ' + event.data.message;
-});
-</script>`);
-      })();
+    shop = await startCheckoutShop({
+      config: async () => (await call('GET', '/v1/card/tokenization-config')).json(),
+      gatewayOrigin: new URL(gateway.baseUrl).origin,
+      shown: 'event.data.threeDSecure.authDesc',
+      frameHeight: 520,
     });
-    await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
-    shopUrl = `http://127.0.0.1:${(shop.address() as AddressInfo).port}`;
     browser = await launchBrowser({ ignoreHTTPSErrors: true });
     page = await browser.context.newPage();
     page.setDefaultTimeout(15_000);
   });
   afterAll(async () => {
     await browser?.close();
-    shop?.closeAllConnections();
-    await new Promise<void>((resolve) => (shop ? shop.close(() => resolve()) : resolve()));
+    await shop?.close();
     await gateway?.close();
   });
 
   /** Types a card into the embedded page and submits it. */
   async function enter(cardNumber: string) {
-    await page.goto(`${shopUrl}/checkout`);
+    await page.goto(`${shop.url}/checkout`);
     const form = page.frameLocator('#card-frame');
     await form.locator('#card-number').fill(cardNumber);
     await form.locator('#expiration-month').fill('12');

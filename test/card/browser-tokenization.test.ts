@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Page, Request } from 'playwright-core';
 import { launchBrowser } from '../support/browser.js';
+import { startCheckoutShop, type CheckoutShop } from '../support/checkout-shop.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 const CARD_NUMBER = '4556390755719395';
@@ -23,8 +22,7 @@ describe('card tokens made in the browser with the public key, in Chromium', () 
   let browser: Awaited<ReturnType<typeof launchBrowser>>;
   let page: Page;
   let app: { tenantId: string; key: string };
-  let shop: Server;
-  let shopUrl: string;
+  let shop: CheckoutShop;
 
   const call = (method: 'GET' | 'POST', url: string, key: string, payload?: object) =>
     gateway.app.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
@@ -34,33 +32,19 @@ describe('card tokens made in the browser with the public key, in Chromium', () 
     app = await gateway.newTenantWithKey('app');
     // The app's own web server: its checkout page asks Portico (server side, with the app key) for the
     // tokenisation settings and embeds Portico's page; the token comes back by postMessage.
-    shop = createServer((_request, response) => {
-      void (async () => {
-        const config = (await call('GET', '/v1/card/tokenization-config', app.key)).json();
-        const frame = `${config.pageUrl}?${new URLSearchParams({ publicKey: config.publicKey, origin: shopUrl })}`;
-        response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-        response.end(`<!doctype html><title>Checkout</title><h1>Checkout</h1>
-<iframe id="card-frame" src="${frame}" width="420" height="300"></iframe>
-<p>Token: <span id="token"></span></p><p>Error: <span id="error"></span></p>
-<script>
-addEventListener('message', (event) => {
-  if (event.origin !== ${JSON.stringify(new URL(gateway.baseUrl).origin)}) return;
-  if (event.data.type === 'portico.cardToken') document.getElementById('token').textContent = event.data.token + ' ' + event.data.card.lastFour;
-  if (event.data.type === 'portico.cardTokenError') document.getElementById('error').textContent = event.data.code + ' ' + event.data.message;
-});
-</script>`);
-      })();
+    shop = await startCheckoutShop({
+      config: async () => (await call('GET', '/v1/card/tokenization-config', app.key)).json(),
+      gatewayOrigin: new URL(gateway.baseUrl).origin,
+      shown: 'event.data.card.lastFour',
+      frameHeight: 300,
     });
-    await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
-    shopUrl = `http://127.0.0.1:${(shop.address() as AddressInfo).port}`;
     browser = await launchBrowser({ ignoreHTTPSErrors: true });
     page = await browser.context.newPage();
     page.setDefaultTimeout(15_000);
   });
   afterAll(async () => {
     await browser?.close();
-    shop?.closeAllConnections();
-    await new Promise<void>((resolve) => (shop ? shop.close(() => resolve()) : resolve()));
+    await shop?.close();
     await gateway?.close();
   });
 
@@ -124,7 +108,7 @@ addEventListener('message', (event) => {
     page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
     const logsBefore = gateway.logs.length;
 
-    await page.goto(`${shopUrl}/checkout`);
+    await page.goto(`${shop.url}/checkout`);
     const form = page.frameLocator('#card-frame');
     await form.locator('#card-number').fill(CARD_NUMBER.replace(/(\d{4})(?=\d)/g, '$1 '));
     await form.locator('#expiration-month').fill('12');
@@ -169,7 +153,7 @@ addEventListener('message', (event) => {
   });
 
   it('shows the provider refusal in the page and tells the app, without a token', async () => {
-    await page.goto(`${shopUrl}/checkout`);
+    await page.goto(`${shop.url}/checkout`);
     const form = page.frameLocator('#card-frame');
     await form.locator('#card-number').fill('4556390755719396');
     await form.locator('#expiration-month').fill('12');
