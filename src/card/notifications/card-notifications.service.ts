@@ -4,12 +4,10 @@ import { isUuid } from '#src/shared/uuid.js';
 import type { CardQueryOf } from '#src/upstreams/card/card.client.js';
 import type { CardForm } from '../common/card-body.pipe.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
-import { NOTIFICATION_CLOCK_SKEW_MS, notificationDigest, utcDay } from './notification-match.js';
+import { settleLostCreation } from '../store/lost-creation.js';
+import { notificationDigest } from './notification-match.js';
 
 export type ProviderNotification = components['schemas']['Notification'];
-
-/** The provider's largest page (card.yaml Count). */
-const PAGE = 20;
 
 /**
  * Notifications (hosted payment links): a row per notification the tenant made, written before the
@@ -62,50 +60,13 @@ export class CardNotificationsService {
   /**
    * Settles a notification whose creation answer was lost (the resolver): found at the provider, it
    * takes the provider's status; certainly absent, it failed (nothing was e-mailed, nobody can pay it).
-   * A list that cannot be read leaves it in doubt for the next pass.
    */
-  async settleInDoubt(row: CardRow<'notification'>, callMs: number): Promise<void> {
-    // A row begun before its fields' digest was kept cannot be recognised: it stays in doubt.
-    if (!row.parentToken) return;
-    const found = await this.findLost(row, callMs);
-    if (found) await this.store.settle(row, found, found.status, 'resolver:found-at-provider');
-    else await this.store.transition(row, 'failed', 'resolver:not-at-provider');
-  }
-
-  /**
-   * Among the provider's notifications created while the row's call could have been made (clocks
-   * apart), the oldest with the row's fields that no row of the tenant holds (the resolver takes
-   * identical rows oldest first).
-   */
-  private async findLost(
-    row: CardRow<'notification'>,
-    callMs: number,
-  ): Promise<ProviderNotification | undefined> {
-    const from = row.createdAt.getTime() - NOTIFICATION_CLOCK_SKEW_MS;
-    const to = row.createdAt.getTime() + callMs + NOTIFICATION_CLOCK_SKEW_MS;
-    const query = { date_from: utcDay(from), date_to: utcDay(to), count: PAGE };
-    const matching: ProviderNotification[] = [];
-    // Most recent first: read back until the window's start (new ones only push the rest further).
-    for (let offset = 0; ; offset += PAGE) {
-      const page = await this.store.call(
-        row.tenantId,
-        'listNotifications',
-        { query: { ...query, offset } },
-        row,
-      );
-      for (const item of page.items) {
-        const at = Date.parse(item.date_created);
-        if (at >= from && at <= to && notificationDigest(item) === row.parentToken)
-          matching.push(item);
-      }
-      const oldest = page.items.at(-1);
-      if (page.items.length < PAGE || !oldest || Date.parse(oldest.date_created) < from) break;
-    }
-    const held = await this.store.heldTokens(
-      row.tenantId,
-      matching.map((item) => item.token),
-    );
-    return matching.reverse().find((item) => !held.has(item.token));
+  settleInDoubt(row: CardRow<'notification'>, callMs: number): Promise<void> {
+    return settleLostCreation(this.store, row, callMs, {
+      list: (query) => this.store.call(row.tenantId, 'listNotifications', { query }, row),
+      matches: (item, fingerprint) => notificationDigest(item) === fingerprint,
+      statusOf: (item) => item.status,
+    });
   }
 
   /** A pending notification read by the provider sync, as a GET reads it. */

@@ -24,12 +24,3 @@ export function notificationDigest(fields: NotificationFields): string {
   ]);
   return createHash('sha256').update(`notification:${text}`, 'utf8').digest('base64url');
 }
-
-/**
- * How far the provider's date_created of a lost notification may lie before its row's creation or
- * after its call's deadline (clocks apart).
- */
-export const NOTIFICATION_CLOCK_SKEW_MS = 5 * 60_000;
-
-/** The UTC day of an instant, as the provider's date filters take it. */
-export const utcDay = (at: number) => new Date(at).toISOString().slice(0, 10);
