@@ -1,6 +1,6 @@
 // The ledger's state machine on the test run's database, without a gateway: the provider is the real
 // upstream seam over a stand-in transport that answers, refuses or fails. Its rows are of kinds no
-// resolver of the app settles (customers, sellers), so that other files' resolvers never take them;
+// resolver of the app settles (wallet domains, sellers), so that other files' resolvers never take them;
 // its own passes act on this file's tenant only.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
@@ -24,8 +24,8 @@ import { ProviderResource } from './provider-resource.entity.js';
 import { ResourceStore, type Resource } from './resource-store.js';
 
 type Charge = { token: string; amount: number; status: string };
-type Kinds = { customer: Charge; seller: Charge };
-type Row = Resource<Kinds, 'customer'>;
+type Kinds = { wallet_domain: Charge; seller: Charge };
+type Row = Resource<Kinds, 'wallet_domain'>;
 
 const logger = pino({ level: 'silent' });
 
@@ -150,10 +150,13 @@ describe('the provider-resource ledger', () => {
     });
 
   it('begins a row as `creating` with its first history entry', async () => {
-    const row = await one.sut.begin(tenantId, 'customer', { amount: 100, merchantRef: 'm-begin' });
+    const row = await one.sut.begin(tenantId, 'wallet_domain', {
+      amount: 100,
+      merchantRef: 'm-begin',
+    });
     expect(await rows.findOneByOrFail({ id: row.id })).toMatchObject({
       status: 'creating',
-      kind: 'customer',
+      kind: 'wallet_domain',
       amount: 100,
       merchantRef: 'm-begin',
       token: null,
@@ -162,7 +165,7 @@ describe('the provider-resource ledger', () => {
   });
 
   it('settles an answered create: data, provider id, status, history, its event, a completed call', async () => {
-    const row = await one.sut.begin(tenantId, 'customer', { amount: 100 });
+    const row = await one.sut.begin(tenantId, 'wallet_domain', { amount: 100 });
     const charge = { token: `ch_${randomUUID()}`, amount: 100, status: 'Captured' };
     await expect(create(row, answers(charge))).resolves.toEqual(charge);
     expect(await rows.findOneByOrFail({ id: row.id })).toMatchObject({
@@ -183,7 +186,7 @@ describe('the provider-resource ledger', () => {
   it('writes the create’s call ahead with the row, and completes that one row with the answer', async () => {
     const row = await one.sut.begin(
       tenantId,
-      'customer',
+      'wallet_domain',
       { amount: 100 },
       { operation: 'createCharge' },
     );
@@ -196,7 +199,7 @@ describe('the provider-resource ledger', () => {
   it('completes a call written ahead and never sent as `not-sent`, and fails the row', async () => {
     const row = await one.sut.begin(
       tenantId,
-      'customer',
+      'wallet_domain',
       { amount: 100 },
       { operation: 'createCharge' },
     );
@@ -223,7 +226,7 @@ describe('the provider-resource ledger', () => {
   });
 
   it('fails a create the provider refused, and passes the refusal on', async () => {
-    const row = await one.sut.begin(tenantId, 'customer', { amount: 100 });
+    const row = await one.sut.begin(tenantId, 'wallet_domain', { amount: 100 });
     const problem = await problemOf(create(row, refuses(402, 10011)));
     expect(problem).toMatchObject({ status: 402, extensions: { upstream: { code: '10011' } } });
     expect(row.status).toBe('failed');
@@ -236,7 +239,7 @@ describe('the provider-resource ledger', () => {
   });
 
   it('fails a create that certainly never reached the provider (connection refused)', async () => {
-    const row = await one.sut.begin(tenantId, 'customer', { amount: 100 });
+    const row = await one.sut.begin(tenantId, 'wallet_domain', { amount: 100 });
     const problem = await problemOf(create(row, throws('ECONNREFUSED')));
     expect(problem).toMatchObject({ status: 502, extensions: { upstream: { sent: false } } });
     expect(problem.extensions?.outcome).toBeUndefined();
@@ -251,7 +254,7 @@ describe('the provider-resource ledger', () => {
   ])(
     'leaves a create whose outcome is unknown (%s) in doubt, naming the resource to follow',
     async (_name, provider, status, logged) => {
-      const row = await one.sut.begin(tenantId, 'customer', { amount: 100 });
+      const row = await one.sut.begin(tenantId, 'wallet_domain', { amount: 100 });
       const problem = await problemOf(create(row, provider));
       expect(problem).toMatchObject({
         status,
@@ -269,7 +272,7 @@ describe('the provider-resource ledger', () => {
 
   it('answers what a lookup found at once when the outcome was unknown, or the failure when it found nothing', async () => {
     const found = { token: `ch_${randomUUID()}`, amount: 100, status: 'Captured' };
-    const first = await one.sut.begin(tenantId, 'customer', { amount: 100 });
+    const first = await one.sut.begin(tenantId, 'wallet_domain', { amount: 100 });
     await expect(
       create(first, throws('ECONNRESET'), async () => {
         await one.sut.settle(first, found, found.status, 'found-by-merchant-ref');
@@ -278,7 +281,7 @@ describe('the provider-resource ledger', () => {
     ).resolves.toEqual(found);
     expect(first.status).toBe('Captured');
 
-    const second = await one.sut.begin(tenantId, 'customer', { amount: 100 });
+    const second = await one.sut.begin(tenantId, 'wallet_domain', { amount: 100 });
     const problem = await problemOf(
       create(second, throws('ECONNRESET'), async () => {
         await one.sut.transition(second, 'failed', 'not-at-provider');
@@ -291,7 +294,7 @@ describe('the provider-resource ledger', () => {
   });
 
   it('leaves a row unchanged when a write on it (a capture) is refused, and in doubt when its outcome is unknown', async () => {
-    const row = await one.sut.begin(tenantId, 'customer', { amount: 100 });
+    const row = await one.sut.begin(tenantId, 'wallet_domain', { amount: 100 });
     await create(
       row,
       answers({ token: `ch_${randomUUID()}`, amount: 100, status: 'Pre Authorized' }),
@@ -315,8 +318,8 @@ describe('the provider-resource ledger', () => {
   });
 
   it('moves a row compare-and-set: a replica that saw an older status loses, and writes nothing', async () => {
-    const row = await one.sut.begin(tenantId, 'customer', { amount: 100 });
-    const stale = await two.sut.byId(tenantId, 'customer', row.id);
+    const row = await one.sut.begin(tenantId, 'wallet_domain', { amount: 100 });
+    const stale = await two.sut.byId(tenantId, 'wallet_domain', row.id);
     expect(await one.sut.transition(row, 'unknown', 'upstream-outcome-unknown')).toBe(true);
     expect(await two.sut.transition(stale, 'failed', 'resolver:lifetime-passed')).toBe(false);
     expect(stale.status).toBe('unknown');
@@ -372,9 +375,9 @@ describe('the provider-resource ledger', () => {
   });
 
   it('leaves a row in doubt to the resolver only after the deadline', async () => {
-    const row = await one.sut.begin(tenantId, 'customer', { amount: 7 });
+    const row = await one.sut.begin(tenantId, 'wallet_domain', { amount: 7 });
     const seen: string[] = [];
-    const kinds = [one.sut.inDoubt('customer', async (r) => seen.push(r.id))];
+    const kinds = [one.sut.inDoubt('wallet_domain', async (r) => seen.push(r.id))];
     await one.ledger.settleInDoubt(kinds, 60_000);
     expect(seen).not.toContain(row.id);
   });

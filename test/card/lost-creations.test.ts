@@ -13,7 +13,7 @@ const DEADLINE_MS = 3000;
 /**
  * Card creations whose answer was lost (the sandbox performs the operation and breaks the connection,
  * or breaks it before performing it), settled by the resolver as docs/decisions.md decides per kind:
- * a notification found among the provider's or failed, an IRIS session and a wallet tokenisation failed
+ * a customer or a notification found among the provider's or failed, an IRIS session and a wallet tokenisation failed
  * (nobody can use what the provider may hold), and a wallet's card token charged in doubt moving its
  * tokenisation once the payment is found.
  */
@@ -184,6 +184,110 @@ describe('card creations whose answer was lost, settled by the resolver', () => 
       [id],
     );
     expect((await resolve(id)).status).toBe('Pending');
+  });
+
+  const customer = (fullName: string, card: 'arguments' | string) => ({
+    ...(card === 'arguments'
+      ? {
+          cardNumber: '5217925525906273',
+          expirationMonth: '12',
+          expirationYear: '2031',
+          holderName: 'Nikos Papadopoulos',
+        }
+      : { token: card }),
+    fullName,
+    email: 'Nikos@Example.com',
+    description: 'Loyalty member',
+  });
+  const cardToken = async () => {
+    const made = await call('POST', '/v1/card/tokens', {
+      cardNumber: '4111111111111111',
+      expirationMonth: '11',
+      expirationYear: '2032',
+      holderName: 'Nikos Papadopoulos',
+      cvv: '123',
+    });
+    expect(made.status).toBe(201);
+    return made.body.token as string;
+  };
+
+  it.each<'arguments' | 'token'>(['arguments', 'token'])(
+    'a customer the provider made (card by %s) is found among its customers by what Portico sent, never one another row holds',
+    async (cardBy) => {
+      const fullName = `Nikos ${randomUUID()}`;
+      const card = () => (cardBy === 'arguments' ? 'arguments' : cardToken());
+      // The same customer made once before, its answer kept: the lost one must not take its id.
+      const twin = await call('POST', '/v1/card/customers', customer(fullName, await card()));
+      expect(twin.status).toBe(201);
+      const sent = customer(fullName, await card());
+      const madeBefore = sut.sandbox.card.callCounts().createCustomer ?? 0;
+      lose('createCustomer', 'act-then-fail');
+      const lost = await call('POST', '/v1/card/customers', sent);
+      expect(lost.status).toBe(502);
+      expect(lost.body).toMatchObject({ outcome: 'unknown' });
+      const id = await lostRow('customer');
+      const pending = await call('GET', `/v1/card/customers/${id}`);
+      expect(pending.status).toBe(409);
+      expect(pending.body.type).toBe('urn:portico:problem:outcome-unknown');
+
+      const row = await resolve(id);
+      expect(row.status).toBe('active');
+      expect(row.token).toMatch(/^cus_/);
+      expect(row.token).not.toBe(twin.body.token);
+      expect((sut.sandbox.card.callCounts().createCustomer ?? 0) - madeBefore).toBe(1);
+      const read = await call('GET', `/v1/card/customers/${id}`);
+      expect(read.status).toBe(200);
+      expect(read.body).toMatchObject({ token: row.token, fullName, isActive: true });
+      expect(await history(id)).toEqual([
+        'creating:created',
+        'unknown:upstream-outcome-unknown',
+        'active:resolver:found-at-provider',
+      ]);
+    },
+  );
+
+  it('a customer the provider never made is failed once its list shows none: not made', async () => {
+    lose('createCustomer', 'reset');
+    const lost = await call(
+      'POST',
+      '/v1/card/customers',
+      customer(`Nikos ${randomUUID()}`, 'arguments'),
+    );
+    expect(lost.status).toBe(502);
+    const id = await lostRow('customer');
+    expect(await resolve(id)).toEqual({ status: 'failed', token: null });
+    const read = await call('GET', `/v1/card/customers/${id}`);
+    expect(read.status).toBe(409);
+    expect(read.body.type).toBe('urn:portico:problem:not-made');
+    expect(await history(id)).toEqual([
+      'creating:created',
+      'unknown:upstream-outcome-unknown',
+      'failed:resolver:not-at-provider',
+    ]);
+  });
+
+  it('a customer stays in doubt while the provider cannot list, then is found', async () => {
+    lose('createCustomer', 'act-then-fail');
+    await call('POST', '/v1/card/customers', customer(`Nikos ${randomUUID()}`, 'arguments'));
+    const id = await lostRow('customer');
+    const listing = sut.sandbox.chaos.add({
+      operation: 'listCustomers',
+      fault: 'status',
+      status: 503,
+    });
+    try {
+      expect((await resolve(id)).status).toBe('unknown');
+    } finally {
+      sut.sandbox.chaos.remove(listing.id);
+    }
+    await sut.dataSource.query(
+      'UPDATE provider_resources SET resolver_lease_until = NULL WHERE id = $1',
+      [id],
+    );
+    expect(await resolve(id)).toMatchObject({
+      status: 'active',
+      token: expect.stringMatching(/^cus_/),
+    });
   });
 
   it.each<Fault>(['act-then-fail', 'reset'])(

@@ -5,6 +5,8 @@ import { isUuid } from '#src/shared/uuid.js';
 import type { CardQueryOf } from '#src/upstreams/card/card.client.js';
 import type { CardForm } from '../common/card-body.pipe.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
+import { settleLostCreation } from '../store/lost-creation.js';
+import { customerMatches, sentCustomerFingerprint } from './customer-match.js';
 
 export type ProviderCustomer = components['schemas']['Customer'];
 
@@ -23,15 +25,26 @@ export class CardCustomersService {
     const row = await this.store.begin(
       tenantId,
       'customer',
-      {},
+      { parentToken: sentCustomerFingerprint(form) },
       { operation: 'createCustomer', resource: (customerId) => `/v1/card/customers/${customerId}` },
     );
-    // The provider offers no handle to find a customer whose answer was lost: it stays in doubt.
     return this.store.create(row, {
       names: () => ({ customerId: row.id }),
       send: () => this.store.call(tenantId, 'createCustomer', { form }, row),
       settle: (customer) =>
         this.store.settle(row, customer, statusOf(customer), 'upstream-created'),
+    });
+  }
+
+  /**
+   * Settles a customer whose creation answer was lost (the resolver): found among the provider's by
+   * what Portico sent, it takes the provider's status; certainly absent, it failed (not made).
+   */
+  settleInDoubt(row: CardRow<'customer'>, callMs: number): Promise<void> {
+    return settleLostCreation(this.store, row, callMs, {
+      list: (query) => this.store.call(row.tenantId, 'listCustomers', { query }, row),
+      matches: customerMatches,
+      statusOf,
     });
   }
 
