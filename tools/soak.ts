@@ -258,7 +258,6 @@ async function main(): Promise<number> {
       http,
       replicas,
       kills: faultLog.kills,
-      callDeadlineMs: CALL_DEADLINE_MS,
     });
     const results = checkAll(snapshot);
     printRequests(http);

@@ -18,8 +18,6 @@ function clean(): Snapshot {
     chain: { ok: true, detail: '' },
     sentRows: [],
     kills: [{ replica: 'replica-2', at: T0, inFlight: ['req-cut'] }],
-    clientRequestIds: new Set(['req-cut', 'req-other']),
-    callDeadlineMs: 20_000,
     inDoubt: [],
     records: [
       {

@@ -24,7 +24,6 @@ export interface CollectInput {
   http: SoakHttp;
   replicas: Replica[];
   kills: Kill[];
-  callDeadlineMs: number;
 }
 
 type Book = ReturnType<RunningSandbox['card']['merchantBook']>;
@@ -336,8 +335,6 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
     chain,
     sentRows,
     kills: input.kills,
-    clientRequestIds: new Set(input.http.sent.keys()),
-    callDeadlineMs: input.callDeadlineMs,
     inDoubt,
     records,
     transitions,

@@ -50,10 +50,6 @@ export interface Snapshot {
   chain: { ok: boolean; detail: string };
   sentRows: SentRow[];
   kills: KillRecord[];
-  /** Every request id the soak sent (a `sent` row with another id is a background call of a replica). */
-  clientRequestIds: Set<string>;
-  /** How long a call may stay in flight: a row older than this before a kill was not cut off by it. */
-  callDeadlineMs: number;
   inDoubt: {
     table: string;
     id: string;

@@ -14,7 +14,6 @@ export function plantViolations(s: Snapshot): Snapshot {
       ...s.sentRows,
       { id: 'planted', requestId: 'not-in-flight', createdAt: now, writerAlive: true },
     ],
-    clientRequestIds: new Set([...s.clientRequestIds, 'not-in-flight']),
     inDoubt: [...s.inDoubt, { table: 'payments', id: 'planted', status: 'unknown' }],
     records: [
       ...s.records,
