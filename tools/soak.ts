@@ -9,6 +9,9 @@
 //   npm run soak -- --tenants 3 --settle 90   tenants, and the settling period's limit in seconds
 //   npm run soak -- --tamper                  also plants one violation of each kind: each must show
 import { randomUUID, createHash } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { drive, type SoakTenant } from './soak/drivers.js';
 import { runFaults } from './soak/faults.js';
@@ -102,13 +105,15 @@ async function main(): Promise<number> {
     WEBHOOK_PAUSE_AFTER_MS: '30000',
     ...(ENGINE === 'embedded' ? { GATEWAY_WORKERS: '2' } : {}),
   };
+  // The replicas' output (LOG_LEVEL=warn) is kept for after the run.
+  const logs = mkdtempSync(join(tmpdir(), 'portico-soak-logs-'));
   const replicas =
     ENGINE === 'postgres'
       ? [
-          new Replica('replica-1', await freePort(), env),
-          new Replica('replica-2', await freePort(), env),
+          new Replica('replica-1', await freePort(), env, join(logs, 'replica-1.log')),
+          new Replica('replica-2', await freePort(), env, join(logs, 'replica-2.log')),
         ]
-      : [new Replica('gateway', await freePort(), env)];
+      : [new Replica('gateway', await freePort(), env, join(logs, 'gateway.log'))];
   const http = new SoakHttp(() => replicas);
   const random = seeded(SEED);
   let cleaned: Promise<void> | undefined;
@@ -266,6 +271,7 @@ async function main(): Promise<number> {
     );
     const table = renderTable(results);
     process.stdout.write(`Invariants (${ENGINE}, ${MINUTES} min, seed ${SEED}):\n${table.text}\n`);
+    process.stdout.write(`The replicas' warnings and errors: ${logs}\n`);
     if (TAMPER) return tamperVerdict(snapshot, results);
     return table.ok ? 0 : 1;
   } finally {

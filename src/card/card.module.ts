@@ -25,6 +25,7 @@ import { CardIrisService } from './iris/card-iris.service.js';
 import { CardNotificationsController } from './notifications/card-notifications.controller.js';
 import { CardNotificationsService } from './notifications/card-notifications.service.js';
 import { NotificationSync } from './notifications/notification-sync.js';
+import { PaymentRefreshSync } from './payments/payment-refresh-sync.js';
 import { IrisSessionSync } from './iris/iris-session-sync.js';
 import { CardBoundResources } from './store/card-bound-resources.js';
 import { CardStore } from './store/card-store.service.js';
@@ -77,6 +78,7 @@ import { CardWalletsService } from './wallets/card-wallets.service.js';
     CardInDoubtResolver,
     CardNotificationsService,
     NotificationSync,
+    PaymentRefreshSync,
     CardIrisService,
     IrisSessionSync,
     CardIrisResultsService,

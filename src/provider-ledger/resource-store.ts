@@ -1,3 +1,4 @@
+import { oweRead } from '#src/platform/provider-sync/provider-sync-lease.js';
 import { randomUUID } from 'node:crypto';
 import { In, QueryFailedError, type Repository } from 'typeorm';
 import { PROBLEM_TYPES, ProblemException } from '../platform/errors/problem.js';
@@ -135,6 +136,14 @@ export class ResourceStore<M extends KindMap> {
     const rows = await this.rows.findBy({ token, kind });
     if (rows.some((row) => row.tenantId !== tenantId)) throw notFound(kind, token);
     return rows[0] && this.typed<K>(rows[0]);
+  }
+
+  /**
+   * Marks a row owed a read from the provider `afterMs` from now (a part of the provider sync with
+   * `whenOwed` reads it): for a change the provider makes to it through another resource (a refund).
+   */
+  oweRead(row: Resource<M>, afterMs: number): Promise<void> {
+    return oweRead(this.rows.manager, 'provider_resources', row.id, afterMs);
   }
 
   /** A row by Portico's id, whoever's it is (the background jobs). */

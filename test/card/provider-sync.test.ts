@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { ProviderSync } from '#src/platform/provider-sync/provider-sync.js';
 import { cardFields } from '../support/card-api.js';
+import { eventually } from '../support/chaos.js';
 import { InDoubtResolver } from '#src/platform/in-doubt/in-doubt-settlers.js';
 import { formOf, page } from '../support/card-pages.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
@@ -50,6 +51,7 @@ describe('provider sync: statuses the provider never pushes', () => {
           'notification.status_changed',
           'iris_session.status_changed',
           'pos_transaction.status_changed',
+          'card_payment.status_changed',
         ],
       },
     });
@@ -244,6 +246,73 @@ describe('provider sync: statuses the provider never pushes', () => {
       paymentId: expect.stringMatching(/^pmt_/),
     });
   }, 30_000);
+
+  it('brings a payment to Partially Refunded after a refund whose answer and whose read of the payment failed, nobody reading it', async () => {
+    const paid = await call('POST', '/v1/card/payments', {
+      amount: 3000,
+      cardNumber: '4556390755719395',
+      expirationMonth: '12',
+      expirationYear: '2031',
+      holderName: 'Grace Hopper',
+      cvv: '321',
+    });
+    expect(paid.status).toBe(201);
+    const token = paid.body.token as string;
+    const rowId = await rowIdOf(token);
+    // The provider refunds and its answer is lost; every read of the payment fails meanwhile.
+    sut.sandbox.chaos.add({
+      operation: 'createRefund',
+      fault: 'act-then-fail',
+      then: 'reset',
+      times: 1,
+    });
+    sut.sandbox.chaos.add({
+      operation: 'retrievePayment',
+      fault: 'status',
+      status: 503,
+      times: 50,
+    });
+    const refund = await call('POST', '/v1/card/refunds', { payment: token, amount: 1000 });
+    sut.sandbox.chaos.clear();
+    expect([201, 202, 409, 504]).toContain(refund.status);
+    const rowOf = async () =>
+      (
+        (await sut.dataSource.query(
+          'SELECT status, next_sync_at IS NOT NULL AS owed FROM provider_resources WHERE id = $1',
+          [rowId],
+        )) as { status: string; owed: boolean }[]
+      )[0];
+    expect(await rowOf()).toEqual({ status: 'Captured', owed: true });
+
+    // The read owed comes due (after the refund's deadline; the test makes it due now).
+    await sut.dataSource.query(
+      "UPDATE provider_resources SET next_sync_at = now() - interval '1 second' WHERE id = $1",
+      [rowId],
+    );
+    // This gateway's own turn (every 2 s) may take it first: either reads it once.
+    await sut.app.get(ProviderSync).syncOnce();
+    await eventually(
+      async () => (await rowOf()).status === 'Partially Refunded',
+      10_000,
+      'the payment refunded',
+    );
+    expect(await rowOf()).toEqual({ status: 'Partially Refunded', owed: false });
+    const refunded = eventOf(
+      'card_payment.status_changed',
+      'paymentId',
+      token,
+      'Partially Refunded',
+    );
+    await receiver.until(() => refunded() !== undefined, 10_000);
+    expect((refunded() as Event).data).toMatchObject({
+      previousStatus: 'Captured',
+      cause: 'refunded',
+    });
+    // Read once: the mark is cleared, so later turns leave the payment alone.
+    const before = await reads('retrievePayment', rowId);
+    await sut.app.get(ProviderSync).syncOnce();
+    expect(await reads('retrievePayment', rowId)).toBe(before);
+  }, 60_000);
 
   it('reads each pending row once per turn when two gateways sync the same database at once', async () => {
     const tokens: string[] = [];

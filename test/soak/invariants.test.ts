@@ -61,19 +61,27 @@ describe('the soak invariants', () => {
     expect(renderTable(planted).ok).toBe(false);
   });
 
+  const iso = (ms: number) => new Date(ms).toISOString();
+
   it('excuses a sent row only as a call of a process that died with it', () => {
     const s = clean();
     s.sentRows = [
       { id: '1', requestId: 'req-cut', createdAt: T0 - 100, writerAlive: true },
       { id: '2', requestId: null, createdAt: T0 - 1000, writerAlive: false },
-      { id: '3', requestId: 'req-other', createdAt: T0 - 100, writerAlive: true },
+      {
+        id: '3',
+        requestId: 'req-other',
+        operation: 'getAccounts',
+        createdAt: T0 - 100,
+        writerAlive: true,
+      },
       { id: '4', requestId: null, createdAt: T0 + 1000, writerAlive: true },
       { id: '5', requestId: null, createdAt: T0 - 100, writerAlive: null },
     ];
     expect(checkSentRows(s).violations).toEqual([
-      'access_log 3 (request req-other, writer alive) left sent',
-      'access_log 4 (request -, writer alive) left sent',
-      'access_log 5 (request -, writer unknown) left sent',
+      `access_log 3 (getAccounts at ${iso(T0 - 100)}, request req-other, writer alive) left sent`,
+      `access_log 4 (operation ? at ${iso(T0 + 1000)}, request -, writer alive) left sent`,
+      `access_log 5 (operation ? at ${iso(T0 - 100)}, request -, writer unknown) left sent`,
     ]);
   });
 

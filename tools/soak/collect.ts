@@ -102,15 +102,22 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
   };
 
   const sentRows = (
-    await query<{ id: string; request_id: string | null; created_at: Date; alive: boolean | null }>(
+    await query<{
+      id: string;
+      request_id: string | null;
+      operation: string;
+      created_at: Date;
+      alive: boolean | null;
+    }>(
       url,
-      `SELECT a.id, a.request_id, a.created_at, l.expires_at >= now() AS alive
+      `SELECT a.id, a.request_id, a.operation, a.created_at, l.expires_at >= now() AS alive
          FROM access_log a LEFT JOIN writer_leases l ON l.writer = a.writer
         WHERE a.outcome = 'sent'`,
     )
   ).map((row) => ({
     id: row.id,
     requestId: row.request_id,
+    operation: row.operation,
     createdAt: row.created_at.getTime(),
     writerAlive: row.alive,
   }));

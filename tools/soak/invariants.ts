@@ -5,6 +5,8 @@
 export interface SentRow {
   id: string;
   requestId: string | null;
+  /** The call's operation (for the report). */
+  operation?: string;
   createdAt: number;
   /** Whether the process that wrote it still holds its writer lease (null: no lease known). */
   writerAlive: boolean | null;
@@ -106,7 +108,7 @@ export function checkSentRows(s: Snapshot): CheckResult {
       s.kills.some((kill) => row.requestId !== null && kill.inFlight.includes(row.requestId));
     if (!excused)
       violations.push(
-        `access_log ${row.id} (request ${row.requestId ?? '-'}, writer ${row.writerAlive === null ? 'unknown' : 'alive'}) left sent`,
+        `access_log ${row.id} (${row.operation ?? 'operation ?'} at ${new Date(row.createdAt).toISOString()}, request ${row.requestId ?? '-'}, writer ${row.writerAlive === null ? 'unknown' : 'alive'}) left sent`,
       );
   }
   return {

@@ -2,7 +2,7 @@
 // sandbox in this process (its state is the provider's record the invariants compare against), and the
 // gateway replicas as real processes that a fault may kill and restart.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,6 +86,8 @@ export class Replica {
     readonly name: string,
     readonly port: number,
     private readonly env: Record<string, string>,
+    /** Where its output is kept for after the run (every start appends). */
+    private readonly logFile?: string,
   ) {
     this.base = `http://127.0.0.1:${port}`;
   }
@@ -105,6 +107,7 @@ export class Replica {
     const keep = (chunk: Buffer) => {
       // The banner and every warning or error line; a soak's worth stays small at LOG_LEVEL=warn.
       if (this.output.length < 2_000_000) this.output += chunk.toString();
+      if (this.logFile) appendFileSync(this.logFile, chunk);
     };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);

@@ -4,6 +4,7 @@ import { isUuid } from '#src/shared/uuid.js';
 import type { CardQueryOf } from '#src/upstreams/card/card.client.js';
 import type { CardForm } from '../common/card-body.pipe.js';
 import { CardPaymentsService } from '../payments/card-payments.service.js';
+import { PAYMENT_READ_OWED_AFTER_MS } from '../payments/payment-refresh-sync.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 import { REFUND_FAILED, refundFailedProblem } from './refund-failed.js';
 
@@ -25,7 +26,9 @@ export class CardRefundsService {
     const paymentToken = form.payment;
     // Another tenant's payment is 404 before anything is written or sent (one Portico does not know
     // is the provider's to judge: it answers 404 for a payment of another merchant).
-    await this.store.owned(tenantId, 'payment', paymentToken);
+    const payment = await this.store.owned(tenantId, 'payment', paymentToken);
+    // The payment changes with the refund: read once its outcome is known, whatever becomes of this call.
+    if (payment) await this.store.oweRead(payment, PAYMENT_READ_OWED_AFTER_MS);
     const row = await this.store.begin(
       tenantId,
       'refund',

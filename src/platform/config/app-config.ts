@@ -404,7 +404,7 @@ export const VARIABLES = {
     default: '15000',
   },
   PROVIDER_SYNC_INTERVAL_MS: {
-    doc: 'How often pending notifications, IRIS sessions and POS transactions in doubt are read from the provider; the shortest pause between two reads of one, which grows with its age (0: never on this replica)',
+    doc: 'How often pending notifications, IRIS sessions, POS transactions in doubt and payments after a refund are read from the provider; the shortest pause between two reads of one, which grows with its age (0: never on this replica)',
     default: '2000',
   },
   RESOLVER_GIVE_UP_AFTER_MS: {

@@ -6,7 +6,7 @@ import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG } from '../config/config.module.js';
 import { LOGGER } from '../logging/logging.module.js';
 import { Scheduler } from '../scheduler/scheduler.js';
-import { claimDue, scheduleNext, type PendingRows } from './provider-sync-lease.js';
+import { claimDue, scheduleNext, settleOwed, type PendingRows } from './provider-sync-lease.js';
 
 /**
  * A capability's resources whose status the provider never pushes (notifications, IRIS sessions, POS
@@ -83,13 +83,15 @@ export class ProviderSync implements OnModuleInit {
     const intervalMs = Math.max(this.config.providerSync.intervalMs, 1);
     let read = 0;
     for (;;) {
-      const ids = await claimDue(manager, part.pending, intervalMs, BATCH);
-      if (ids.length === 0) return read;
-      read += ids.length;
+      const claimed = await claimDue(manager, part.pending, intervalMs, BATCH);
+      if (claimed.length === 0) return read;
+      read += claimed.length;
       await Promise.all(
-        ids.map(async (id) => {
+        claimed.map(async (row) => {
+          const { id } = row;
           try {
             await part.refresh(id);
+            if (part.pending.whenOwed) return await settleOwed(manager, part.pending.table, row);
           } catch (error) {
             this.logger.warn(
               { err: error, part: part.name, cardResourceId: id },
