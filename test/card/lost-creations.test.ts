@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { InDoubtResolver } from '#src/platform/in-doubt/in-doubt-settlers.js';
 import { sandboxWalletToken } from '#src/sandbox/card/wallets/wallet-token.js';
+import { ibanOf } from '../support/marketplace.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 type Body = Record<string, unknown>;
@@ -288,6 +289,65 @@ describe('card creations whose answer was lost, settled by the resolver', () => 
       status: 'active',
       token: expect.stringMatching(/^cus_/),
     });
+  });
+
+  let sellers = 0;
+  const seller = (email: string, extra: Body = {}) => {
+    sellers++;
+    return {
+      email,
+      contactPhone: '+306900000000',
+      description: `Seller ${sellers}`,
+      businessName: `Business ${sellers}`,
+      businessTitle: `Business ${sellers} S.A.`,
+      businessTaxNumber: `EL${300000000 + sellers}`,
+      businessAddress: 'Ermou 12, Athens',
+      bankAccountIban: ibanOf('GR', `0110125${String(sellers).padStart(16, '0')}`),
+      bankAccountBeneficiary: `Business ${sellers}`,
+      ...extra,
+    };
+  };
+
+  it('a seller the provider made is found among its sellers by e-mail, tax number and IBAN, never one another row holds', async () => {
+    const email = `seller-${randomUUID()}@shop.example`;
+    const sent = seller(email);
+    // The same seller made once before, its answer kept: the lost one must not take its id.
+    const twin = await call('POST', '/v1/marketplace/sellers', sent);
+    expect(twin.status).toBe(201);
+    const madeBefore = sut.sandbox.card.callCounts().createSeller ?? 0;
+    lose('createSeller', 'act-then-fail');
+    const lost = await call('POST', '/v1/marketplace/sellers', sent);
+    expect(lost.status).toBe(502);
+    expect(lost.body).toMatchObject({ outcome: 'unknown' });
+    const id = await lostRow('seller');
+
+    const row = await resolve(id);
+    expect(row.status).not.toBe('unknown');
+    expect(row.token).toMatch(/^sel_/);
+    expect(row.token).not.toBe(twin.body.token ?? twin.body.id);
+    expect((sut.sandbox.card.callCounts().createSeller ?? 0) - madeBefore).toBe(1);
+    expect(await history(id)).toEqual([
+      'creating:created',
+      'unknown:upstream-outcome-unknown',
+      `${row.status}:resolver:found-at-provider`,
+    ]);
+  });
+
+  it('a seller the provider never made is failed once its list shows none: not made', async () => {
+    lose('createSeller', 'reset');
+    const lost = await call(
+      'POST',
+      '/v1/marketplace/sellers',
+      seller(`seller-${randomUUID()}@shop.example`),
+    );
+    expect(lost.status).toBe(502);
+    const id = await lostRow('seller');
+    expect(await resolve(id)).toEqual({ status: 'failed', token: null });
+    expect(await history(id)).toEqual([
+      'creating:created',
+      'unknown:upstream-outcome-unknown',
+      'failed:resolver:not-at-provider',
+    ]);
   });
 
   it.each<Fault>(['act-then-fail', 'reset'])(

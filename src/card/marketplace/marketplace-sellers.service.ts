@@ -1,3 +1,4 @@
+import { sentSellerFingerprint } from './seller-match.js';
 import { Injectable } from '@nestjs/common';
 import type { CardQueryOf } from '#src/upstreams/card/card.client.js';
 import type { CardForm } from '../common/card-body.pipe.js';
@@ -9,8 +10,13 @@ export class MarketplaceSellersService {
   constructor(private readonly resources: MarketplaceResources) {}
 
   create(tenantId: string, form: CardForm<'CreateSellerForm'>) {
-    return this.resources.create(tenantId, 'seller', 'createSeller', (row) =>
-      this.resources.store.call(tenantId, 'createSeller', { form }, row),
+    // The fingerprint by which the resolver finds the seller when the answer is lost (parentToken).
+    return this.resources.create(
+      tenantId,
+      'seller',
+      'createSeller',
+      (row) => this.resources.store.call(tenantId, 'createSeller', { form }, row),
+      { parentToken: sentSellerFingerprint(form) },
     );
   }
 
