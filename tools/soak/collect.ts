@@ -15,6 +15,9 @@ import { query, type Replica } from './rig.js';
 const TPP_ID = 'PSDGR-BOG-123456';
 const LOCAL_STATUSES = new Set(['creating', 'unknown', 'failed']);
 
+/** The longest a call without a deadline of its own stays in flight (the soak's longest read deadline, with room). */
+const IN_FLIGHT_MS = 20_000;
+
 export interface CollectInput {
   url: string;
   sandbox: RunningSandbox;
@@ -27,6 +30,15 @@ export interface CollectInput {
 }
 
 type Book = ReturnType<RunningSandbox['card']['merchantBook']>;
+
+/**
+ * Statuses compared as one where no API tells them apart: an IRIS session has no read at the provider,
+ * so a payment form whose answer was lost may have `initiated` it there while Portico keeps `created`;
+ * both are the open, unpaid session (docs/operations.md, the soak's invariants).
+ */
+const OBSERVABLE: Record<string, (status: string) => string> = {
+  iris_session: (status) => (status === 'created' || status === 'initiated' ? 'open' : status),
+};
 type ProviderView = { status: string; amount: number | null } | undefined;
 
 /**
@@ -101,26 +113,44 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
     detail: `audit:verify exited ${verify.status}: ${(verify.stdout || verify.stderr).slice(0, 400).replace(/\s+/g, ' ')}`,
   };
 
-  const sentRows = (
-    await query<{
-      id: string;
-      request_id: string | null;
-      operation: string;
-      created_at: Date;
-      alive: boolean | null;
-    }>(
-      url,
-      `SELECT a.id, a.request_id, a.operation, a.created_at, l.expires_at >= now() AS alive
-         FROM access_log a LEFT JOIN writer_leases l ON l.writer = a.writer
-        WHERE a.outcome = 'sent'`,
-    )
-  ).map((row) => ({
-    id: row.id,
-    requestId: row.request_id,
-    operation: row.operation,
-    createdAt: row.created_at.getTime(),
-    writerAlive: row.alive,
-  }));
+  // The replicas' background jobs go on calling the provider while the soak collects: a row whose call
+  // may still be in flight (its deadline, or the longest a read has, not yet past) is looked at again
+  // once it is, and excused only if still in flight after that.
+  const readSent = async () =>
+    (
+      await query<{
+        id: string;
+        request_id: string | null;
+        operation: string;
+        created_at: Date;
+        alive: boolean | null;
+        in_flight: boolean;
+      }>(
+        url,
+        `SELECT a.id, a.request_id, a.operation, a.created_at, l.expires_at >= now() AS alive,
+                coalesce(a.deadline_at, a.created_at + make_interval(secs => $1::double precision / 1000))
+                  + interval '5 seconds' > now() AS in_flight
+           FROM access_log a LEFT JOIN writer_leases l ON l.writer = a.writer
+          WHERE a.outcome = 'sent'`,
+        [IN_FLIGHT_MS],
+      )
+    ).map((row) => ({
+      id: row.id,
+      requestId: row.request_id,
+      operation: row.operation,
+      createdAt: row.created_at.getTime(),
+      writerAlive: row.alive,
+      inFlight: row.in_flight,
+    }));
+  let sentRows = await readSent();
+  for (let waited = 0; sentRows.some((row) => row.inFlight) && waited < 40_000; waited += 2_000) {
+    await new Promise((done) => setTimeout(done, 2_000));
+    const again = new Map((await readSent()).map((row) => [row.id, row]));
+    // A row in flight before may be completed now; a row that was not in flight keeps its verdict.
+    sentRows = sentRows.flatMap((row) =>
+      row.inFlight ? (again.has(row.id) ? [again.get(row.id)!] : []) : [row],
+    );
+  }
 
   const doubtful = await query<{
     table: string;
@@ -182,11 +212,16 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
   );
   for (const row of resources) {
     const book = sandbox.card.merchantBook(merchantOf.get(row.tenant_id) ?? '');
+    const provider = PROVIDER_VIEW[row.kind]?.(sandbox, book, row.token!);
+    const seen = OBSERVABLE[row.kind] ?? ((status: string) => status);
     records.push({
       kind: row.kind,
       id: row.token!,
-      portico: { status: row.status, amount: row.amount === null ? null : Number(row.amount) },
-      provider: PROVIDER_VIEW[row.kind]?.(sandbox, book, row.token!),
+      portico: {
+        status: seen(row.status),
+        amount: row.amount === null ? null : Number(row.amount),
+      },
+      provider: provider && { ...provider, status: seen(provider.status) },
     });
   }
   const bankCall = (operationId: string, params: Record<string, string>) =>

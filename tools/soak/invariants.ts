@@ -10,6 +10,8 @@ export interface SentRow {
   createdAt: number;
   /** Whether the process that wrote it still holds its writer lease (null: no lease known). */
   writerAlive: boolean | null;
+  /** Whether its call may still be in flight when the soak looked (a background job's, after waiting). */
+  inFlight?: boolean;
 }
 
 export interface KillRecord {
@@ -98,12 +100,14 @@ export function checkChain(s: Snapshot): CheckResult {
 /**
  * A `sent` row is excused only as a call of a process that died with it: its writer's lease lapsed (the
  * soak kills one replica; any other death fails its own invariant), or its request was in flight on the
- * killed replica at the kill instant. A row whose writer lives had its outcome to write.
+ * killed replica at the kill instant, or its call is still in flight (a background job's, still within
+ * its deadline after the soak waited). A row whose writer lives had its outcome to write.
  */
 export function checkSentRows(s: Snapshot): CheckResult {
   const violations: string[] = [];
   for (const row of s.sentRows) {
     const excused =
+      row.inFlight === true ||
       (s.kills.length > 0 && row.writerAlive === false) ||
       s.kills.some((kill) => row.requestId !== null && kill.inFlight.includes(row.requestId));
     if (!excused)
