@@ -14,7 +14,7 @@ export const STAMP = '.build-stamp';
 
 // What tsconfig.json says, for SWC: Nest's decorators with their design-time types (dependency injection
 // reads them), class fields assigned in the constructor (useDefineForClassFields false), ES modules kept.
-const OPTIONS = {
+export const SWC_OPTIONS = {
   jsc: {
     parser: { syntax: 'typescript', decorators: true },
     transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
@@ -53,7 +53,7 @@ export async function build(name) {
     const js = out.replace(/\.ts$/, '.js');
     work.push(
       transformFile(source, {
-        ...OPTIONS,
+        ...SWC_OPTIONS,
         filename: source,
         sourceFileName: relative(dirname(js), source),
       }).then(({ code, map }) => {
