@@ -33,14 +33,16 @@ function baseEnv(): Record<string, string> {
  */
 const FILE_DATA_DIR = join(mkdtempSync(join(tmpdir(), 'portico-process-')), 'pglite');
 
-/** Starts a built Portico entry point (dist/…) as a real process. */
+/** Starts a built Portico entry point (dist/…) as a real process (`nodeArgs` before the script). */
 export function startProcess(
   script: string,
   args: string[],
   env: Record<string, string>,
+  options: { cwd?: string; nodeArgs?: string[] } = {},
 ): RunningProcess {
   return watch(
-    spawn(process.execPath, [script, ...args], {
+    spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
+      cwd: options.cwd,
       // Metrics on a free port unless a test says otherwise: 9464 may be taken by a parallel run.
       env: { ...baseEnv(), METRICS_PORT: '0', EMBEDDED_DB_DIR: FILE_DATA_DIR, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
