@@ -14,6 +14,7 @@ import { CardCredentialsService } from '../access/merchant-credentials/card-cred
 import { readFileSync } from 'node:fs';
 import { readCertificateChain } from '../shared/qwac/qwac-reader.js';
 import { plainToInstance } from 'class-transformer';
+import { SecretsResealService, type KeyCount } from '../platform/secrets/secrets-reseal.service.js';
 import { isUuid } from '../shared/uuid.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
@@ -400,6 +401,51 @@ COMMANDS['card:credentials:show'] = {
     context.out(
       `secret ${view.secretKey}, public ${view.publicKey ?? '-'}, pos ${view.posKey ?? '-'} (${view.source}, ${view.updatedAt.toISOString()})`,
     );
+    return 0;
+  },
+};
+
+const printKeyCounts = (context: CommandContext, counts: KeyCount[]) =>
+  table(
+    counts.map(({ keyId, key, values }) => ({
+      'key id': keyId || '-',
+      key,
+      values: String(values),
+    })),
+  ).forEach((line) => context.out(line));
+
+COMMANDS['secrets:status'] = {
+  summary:
+    'Count the secrets at rest per key that sealed them (SECRETS_KEY, SECRETS_KEYS); exit 1 when a key no longer configured still holds values',
+  synopsis: 'secrets:status',
+  positionals: 0,
+  needsDatabase: true,
+  async run(context) {
+    const counts = await context.app.get(SecretsResealService).count();
+    printKeyCounts(context, counts);
+    return counts.some((count) => count.key === 'unconfigured') ? 1 : 0;
+  },
+};
+
+COMMANDS['secrets:reseal'] = {
+  summary:
+    'Seal every secret held with a previous key anew with SECRETS_KEY (what the secrets-reseal job does); exit 0 when no value uses another key, so that the others can be retired',
+  synopsis: 'secrets:reseal',
+  positionals: 0,
+  needsDatabase: true,
+  async run(context) {
+    const report = await context.app.get(SecretsResealService).run();
+    if (!report) throw new UsageError('SECRETS_KEY is not set: nothing can be sealed');
+    context.out(`sealed anew: ${report.resealed}`);
+    printKeyCounts(context, report.counts);
+    const others = report.counts.filter((count) => count.key !== 'current');
+    if (others.length > 0) {
+      context.out(
+        `values still use other keys (${others.map((c) => c.keyId || 'unsealed').join(', ')}): do not retire them`,
+      );
+      return 1;
+    }
+    context.out('every sealed value uses SECRETS_KEY: the keys of SECRETS_KEYS can be retired');
     return 0;
   },
 };

@@ -4003,6 +4003,8 @@ export interface components {
             lifecycle?: components["schemas"]["CheckResult"];
             /** @description The provider's POS API answers (any HTTP answer to an unauthenticated probe; at most every 30 s; warn when it does not). Absent when no POS API is configured */
             posUpstream?: components["schemas"]["CheckResult"];
+            /** @description Secrets at rest, as the last re-seal pass counted them: warn when values are sealed with a key that is not configured (SECRETS_KEY, SECRETS_KEYS). Absent where the re-seal job does not run */
+            secrets?: components["schemas"]["CheckResult"];
             /** @description The provider's open-banking API answers over mTLS (checked at most every 30 s; warn, not fail, when it does not: restarting Portico would not help) */
             upstream?: components["schemas"]["CheckResult"];
         };

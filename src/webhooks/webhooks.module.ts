@@ -1,11 +1,13 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SecretsModule } from '../platform/secrets/secrets.module.js';
+import { SecretsResealService } from '../platform/secrets/secrets-reseal.service.js';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker.js';
 import { WebhookEndpointsRepository } from './webhook-endpoints.repository.js';
 import { WebhookEndpointHealth } from './webhook-endpoint-health.js';
 import { WebhookOutboxModule } from './webhook-outbox.module.js';
+import { WEBHOOK_SEALED_SECRETS } from './webhook-secrets.js';
 import { WEBHOOK_ENTITIES } from './webhook.entities.js';
 import { WebhooksController } from './webhooks.controller.js';
 import { WebhooksService } from './webhooks.service.js';
@@ -16,7 +18,11 @@ import { WebhooksService } from './webhooks.service.js';
   providers: [WebhookEndpointsRepository, WebhookDeliveriesRepository, WebhooksService],
   exports: [WebhookEndpointsRepository, WebhookDeliveriesRepository, WebhooksService],
 })
-export class WebhooksCoreModule {}
+export class WebhooksCoreModule {
+  constructor(reseal: SecretsResealService) {
+    reseal.register(WEBHOOK_SEALED_SECRETS);
+  }
+}
 
 /** Signed webhooks to apps: the API and the delivery worker. */
 @Module({

@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { CardCredentialsService } from '#src/access/merchant-credentials/card-credentials.service.js';
-import { SecretsCipher, parseSecretsKey } from '#src/platform/secrets/secrets-cipher.js';
+import {
+  SecretsCipher,
+  SecretsKeyRing,
+  parseSecretsKey,
+} from '#src/platform/secrets/secrets-cipher.js';
 import { COMMANDS } from '#src/cli/commands.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
@@ -156,5 +160,18 @@ describe('card merchant keys per tenant', () => {
       /another SECRETS_KEY/,
     );
     expect(() => parseSecretsKey('too-short')).toThrow(/32 bytes/);
+  });
+
+  it('seals with the current key of a ring and opens with any key of it, picked by the key id the value names', () => {
+    const previous = new SecretsCipher(randomBytes(32));
+    const sut = new SecretsKeyRing(new SecretsCipher(randomBytes(32)), [previous]);
+    const old = previous.seal('sk_test_old', 'tenant-a:secretKey');
+    expect(sut.open(old, 'tenant-a:secretKey')).toBe('sk_test_old');
+    const sealed = sut.seal('sk_test_new', 'tenant-a:secretKey');
+    expect(sealed.split(':')[1]).toBe(sut.current.keyId);
+    expect(() => previous.open(sealed, 'tenant-a:secretKey')).toThrow(/another SECRETS_KEY/);
+    expect(() => new SecretsKeyRing(sut.current).open(old, 'tenant-a:secretKey')).toThrow(
+      `key id ${previous.keyId}, configured ${sut.current.keyId}`,
+    );
   });
 });

@@ -83,6 +83,21 @@ describe('configuration', () => {
     ]);
   });
 
+  it('reads the previous secrets keys of a rotation from SECRETS_KEYS, naming a malformed one without showing it', () => {
+    const hex = 'ab'.repeat(32);
+    const base64 = Buffer.alloc(32, 7).toString('base64');
+    expect(loadConfig({ SECRETS_KEYS: `${hex}, ${base64}` }).secrets).toEqual({
+      key: undefined,
+      previousKeys: [hex, base64],
+      resealIntervalMs: 60_000,
+    });
+    expect(loadConfig({}).secrets.previousKeys).toEqual([]);
+    const problems = problemsOf({ SECRETS_KEYS: `${hex},short-secret` });
+    expect(problems).toEqual([
+      'SECRETS_KEYS: key 2 must be 32 bytes, as 64 hex digits or base64 (not shown)',
+    ]);
+  });
+
   it('never repeats a password from a bad URL in its message', () => {
     const [problem] = problemsOf({ DATABASE_URL: 'mysql://app:hunter2@db/x' });
     expect(problem).not.toContain('hunter2');

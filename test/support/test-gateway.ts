@@ -33,6 +33,8 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     // Webhooks are delivered only by the tests about them (test/webhooks), on databases of their own.
     WEBHOOK_WORKER_INTERVAL_MS: '0',
     WEBHOOK_RENEWAL_INTERVAL_MS: '0',
+    // Secrets are sealed again with the current key only by the tests about it (test/platform/secrets-rotation).
+    SECRETS_RESEAL_INTERVAL_MS: '0',
     // The hot tables are analysed only by the tests about it (test/platform/database-maintenance).
     DB_ANALYZE_INTERVAL_MS: '0',
     // A listening test gateway takes a free metrics port, never the fixed default.

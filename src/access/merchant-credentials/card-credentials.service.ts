@@ -9,6 +9,7 @@ import { ExpiringMap } from '#src/platform/common/expiring-map.js';
 import { LOGGER } from '#src/platform/logging/logging.module.js';
 import { MerchantCredentialsRepository } from './merchant-credentials.repository.js';
 import { SecretsService } from '#src/platform/secrets/secrets.service.js';
+import type { SealedTable } from '#src/platform/secrets/secrets-reseal.service.js';
 import type { CardCredentials } from './card-credentials.entity.js';
 import { maskKey } from './mask-key.js';
 
@@ -22,6 +23,20 @@ export const CARD_CREDENTIALS_MISSING = 'urn:portico:problem:card-credentials-mi
 export const CARD_CREDENTIALS_UNREADABLE = 'urn:portico:problem:card-credentials-unreadable';
 
 type KeyField = 'secretKey' | 'publicKey' | 'posKey';
+
+const FIELD_OF_COLUMN: Record<string, KeyField> = {
+  secret_key_sealed: 'secretKey',
+  public_key_sealed: 'publicKey',
+  pos_key_sealed: 'posKey',
+};
+
+/** The sealed merchant keys, for the re-seal after a SECRETS_KEY rotation (bound to tenant and field). */
+export const CARD_SEALED_KEYS: SealedTable = {
+  table: 'card_credentials',
+  idColumn: 'tenant_id',
+  columns: Object.keys(FIELD_OF_COLUMN),
+  context: (tenantId, column) => `${tenantId}:${FIELD_OF_COLUMN[column]}`,
+};
 
 /** What an operator (or anyone) is shown of a tenant's merchant keys: never the keys. */
 export interface MaskedCredentials {

@@ -94,8 +94,12 @@ export interface AppConfig {
   };
   /** Encryption at rest of the secrets Portico keeps (AES-256-GCM): merchant keys, webhook secrets. */
   secrets: {
-    /** 32 bytes, base64 or hex; unset: a development key in SANDBOX_CERTS_DIR (sandbox mode) or none. */
+    /** The key that seals: 32 bytes, base64 or hex; unset: a development key in SANDBOX_CERTS_DIR (sandbox mode) or none. */
     key?: string;
+    /** Further keys that open what they sealed (a rotation's previous keys). */
+    previousKeys: string[];
+    /** How often values sealed with another key than `key` are sealed again with it (0: never on this replica). */
+    resealIntervalMs: number;
   };
   /** Open-banking services the gateway offers; the QWAC must carry the role of each. */
   openBankingServices: OpenBankingService[];
@@ -399,6 +403,15 @@ export const VARIABLES = {
     doc: 'Key (32 bytes, base64 or hex: openssl rand -base64 32) that encrypts the secrets Portico keeps at rest (AES-256-GCM): merchant keys, webhook signing secrets',
     secret: true,
   },
+  SECRETS_KEYS: {
+    unset: 'none: only SECRETS_KEY opens',
+    doc: 'Further keys, comma-separated, that open the secrets they sealed but seal nothing: the previous SECRETS_KEY during a rotation, until the re-seal job has moved every value to SECRETS_KEY (docs/operations.md, Rotating keys)',
+    secret: true,
+  },
+  SECRETS_RESEAL_INTERVAL_MS: {
+    doc: 'How often the secrets sealed with another key than SECRETS_KEY are sealed again with it, in batches, and the values per key counted (portico_sealed_values); 0: never on this replica',
+    default: '60000',
+  },
   RESOLVER_INTERVAL_MS: {
     doc: 'How often the resolver settles consents and payments in doubt with the provider (0: never, but at start)',
     default: '15000',
@@ -616,7 +629,7 @@ export const VARIABLE_GROUPS: { title: string; about?: string; names: VariableNa
   },
   {
     title: 'Secrets at rest',
-    names: ['SECRETS_KEY'],
+    names: ['SECRETS_KEY', 'SECRETS_KEYS', 'SECRETS_RESEAL_INTERVAL_MS'],
   },
   {
     title: 'Writes in doubt and the provider sync',
@@ -859,7 +872,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
         syncWaitMs: integer('POS_SYNC_WAIT_MS', 0, 600_000),
       },
     },
-    secrets: { key: raw('SECRETS_KEY') },
+    secrets: {
+      key: raw('SECRETS_KEY'),
+      previousKeys: secretsKeys(raw('SECRETS_KEYS'), problems),
+      resealIntervalMs: integer('SECRETS_RESEAL_INTERVAL_MS', 0, 86_400_000),
+    },
     openBankingServices: list('OPEN_BANKING_SERVICES', OPEN_BANKING_SERVICES),
     reconcileOnStart: oneOf('RECONCILE_ON_START', ['true', 'false'] as const) === 'true',
     resolver: {
@@ -941,6 +958,24 @@ export function loadConfig(env: Env = process.env): AppConfig {
   }
   if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
   return config;
+}
+
+/** SECRETS_KEYS: comma-separated keys, each 32 bytes as 64 hex digits or base64; never shown. */
+function secretsKeys(value: string | undefined, problems: string[]): string[] {
+  const keys = (value ?? '')
+    .split(/[,\s]+/)
+    .map((key) => key.trim())
+    .filter(Boolean);
+  keys.forEach((key, index) => {
+    const bytes = /^[0-9a-fA-F]{64}$/.test(key)
+      ? Buffer.from(key, 'hex')
+      : Buffer.from(key, 'base64');
+    if (bytes.length !== 32)
+      problems.push(
+        `SECRETS_KEYS: key ${index + 1} must be 32 bytes, as 64 hex digits or base64 (not shown)`,
+      );
+  });
+  return keys;
 }
 
 /** OTEL_EXPORTER_OTLP_HEADERS (`key=value,key2=value2`, values percent-encoded); its values are never shown. */

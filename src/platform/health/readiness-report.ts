@@ -56,6 +56,13 @@ export class ReadinessChecks {
 
   @ApiPropertyOptional({
     type: CheckResult,
+    description:
+      'Secrets at rest, as the last re-seal pass counted them: warn when values are sealed with a key that is not configured (SECRETS_KEY, SECRETS_KEYS). Absent where the re-seal job does not run',
+  })
+  secrets?: CheckResult;
+
+  @ApiPropertyOptional({
+    type: CheckResult,
     description: 'Present (failed) while the replica shuts down',
   })
   lifecycle?: CheckResult;

@@ -104,6 +104,15 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  // Every worker counts the same rows: the cluster's figure is one worker's, not their sum.
+  private readonly sealedValues = new Gauge({
+    name: 'portico_sealed_values',
+    help: 'Secrets at rest by the key that sealed them (key_id; key: current, previous, unconfigured, or unsealed), as the last re-seal pass counted',
+    labelNames: ['key_id', 'key'] as const,
+    aggregator: 'max',
+    registers: [this.registry],
+  });
+
   private poolSource?: () => PoolCounts | undefined;
 
   constructor() {
@@ -164,6 +173,12 @@ export class Metrics {
 
   recordAccessLogNotCompleted(rows: number): void {
     this.accessLogNotCompleted.inc(rows);
+  }
+
+  setSealedValues(counts: { keyId: string; key: string; values: number }[]): void {
+    this.sealedValues.reset();
+    for (const { keyId, key, values } of counts)
+      this.sealedValues.set({ key_id: keyId || 'none', key }, values);
   }
 
   /** Where the pool gauge reads its counts at each scrape; undefined counts leave it empty. */

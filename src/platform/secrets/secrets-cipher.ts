@@ -9,14 +9,20 @@ const DEV_KEY_FILE = 'secrets.key';
 const EARLIER_DEV_KEY_FILE = 'card-credentials.key';
 
 /** Reads a 32-byte key written as 64 hex digits or base64. */
-export function parseSecretsKey(text: string): Buffer {
+export function parseSecretsKey(text: string, variable = 'SECRETS_KEY'): Buffer {
   const trimmed = text.trim();
   const key = /^[0-9a-fA-F]{64}$/.test(trimmed)
     ? Buffer.from(trimmed, 'hex')
     : Buffer.from(trimmed, 'base64');
   if (key.length !== 32)
-    throw new Error('SECRETS_KEY: must be 32 bytes, as 64 hex digits or base64');
+    throw new Error(`${variable}: must be 32 bytes, as 64 hex digits or base64`);
   return key;
+}
+
+/** The key id a sealed value names (`v1:<key id>:…`), or undefined for a value that is not sealed. */
+export function sealedKeyId(sealed: string): string | undefined {
+  const [version, keyId] = sealed.split(':', 3);
+  return version === 'v1' && keyId ? keyId : undefined;
 }
 
 /**
@@ -59,7 +65,55 @@ export class SecretsCipher {
 }
 
 /**
- * The cipher of Portico's secrets: SECRETS_KEY, or in sandbox mode a development key kept in
+ * The key ring of a rotation: the current key seals, and every key of the ring opens what it sealed,
+ * picked by the key id the sealed value names.
+ */
+export class SecretsKeyRing {
+  private readonly byId = new Map<string, SecretsCipher>();
+
+  constructor(
+    readonly current: SecretsCipher,
+    others: SecretsCipher[] = [],
+  ) {
+    for (const cipher of [current, ...others]) this.byId.set(cipher.keyId, cipher);
+  }
+
+  /** Every key id that opens, the current one first. */
+  get keyIds(): string[] {
+    return [...this.byId.keys()];
+  }
+
+  seal(plain: string, context: string): string {
+    return this.current.seal(plain, context);
+  }
+
+  open(sealed: string, context: string): string {
+    const keyId = sealedKeyId(sealed);
+    if (keyId === undefined) throw new Error('not a sealed secret');
+    const cipher = this.byId.get(keyId);
+    if (!cipher)
+      throw new Error(
+        `sealed with another SECRETS_KEY (key id ${keyId}, configured ${this.keyIds.join(', ')})`,
+      );
+    return cipher.open(sealed, context);
+  }
+}
+
+/**
+ * The key ring of Portico's secrets: SECRETS_KEY seals, it and SECRETS_KEYS open; without SECRETS_KEY,
+ * in sandbox mode a development key kept in SANDBOX_CERTS_DIR (made on first use); none in production.
+ */
+export function loadSecretsKeyRing(config: AppConfig): SecretsKeyRing | undefined {
+  const current = loadSecretsCipher(config);
+  if (!current) return undefined;
+  const others = config.secrets.previousKeys.map(
+    (key) => new SecretsCipher(parseSecretsKey(key, 'SECRETS_KEYS')),
+  );
+  return new SecretsKeyRing(current, others);
+}
+
+/**
+ * The cipher that seals Portico's secrets: SECRETS_KEY, or in sandbox mode a development key kept in
  * SANDBOX_CERTS_DIR (made on first use); none in production without the setting.
  */
 export function loadSecretsCipher(config: AppConfig): SecretsCipher | undefined {
