@@ -12,6 +12,7 @@ const BREAKS = [
   'late-seal',
   'checkpoint-mismatch',
   'checkpoint-signature',
+  'checkpoint-unknown-key',
   'cut-too-early',
   'cut-unsigned',
 ] as const;
@@ -95,16 +96,40 @@ export class VerificationReportView {
   firstBreak: ChainBreakView | null;
 }
 
+const PUBLIC_KEY_PEM = {
+  maxLength: 500,
+  pattern: '^-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$',
+} as const;
+
+export class TrustedKeyView {
+  @ApiProperty({
+    description: 'The key id checkpoints name',
+    pattern: '^[0-9a-f]{16}$',
+    maxLength: 16,
+  })
+  keyId: string;
+
+  @ApiProperty({ description: 'The public key (SPKI PEM)', ...PUBLIC_KEY_PEM })
+  publicKeyPem: string;
+}
+
 export class CheckpointList {
   @ApiPropertyOptional({
     description:
-      'The public key (SPKI PEM) that verifies the signatures; null when none is configured',
+      'The public key (SPKI PEM) that verifies the signatures made now; null when none is configured',
     nullable: true,
     type: String,
-    maxLength: 500,
-    pattern: '^-----BEGIN PUBLIC KEY-----[A-Za-z0-9+/=\\s]+-----END PUBLIC KEY-----\\s*$',
+    ...PUBLIC_KEY_PEM,
   })
   publicKeyPem: string | null;
+
+  @ApiProperty({
+    description:
+      'Every key whose checkpoints verify: the signing key and the retired ones (AUDIT_TRUSTED_KEYS_FILE), by the key id each checkpoint names',
+    type: [TrustedKeyView],
+    maxItems: 100,
+  })
+  trustedKeys: TrustedKeyView[];
 
   @ApiProperty({
     description: 'Newest first, at most 100',

@@ -152,11 +152,13 @@ export class AuditController {
   @ApiOperation({
     summary: 'List signed checkpoints of the chain (auditor)',
     description:
-      'The signed heads of the chain, newest first, with the public key that verifies them: keep them outside Portico to prove later that the trail was not rewritten.',
+      'The signed heads of the chain, newest first, with the public keys that verify them (the signing key and the retired ones): keep them outside Portico to prove later that the trail was not rewritten.',
   })
   @ApiOkResponse({ type: CheckpointList })
   listAuditCheckpoints(): Promise<CheckpointList> {
-    return this.audit.checkpoints(this.chain.signingKey()?.publicKeyPem ?? null);
+    return this.audit.checkpoints(this.chain.signingKey()?.publicKeyPem ?? null, [
+      ...this.chain.trustedKeys().values(),
+    ]);
   }
 
   @Get('consents')

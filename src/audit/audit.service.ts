@@ -33,7 +33,7 @@ import type {
   StatusChangeView,
 } from './audit.dto.js';
 import { isUuid } from '../shared/uuid.js';
-import type { CheckpointList } from './audit-chain.dto.js';
+import type { CheckpointList, TrustedKeyView } from './audit-chain.dto.js';
 import { AuditViewsRepository } from './audit-views.repository.js';
 
 /**
@@ -132,10 +132,14 @@ export class AuditService {
     return { page, pageSize, total, items: items.map(({ id, name }) => ({ id, name })) };
   }
 
-  async checkpoints(publicKeyPem: string | null): Promise<CheckpointList> {
+  async checkpoints(
+    publicKeyPem: string | null,
+    trustedKeys: TrustedKeyView[],
+  ): Promise<CheckpointList> {
     const rows = await this.views.latestCheckpoints(100);
     return {
       publicKeyPem,
+      trustedKeys: trustedKeys.map(({ keyId, publicKeyPem }) => ({ keyId, publicKeyPem })),
       items: rows.map((row) => ({
         seq: String(row.seq),
         chainHash: row.chainHash,

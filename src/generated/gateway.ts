@@ -210,7 +210,7 @@ export interface paths {
         };
         /**
          * List signed checkpoints of the chain (auditor)
-         * @description The signed heads of the chain, newest first, with the public key that verifies them: keep them outside Portico to prove later that the trail was not rewritten.
+         * @description The signed heads of the chain, newest first, with the public keys that verify them (the signing key and the retired ones): keep them outside Portico to prove later that the trail was not rewritten.
          */
         get: operations["listAuditCheckpoints"];
         put?: never;
@@ -3065,7 +3065,7 @@ export interface components {
              * @description What is wrong
              * @enum {string}
              */
-            problem: "gap" | "row-deleted" | "row-edited" | "link-altered" | "row-unsealed" | "late-seal" | "checkpoint-mismatch" | "checkpoint-signature" | "cut-too-early" | "cut-unsigned";
+            problem: "gap" | "row-deleted" | "row-edited" | "link-altered" | "row-unsealed" | "late-seal" | "checkpoint-mismatch" | "checkpoint-signature" | "checkpoint-unknown-key" | "cut-too-early" | "cut-unsigned";
             /**
              * @description The first link that does not verify
              * @example 1042
@@ -3084,8 +3084,10 @@ export interface components {
         CheckpointList: {
             /** @description Newest first, at most 100 */
             items: components["schemas"]["SignedCheckpointView"][];
-            /** @description The public key (SPKI PEM) that verifies the signatures; null when none is configured */
+            /** @description The public key (SPKI PEM) that verifies the signatures made now; null when none is configured */
             publicKeyPem?: string | null;
+            /** @description Every key whose checkpoints verify: the signing key and the retired ones (AUDIT_TRUSTED_KEYS_FILE), by the key id each checkpoint names */
+            trustedKeys: components["schemas"]["TrustedKeyView"][];
         };
         CheckpointSummary: {
             /** Format: int32 */
@@ -4071,6 +4073,12 @@ export interface components {
             name: string;
             /** @example acme-budget */
             slug: string;
+        };
+        TrustedKeyView: {
+            /** @description The key id checkpoints name */
+            keyId: string;
+            /** @description The public key (SPKI PEM) */
+            publicKeyPem: string;
         };
         UpstreamOutcome: {
             /**

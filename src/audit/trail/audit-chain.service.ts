@@ -7,7 +7,12 @@ import { APP_CONFIG } from '#src/platform/config/config.module.js';
 import { LOGGER } from '#src/platform/logging/logging.module.js';
 import { Scheduler } from '#src/platform/scheduler/scheduler.js';
 import { CHAINED_KINDS, type ChainedKind } from './audit-chain.entity.js';
-import { loadAuditSigningKey, type AuditSigningKey } from './audit-signing-key.js';
+import {
+  loadAuditSigningKey,
+  loadTrustedAuditKeys,
+  type AuditPublicKey,
+  type AuditSigningKey,
+} from './audit-signing-key.js';
 import {
   AuditChainRepository,
   type SealTiming,
@@ -37,6 +42,7 @@ interface Candidate extends UnsealedRow {
 @Injectable()
 export class AuditChainService implements OnModuleInit {
   private key?: AuditSigningKey | null;
+  private trusted?: Map<string, AuditPublicKey>;
 
   constructor(
     private readonly links: AuditChainRepository,
@@ -47,6 +53,8 @@ export class AuditChainService implements OnModuleInit {
 
   onModuleInit(): void {
     const { sealIntervalMs, checkpointIntervalMs } = this.config.audit;
+    // A trusted-keys file that cannot be read stops the start, naming the variable.
+    if (this.config.audit.trustedKeysFile) this.trustedKeys();
     // Sealing and signing never overlap in a replica (one group); across replicas the seal's lock rules.
     this.scheduler.register({
       name: 'audit-seal',
@@ -92,6 +100,12 @@ export class AuditChainService implements OnModuleInit {
   signingKey(): AuditSigningKey | undefined {
     if (this.key === undefined) this.key = loadAuditSigningKey(this.config) ?? null;
     return this.key ?? undefined;
+  }
+
+  /** The keys checkpoints are verified with, by key id: the signing key and the retired ones trusted. */
+  trustedKeys(): Map<string, AuditPublicKey> {
+    this.trusted ??= loadTrustedAuditKeys(this.config, this.signingKey());
+    return this.trusted;
   }
 
   /**

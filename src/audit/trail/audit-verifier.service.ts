@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
-import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { verify } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { CHAINED_KINDS, type ChainedKind } from './audit-chain.entity.js';
 import { AuditChainRepository } from './audit-chain.repository.js';
@@ -17,6 +17,7 @@ export type BreakKind =
   | 'late-seal'
   | 'checkpoint-mismatch'
   | 'checkpoint-signature'
+  | 'checkpoint-unknown-key'
   | 'cut-too-early'
   | 'cut-unsigned';
 
@@ -80,19 +81,22 @@ export class AuditVerifierService {
   ): Promise<VerificationReport> {
     const checkpoints = await this.links.checkpoints(manager);
     const bySeq = new Map(checkpoints.map((c) => [String(c.seq), c]));
-    const key = this.chain.signingKey();
-    const publicKey: KeyObject | undefined = key ? createPublicKey(key.publicKeyPem) : undefined;
-    const signedBy = (checkpoint: (typeof checkpoints)[number]) =>
-      publicKey !== undefined &&
-      checkpoint.key_id === key!.keyId &&
-      verify(
+    const trusted = this.chain.trustedKeys();
+    const trustedIds = trusted.size > 0 ? [...trusted.keys()].join(', ') : '(none)';
+    /** Whether a trusted key signed the checkpoint: signed, a key not trusted, or a bad signature. */
+    const signatureOf = (checkpoint: (typeof checkpoints)[number]) => {
+      const key = trusted.get(checkpoint.key_id);
+      if (!key) return 'unknown-key' as const;
+      const valid = verify(
         null,
         Buffer.from(
           checkpointStatement(String(checkpoint.seq), checkpoint.chain_hash, checkpoint.signed_at),
         ),
-        publicKey,
+        key.publicKey,
         Buffer.from(checkpoint.signature, 'base64'),
       );
+      return valid ? ('signed' as const) : ('bad-signature' as const);
+    };
     const report = (
       firstBreak: ChainBreak | null,
       links: number,
@@ -128,12 +132,12 @@ export class AuditVerifierService {
           null,
         );
       const checkpoint = bySeq.get(seq);
-      if (checkpoint?.chain_hash !== cut.chain_hash || !signedBy(checkpoint))
+      if (checkpoint?.chain_hash !== cut.chain_hash || signatureOf(checkpoint) !== 'signed')
         return report(
           {
             seq,
             problem: 'cut-unsigned',
-            detail: `the retention cut at link ${seq} matches no checkpoint signed by key ${key?.keyId ?? '(none)'}`,
+            detail: `the retention cut at link ${seq} matches no checkpoint signed by a trusted key (${trustedIds})`,
           },
           0,
           null,
@@ -240,12 +244,24 @@ export class AuditVerifierService {
               null,
               latest,
             );
-          if (!signedBy(checkpoint))
+          const signature = signatureOf(checkpoint);
+          if (signature === 'unknown-key')
+            return report(
+              {
+                ...at,
+                problem: 'checkpoint-unknown-key',
+                detail: `checkpoint ${seq} names key ${checkpoint.key_id}, which is not trusted (${trustedIds}): a retired key missing from AUDIT_TRUSTED_KEYS_FILE, or a forgery`,
+              },
+              links,
+              null,
+              latest,
+            );
+          if (signature === 'bad-signature')
             return report(
               {
                 ...at,
                 problem: 'checkpoint-signature',
-                detail: `checkpoint ${seq} is not signed by the configured key ${key?.keyId ?? '(none)'}`,
+                detail: `checkpoint ${seq} is not signed by key ${checkpoint.key_id}`,
               },
               links,
               null,

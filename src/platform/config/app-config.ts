@@ -122,6 +122,8 @@ export interface AppConfig {
     retentionIntervalMs: number;
     /** Ed25519 private key (PKCS#8 PEM) that signs checkpoints; unset: a development key (sandbox) or none. */
     signingKeyPem?: string;
+    /** PEM bundle of the public keys of retired signing keys, whose checkpoints still verify. */
+    trustedKeysFile?: string;
   };
   /** Signed webhooks to apps: the delivery worker, its retry schedule, and the renewal-due job. */
   webhooks: {
@@ -454,6 +456,10 @@ export const VARIABLES = {
     doc: 'Ed25519 private key (PKCS#8 PEM: openssl genpkey -algorithm ed25519) that signs audit checkpoints; without one in production the chain is sealed but its checkpoints are not signed, and retention removes nothing',
     secret: true,
   },
+  AUDIT_TRUSTED_KEYS_FILE: {
+    unset: "only AUDIT_SIGNING_KEY's checkpoints verify",
+    doc: 'PEM file of the public keys (SPKI, openssl pkey -pubout) of retired audit signing keys: their checkpoints still verify; a checkpoint signed by a key neither this nor AUDIT_SIGNING_KEY names is a break (checkpoint-unknown-key). See docs/operations.md, Rotating keys',
+  },
   RECONCILE_ON_START: {
     doc: 'true: resolve consents and payments a crash left half-written against the bank at start',
     default: 'true',
@@ -650,6 +656,7 @@ export const VARIABLE_GROUPS: { title: string; about?: string; names: VariableNa
       'AUDIT_RETENTION_DAYS',
       'AUDIT_RETENTION_INTERVAL_MS',
       'AUDIT_SIGNING_KEY',
+      'AUDIT_TRUSTED_KEYS_FILE',
     ],
   },
   {
@@ -892,6 +899,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retentionDays: integer('AUDIT_RETENTION_DAYS', 0, 36_500),
       retentionIntervalMs: integer('AUDIT_RETENTION_INTERVAL_MS', 0, 31 * 86_400_000),
       signingKeyPem: raw('AUDIT_SIGNING_KEY'),
+      trustedKeysFile: raw('AUDIT_TRUSTED_KEYS_FILE'),
     },
     webhooks: {
       workerIntervalMs: integer('WEBHOOK_WORKER_INTERVAL_MS', 0, 3_600_000),
