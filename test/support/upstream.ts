@@ -19,8 +19,10 @@ export function transportTo(
   baseUrl: string,
   files: TlsFiles,
   overrides: Partial<ConstructorParameters<typeof UpstreamTransport>[0]> = {},
+  /** How often the files are looked at (UPSTREAM_CLIENT_CERT_RECHECK_MS); 0: at every call. */
+  recheckMs?: number,
 ): UpstreamTransport {
-  const credentials = new ClientCredentials(files);
+  const credentials = new ClientCredentials(files, undefined, recheckMs);
   return new UpstreamTransport({
     name: 'open-banking',
     baseUrl,

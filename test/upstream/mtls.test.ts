@@ -174,12 +174,18 @@ describe('mutual TLS between the gateway transport and the sandbox', () => {
     const dir = mkdtempSync(join(tmpdir(), 'portico-rotate-'));
     for (const file of ['tpp.pem', 'tpp.key', 'ca.pem'])
       copyFileSync(join(CERTS, file), join(dir, file));
-    const rotating = transportTo(sandbox.openBankingUrl, {
-      certFile: join(dir, 'tpp.pem'),
-      keyFile: join(dir, 'tpp.key'),
-      caFile: join(dir, 'ca.pem'),
-      clientCaFile: join(dir, 'ca.pem'),
-    });
+    // The files are looked at on every call here; the cadence itself is client-credentials.spec.ts's.
+    const rotating = transportTo(
+      sandbox.openBankingUrl,
+      {
+        certFile: join(dir, 'tpp.pem'),
+        keyFile: join(dir, 'tpp.key'),
+        caFile: join(dir, 'ca.pem'),
+        clientCaFile: join(dir, 'ca.pem'),
+      },
+      {},
+      0,
+    );
     transports.push(rotating);
     const payment = {
       method: 'GET' as const,
@@ -190,7 +196,6 @@ describe('mutual TLS between the gateway transport and the sandbox', () => {
     // Renewal in place: the new certificate carries only PSP_AI, so the payments API must now refuse it.
     copyFileSync(join(CERTS, 'tpp-ai.pem'), join(dir, 'tpp.pem'));
     copyFileSync(join(CERTS, 'tpp-ai.key'), join(dir, 'tpp.key'));
-    await new Promise((resolve) => setTimeout(resolve, 1100));
     const handshakesBefore = sandbox.tlsHandshakes();
     const after = await rotating.send(payment);
     expect(after.status).toBe(401);

@@ -63,6 +63,8 @@ export interface AppConfig {
         caFile?: string;
         /** CAs the client certificate must chain to (the QTSP's); defaults to caFile. */
         clientCaFile?: string;
+        /** How often, at most, the files are looked at for a renewal. */
+        recheckMs: number;
       };
       http: UpstreamHttpConfig;
     };
@@ -337,6 +339,10 @@ export const VARIABLES = {
     unset: 'UPSTREAM_CA_FILE',
     doc: 'PEM bundle the QWAC must chain to (its QTSP), checked at start',
   },
+  UPSTREAM_CLIENT_CERT_RECHECK_MS: {
+    doc: 'How often, at most, the QWAC, its key and the CA files are looked at on disk: a renewed file is used from the next call after',
+    default: '1000',
+  },
   UPSTREAM_CONNECT_TIMEOUT_MS: {
     doc: 'TCP+TLS connect timeout towards the provider',
     default: '5000',
@@ -600,6 +606,7 @@ export const VARIABLE_GROUPS: { title: string; about?: string; names: VariableNa
       'UPSTREAM_CLIENT_KEY_PASSPHRASE',
       'UPSTREAM_CA_FILE',
       'UPSTREAM_CLIENT_CA_FILE',
+      'UPSTREAM_CLIENT_CERT_RECHECK_MS',
       'OPEN_BANKING_SERVICES',
     ],
   },
@@ -856,6 +863,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
           p12File: raw('UPSTREAM_CLIENT_P12_FILE'),
           caFile: raw('UPSTREAM_CA_FILE'),
           clientCaFile: raw('UPSTREAM_CLIENT_CA_FILE'),
+          recheckMs: integer('UPSTREAM_CLIENT_CERT_RECHECK_MS', 0, 3_600_000),
         },
         http: upstreamHttp(),
       },

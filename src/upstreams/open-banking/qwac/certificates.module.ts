@@ -14,7 +14,11 @@ import { ClientCredentials, upstreamTlsFiles } from './client-credentials.js';
       provide: ClientCredentials,
       inject: [APP_CONFIG, LOGGER],
       useFactory: (config: AppConfig, logger: Logger) =>
-        new ClientCredentials(upstreamTlsFiles(config), logger),
+        new ClientCredentials(
+          upstreamTlsFiles(config),
+          logger,
+          config.upstreams.openBanking.qwac.recheckMs,
+        ),
     },
     CertificateStatusService,
   ],

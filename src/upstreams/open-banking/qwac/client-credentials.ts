@@ -52,8 +52,6 @@ export interface TlsMaterial {
   version: number;
 }
 
-const RECHECK_INTERVAL_MS = 1000;
-
 /** Where reloads are reported (the app's pino logger). */
 export interface CredentialsLogger {
   info(fields: object, message: string): void;
@@ -62,7 +60,7 @@ export interface CredentialsLogger {
 
 /**
  * The client certificate, its key and the CA bundles, read from disk and read again when a file
- * changes (checked at most once a second), so that a renewed certificate needs no restart.
+ * changes (looked at no more often than `recheckMs`, UPSTREAM_CLIENT_CERT_RECHECK_MS), so that a renewed certificate needs no restart.
  * Files that changed but cannot be used (half written, wrong passphrase, corrupt) are reported once
  * and not read again until they change once more; the previous material stays in use meanwhile.
  */
@@ -77,6 +75,7 @@ export class ClientCredentials {
   constructor(
     readonly files: TlsFiles,
     private readonly logger?: CredentialsLogger,
+    private readonly recheckMs = 1000,
   ) {
     this.fingerprint = this.statFingerprint();
     this.material = this.load(1);
@@ -84,7 +83,7 @@ export class ClientCredentials {
 
   /** The current material; reloads it first when a file changed since the last look. */
   current(now = Date.now()): TlsMaterial {
-    if (now - this.lastCheck >= RECHECK_INTERVAL_MS) {
+    if (now - this.lastCheck >= this.recheckMs) {
       this.lastCheck = now;
       this.reloadIfChanged();
     }
