@@ -232,6 +232,7 @@ async function sandboxKeyLines(
       return 'no sandbox merchant (see the log)';
     });
   return [
+    sandboxKeyExports(keys),
     `  Demo API key (tenant "demo", role app): ${keys.demo}`,
     `  Try: curl -H "Authorization: Bearer ${keys.demo}" ${base}/v1/me`,
     `  Operator key (tenant "operations", role operator): ${keys.operator}`,
@@ -244,6 +245,11 @@ async function sandboxKeyLines(
   ];
 }
 
+/** The keys as the examples name them: the banner's second `export` line. */
+function sandboxKeyExports(keys: { demo: string; operator: string; auditor: string }): string {
+  return `export KEY=${keys.demo} OPERATOR_KEY=${keys.operator} AUDITOR_KEY=${keys.auditor}`;
+}
+
 function printBanner(
   config: AppConfig,
   logger: Logger,
@@ -254,7 +260,11 @@ function printBanner(
     keyLines: string[];
   },
 ): void {
-  const { startedInMs, metricsUrl, sandbox, keyLines } = shown;
+  const { startedInMs, metricsUrl, sandbox } = shown;
+  // The first key line is the keys' `export` line: printed with the addresses', after the rest.
+  const [keyExports, ...keyLines] = shown.keyLines[0]?.startsWith('export ')
+    ? shown.keyLines
+    : [undefined, ...shown.keyLines];
   const base = config.http.publicBaseUrl;
   const workers = config.http.workers > 1 ? `, ${config.http.workers} workers` : '';
   const lines = [
@@ -270,6 +280,15 @@ function printBanner(
       `  Sandbox card: ${sandbox.cardUrl} (TLS, Basic auth; test merchant: POST ${sandbox.scaUrl}/sandbox/card/merchants)`,
       `  Sandbox POS:  ${sandbox.posUrl}/pos/v1 (TLS, p_ keys; terminals: POST ${sandbox.scaUrl}/sandbox/pos/merchants/{id}/terminals)`,
     );
+  // Every example in README.md and docs/ names these variables, never an address or a key.
+  const addresses = sandbox
+    ? `export PORTICO=${base} SANDBOX=${sandbox.scaUrl} SANDBOX_CARD=${sandbox.cardUrl} SANDBOX_POS=${sandbox.posUrl}`
+    : `export PORTICO=${base}`;
+  lines.push(
+    `  For the examples (README.md, docs/), in the shell that runs them:`,
+    addresses,
+    ...(keyExports ? [keyExports] : []),
+  );
   logger.info(
     { startedInMs, mode: config.mode, url: base, metricsUrl, workers: config.http.workers },
     'ready',
