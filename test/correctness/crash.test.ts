@@ -195,7 +195,8 @@ describe('kill -9 of a gateway process', () => {
     expect(served.filter((id) => !logged.has(id))).toEqual([]);
     // Rows the bank never saw are reads the kill cut off before they were sent: still `sent`.
     const neverServed = rows.filter((row) => !served.includes(row.request_id));
-    expect(neverServed.every((row) => row.outcome === 'sent')).toBe(true);
+    // (There may be none: the kill may find every read at the bank.)
+    expect(neverServed.filter((row) => row.outcome !== 'sent')).toEqual([]);
     // Reads in flight at the kill: served by the bank, their answer lost with the process.
     const cutOff = rows.filter((row) => row.outcome === 'sent' && served.includes(row.request_id));
     expect(cutOff.length).toBeGreaterThan(0);

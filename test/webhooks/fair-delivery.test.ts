@@ -158,7 +158,7 @@ describe('fair webhook delivery', () => {
       items: Endpoint[];
     }>().items;
     expect(endpointsNow.filter((e) => e.status === 'failing').length).toBeGreaterThan(0);
-    expect(endpointsNow.every((e) => e.pausedAt === null)).toBe(true);
+    expect(endpointsNow.filter((e) => e.pausedAt !== null)).toEqual([]);
   }, 120_000);
 
   it("backs a failing endpoint off on its own: one attempt per pause, while the same tenant's healthy endpoint keeps receiving", async () => {
