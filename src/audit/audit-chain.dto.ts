@@ -123,6 +123,10 @@ export class CheckpointList {
   })
   publicKeyPem: string | null;
 
+  /** How many checkpoints there are, the newest 100 of them listed. */
+  @ApiProperty({ format: 'int32', minimum: 0, maximum: 100000000 })
+  totalCount: number;
+
   @ApiProperty({
     description:
       'Every key whose checkpoints verify: the signing key and the retired ones (AUDIT_TRUSTED_KEYS_FILE), by the key id each checkpoint names',

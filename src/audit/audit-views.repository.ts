@@ -24,7 +24,7 @@ export interface Page<T> {
   items: T[];
   page: number;
   pageSize: number;
-  total: number;
+  totalCount: number;
 }
 
 /** One record of the trail as exported (a status change or an access), with the link that seals it. */
@@ -118,18 +118,18 @@ export class AuditViewsRepository {
       builder.where("t.name ILIKE :name ESCAPE '\\'", {
         name: `%${query.name.replace(/[\\%_]/g, '\\$&')}%`,
       });
-    const [items, total] = await builder
+    const [items, totalCount] = await builder
       .orderBy('t.name', 'ASC')
       .addOrderBy('t.id', 'ASC')
       .skip((page - 1) * pageSize)
       .take(pageSize)
       .getManyAndCount();
-    return { items, page, pageSize, total };
+    return { items, page, pageSize, totalCount };
   }
 
-  /** The newest checkpoints, newest first. */
-  latestCheckpoints(limit: number): Promise<AuditCheckpoint[]> {
-    return this.checkpointRows.find({ order: { seq: 'DESC' }, take: limit });
+  /** The newest checkpoints, newest first, and how many there are in all. */
+  latestCheckpoints(limit: number): Promise<[AuditCheckpoint[], number]> {
+    return this.checkpointRows.findAndCount({ order: { seq: 'DESC' }, take: limit });
   }
 
   /**
@@ -200,12 +200,12 @@ export class AuditViewsRepository {
     if (query.createdFrom)
       builder.andWhere(`${alias}.created_at >= :from`, { from: query.createdFrom });
     if (query.createdTo) builder.andWhere(`${alias}.created_at < :to`, { to: query.createdTo });
-    const [items, total] = await builder
+    const [items, totalCount] = await builder
       .orderBy(`${alias}.created_at`, 'DESC')
       .addOrderBy(`${alias}.id`, 'DESC')
       .skip((page - 1) * pageSize)
       .take(pageSize)
       .getManyAndCount();
-    return { items, page, pageSize, total };
+    return { items, page, pageSize, totalCount };
   }
 }

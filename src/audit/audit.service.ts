@@ -128,18 +128,19 @@ export class AuditService {
 
   /** Tenants by name, with their ids only: what an auditor needs to find a tenant's resources. */
   async listTenants(query: AuditTenantsQuery): Promise<AuditTenantPage> {
-    const { page, pageSize, total, items } = await this.views.pageTenants(query);
-    return { page, pageSize, total, items: items.map(({ id, name }) => ({ id, name })) };
+    const { page, pageSize, totalCount, items } = await this.views.pageTenants(query);
+    return { page, pageSize, totalCount, items: items.map(({ id, name }) => ({ id, name })) };
   }
 
   async checkpoints(
     publicKeyPem: string | null,
     trustedKeys: TrustedKeyView[],
   ): Promise<CheckpointList> {
-    const rows = await this.views.latestCheckpoints(100);
+    const [rows, totalCount] = await this.views.latestCheckpoints(100);
     return {
       publicKeyPem,
       trustedKeys: trustedKeys.map(({ keyId, publicKeyPem }) => ({ keyId, publicKeyPem })),
+      totalCount,
       items: rows.map((row) => ({
         seq: String(row.seq),
         chainHash: row.chainHash,

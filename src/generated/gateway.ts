@@ -1823,7 +1823,9 @@ export interface components {
             upstreamStatus?: number | null;
         };
         ApiKeyList: {
-            apiKeys: components["schemas"]["ApiKeyView"][];
+            items: components["schemas"]["ApiKeyView"][];
+            /** Format: int32 */
+            totalCount: number;
         };
         ApiKeyView: {
             /**
@@ -1871,7 +1873,7 @@ export interface components {
             /** Format: int32 */
             pageSize: number;
             /** Format: int32 */
-            total: number;
+            totalCount: number;
         };
         AuditAccessView: {
             accountId?: string | null;
@@ -1946,7 +1948,7 @@ export interface components {
             /** Format: int32 */
             pageSize: number;
             /** Format: int32 */
-            total: number;
+            totalCount: number;
         };
         AuditCardResourceView: {
             /**
@@ -2084,7 +2086,7 @@ export interface components {
             /** Format: int32 */
             pageSize: number;
             /** Format: int32 */
-            total: number;
+            totalCount: number;
         };
         AuditConsentView: {
             _links: components["schemas"]["ConsentLinks"];
@@ -2270,7 +2272,7 @@ export interface components {
             /** Format: int32 */
             pageSize: number;
             /** Format: int32 */
-            total: number;
+            totalCount: number;
         };
         AuditPaymentView: {
             _links: components["schemas"]["PaymentLinks"];
@@ -2314,7 +2316,7 @@ export interface components {
             /** Format: int32 */
             pageSize: number;
             /** Format: int32 */
-            total: number;
+            totalCount: number;
         };
         AuditTenantView: {
             /** Format: uuid */
@@ -2323,12 +2325,14 @@ export interface components {
             name: string;
         };
         BrandList: {
-            brands: components["schemas"]["BrandView"][];
             /**
              * Format: date-time
              * @description When Portico last read the list from the provider
              */
             fetchedAt: string;
+            items: components["schemas"]["BrandView"][];
+            /** Format: int32 */
+            totalCount: number;
         };
         BrandView: {
             /**
@@ -2628,9 +2632,9 @@ export interface components {
             token: components["schemas"]["CardCustomerToken"];
         };
         CardCustomerCards: {
+            items: components["schemas"]["CardCard"][];
             /** Format: int32 */
-            count: number;
-            data: components["schemas"]["CardCard"][];
+            totalCount: number;
         };
         CardCustomerList: {
             items: components["schemas"]["CardCustomer"][];
@@ -2699,12 +2703,18 @@ export interface components {
             status?: "Pending installment" | "Captured";
             token?: components["schemas"]["CardPaymentToken"];
         };
-        /** @description ISO 8601 date-time with an offset (`2026-11-23T18:00:00+0200`, `+02:00` or `Z`). */
+        /**
+         * Format: date-time
+         * @description ISO 8601 date-time with an offset (`2026-11-23T18:00:00+0200`, `+02:00` or `Z`).
+         */
         CardIsoDateTime: string;
         /** @enum {string} */
         CardLocale: "el" | "en";
         CardMandate: {
-            /** @description `YYYY-MM-DD hh:mm:ss` (UTC). */
+            /**
+             * Format: date-time
+             * @example 2026-11-28T05:56:01Z
+             */
             dateCreated: string;
             mandateReference: string | null;
             /** @enum {string} */
@@ -2746,8 +2756,12 @@ export interface components {
             createCustomer: boolean;
             dateCreated: components["schemas"]["CardTimestamp"];
             description: string;
-            /** @description Null when the link does not expire. */
-            expirationDate: (string & components["schemas"]["CardTimestamp"]) | null;
+            /**
+             * Format: date-time
+             * @description Null when the link does not expire.
+             * @example 2026-11-28T05:56:01Z
+             */
+            expirationDate: string | null;
             locale: components["schemas"]["CardLocale"];
             /** Format: int32 */
             maxInstallments: number;
@@ -2824,6 +2838,10 @@ export interface components {
             commissionAmount: components["schemas"]["CardCentsTotal"];
             currency: components["schemas"]["CardCurrency"];
             dateCreated: components["schemas"]["CardTimestamp"];
+            /**
+             * Format: date-time
+             * @example 2026-11-28T05:56:01Z
+             */
             dateDeposited: string | null;
             isDeposited: boolean;
             /** @description Total of the included reversals (reversals of debit transfers negative). */
@@ -2941,7 +2959,10 @@ export interface components {
         };
         CardText200: string;
         CardText255: string;
-        /** @description `YYYY-MM-DDThh:mm:ss+hhmm` */
+        /**
+         * Format: date-time
+         * @example 2026-11-28T05:56:01Z
+         */
         CardTimestamp: string;
         CardTokenizationConfig: {
             /**
@@ -3086,6 +3107,8 @@ export interface components {
             items: components["schemas"]["SignedCheckpointView"][];
             /** @description The public key (SPKI PEM) that verifies the signatures made now; null when none is configured */
             publicKeyPem?: string | null;
+            /** Format: int32 */
+            totalCount: number;
             /** @description Every key whose checkpoints verify: the signing key and the retired ones (AUDIT_TRUSTED_KEYS_FILE), by the key id each checkpoint names */
             trustedKeys: components["schemas"]["TrustedKeyView"][];
         };
@@ -3654,7 +3677,10 @@ export interface components {
             cashRegistryType?: "VCR";
             cashRegistryValidation?: boolean;
             company: string;
-            /** @description `YYYY-MM-DD hh:mm:ss` */
+            /**
+             * Format: date-time
+             * @example 2026-11-28T05:56:01Z
+             */
             dateOnboarded: string;
             mid: string;
             /** @enum {string} */
@@ -3704,7 +3730,10 @@ export interface components {
             /** Format: int32 */
             tip?: number;
             transactionId?: components["schemas"]["PosTransactionId"];
-            /** @description `YYYY-MM-DD hh:mm:ss` followed by AM or PM. */
+            /**
+             * Format: date-time
+             * @example 2026-11-28T05:56:01Z
+             */
             transactionTime?: string;
             /** @enum {string} */
             type?: "payment" | "void" | "refund";
@@ -4056,7 +4085,9 @@ export interface components {
             to: string;
         };
         TenantList: {
-            tenants: components["schemas"]["TenantView"][];
+            items: components["schemas"]["TenantView"][];
+            /** Format: int32 */
+            totalCount: number;
         };
         TenantView: {
             /**
@@ -4181,6 +4212,8 @@ export interface components {
         };
         WebhookEndpointList: {
             items: components["schemas"]["WebhookEndpointView"][];
+            /** Format: int32 */
+            totalCount: number;
         };
         WebhookEndpointView: {
             /** Format: date-time */
@@ -4302,7 +4335,7 @@ export interface components {
             /** Format: int32 */
             pageSize: number;
             /** Format: int32 */
-            total: number;
+            totalCount: number;
         };
         WebhookEventView: {
             /** Format: date-time */

@@ -62,7 +62,10 @@ export class WebhooksController {
     @CurrentPrincipal() principal: Principal,
   ): Promise<WebhookEndpointList> {
     const endpoints = await this.webhooks.listEndpoints(principal.tenantId);
-    return { items: endpoints.map((endpoint) => WebhookEndpointView.of(endpoint)) };
+    return {
+      totalCount: endpoints.length,
+      items: endpoints.map((endpoint) => WebhookEndpointView.of(endpoint)),
+    };
   }
 
   @Get('endpoints/:endpointId')

@@ -111,13 +111,13 @@ export class WebhooksService {
   async listEvents(tenantId: string, query: WebhookEventsQuery): Promise<WebhookEventPage> {
     const page = query.page ?? 1;
     const pageSize = query.pageSize ?? 50;
-    const [events, total] = await this.deliveries.listEvents(tenantId, query, page, pageSize);
+    const [events, totalCount] = await this.deliveries.listEvents(tenantId, query, page, pageSize);
     const counts = await this.deliveryCounts(events.map((event) => event.id));
     return {
       items: events.map((event) => this.view(event, counts.get(event.id))),
       page,
       pageSize,
-      total,
+      totalCount,
     };
   }
 

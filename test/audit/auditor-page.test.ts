@@ -146,7 +146,7 @@ describe("the auditor's web page", () => {
       url: `/v1/audit/tenants?name=${encodeURIComponent(`kiosk % ${suffix}`)}`,
       headers: bearer(auditorKey),
     });
-    expect(list.json()).toMatchObject({ total: 0, items: [] });
+    expect(list.json()).toMatchObject({ totalCount: 0, items: [] });
     const listed = await gateway.app.inject({
       method: 'GET',
       url: `/v1/audit/tenants?name=${suffix.toUpperCase()}`,
@@ -156,7 +156,7 @@ describe("the auditor's web page", () => {
     expect(listed.json()).toEqual({
       page: 1,
       pageSize: 200,
-      total: 2,
+      totalCount: 2,
       items: [
         { id: alpha.tenantId, name: alpha.name },
         { id: beta.tenantId, name: beta.name },

@@ -227,7 +227,7 @@ describe('card facade: payments, refunds, tokens, customers, branches through th
       token: expect.stringMatching(/^cus_/),
       fullName: 'Ada Lovelace',
       isActive: true,
-      cards: { count: 1 },
+      cards: { totalCount: 1 },
     });
     const added = await call('POST', `/v1/card/customers/${customer.token}/cards`, {
       ...noCvv,

@@ -101,7 +101,7 @@ describe('API keys and roles', () => {
       url: `/v1/tenants/${tenantId}/api-keys`,
       headers: bearer(operator.key),
     });
-    expect(listed.json().apiKeys).toHaveLength(1);
+    expect(listed.json().items).toHaveLength(1);
     expect(JSON.stringify(listed.json())).not.toContain(newKey);
     const revoked = await sut.app.inject({
       method: 'DELETE',

@@ -68,7 +68,7 @@ describe('npm run cli', () => {
       url: '/v1/tenants',
       headers: bearer(key),
     });
-    expect(tenants.json().tenants.map((t: { id: string }) => t.id)).toContain(other.tenantId);
+    expect(tenants.json().items.map((t: { id: string }) => t.id)).toContain(other.tenantId);
   });
 
   it('explains a wrong role and an unknown command, and exits non-zero', async () => {

@@ -46,7 +46,7 @@ describe('roles: operator, tenant admin, app, auditor', () => {
     }
     // Nothing happened to the other tenant: no key issued, its key still works.
     const keys = await call(operator, 'GET', `/v1/tenants/${other.tenantId}/api-keys`);
-    expect(keys.json().apiKeys).toHaveLength(1);
+    expect(keys.json().items).toHaveLength(1);
     expect((await call(other.key, 'GET', '/v1/me')).statusCode).toBe(200);
   });
 
@@ -54,7 +54,7 @@ describe('roles: operator, tenant admin, app, auditor', () => {
     const admin = await sut.newTenantWithKey('admin');
     const listed = await call(admin.key, 'GET', '/v1/tenants');
     expect(listed.statusCode).toBe(200);
-    expect(listed.json().tenants.map((t: { id: string }) => t.id)).toEqual([admin.tenantId]);
+    expect(listed.json().items.map((t: { id: string }) => t.id)).toEqual([admin.tenantId]);
 
     const created = await call(admin.key, 'POST', '/v1/tenants', {
       slug: uniqueSlug('by-admin'),
@@ -100,7 +100,7 @@ describe('roles: operator, tenant admin, app, auditor', () => {
       });
     }
     const keys = await call(admin.key, 'GET', `/v1/tenants/${admin.tenantId}/api-keys`);
-    expect(keys.json().apiKeys.map((k: { role: string }) => k.role)).toEqual(['admin']);
+    expect(keys.json().items.map((k: { role: string }) => k.role)).toEqual(['admin']);
 
     // An operator key that lives in the admin's tenant is still not the admin's to revoke.
     const { apiKey } = await sut.tenants.issueKey(admin.tenantId, 'operator');
@@ -120,7 +120,7 @@ describe('roles: operator, tenant admin, app, auditor', () => {
     const existing = await sut.newTenantWithKey('app');
     const listed = (await call(operator, 'GET', '/v1/tenants'))
       .json()
-      .tenants.map((t: { id: string }) => t.id);
+      .items.map((t: { id: string }) => t.id);
     expect(listed).toEqual(expect.arrayContaining([tenantId, existing.tenantId]));
 
     for (const role of ['app', 'admin', 'auditor', 'operator']) {

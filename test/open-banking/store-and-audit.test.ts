@@ -154,7 +154,7 @@ describe('the consent store, idempotency, reconciliation and the audit trail', (
     const none = await auditor.GET('/v1/audit/consents', {
       params: { query: { tenantId: tenant.tenantId, brandId: 'vistula-bank' } },
     });
-    expect(none.data!.total).toBe(0);
+    expect(none.data!.totalCount).toBe(0);
   });
 
   it('refuses to change or delete the history: it is append-only in the database', async () => {

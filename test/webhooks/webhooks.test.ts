@@ -201,7 +201,7 @@ describe('signed webhooks to apps', () => {
     }
 
     const events = await call(key, 'GET', `/v1/webhooks/events?resourceId=${consentId}`);
-    expect(events.json()).toMatchObject({ total: 2 });
+    expect(events.json()).toMatchObject({ totalCount: 2 });
     expect(events.json().items[0].deliveries).toEqual({
       pending: 0,
       delivered: 1,
@@ -482,7 +482,7 @@ describe('signed webhooks to apps', () => {
     expect((await call(other.key, 'GET', '/v1/webhooks/endpoints')).json().items).toEqual([]);
     expect((await call(other.key, 'GET', '/v1/webhooks/events')).json()).toMatchObject({
       items: [],
-      total: 0,
+      totalCount: 0,
     });
     // The owner's endpoint is untouched.
     expect((await call(owner.key, 'GET', `/v1/webhooks/endpoints/${endpoint.id}`)).statusCode).toBe(
@@ -501,27 +501,27 @@ describe('signed webhooks to apps', () => {
     }
     await call(key, 'POST', '/v1/payments', domesticPayment() as never);
     const all = (await call(key, 'GET', '/v1/webhooks/events')).json();
-    expect(all.total).toBe(4);
+    expect(all.totalCount).toBe(4);
     const consents = (
       await call(key, 'GET', '/v1/webhooks/events?type=consent.status_changed&pageSize=2&page=2')
     ).json();
-    expect(consents).toMatchObject({ total: 3, page: 2, pageSize: 2 });
+    expect(consents).toMatchObject({ totalCount: 3, page: 2, pageSize: 2 });
     expect(consents.items).toHaveLength(1);
     // Newest first: page 2 of 2 holds the oldest consent's event.
     expect(consents.items[0].resourceId).toBe(ids[0]);
     expect(
-      (await call(key, 'GET', '/v1/webhooks/events?deliveryStatus=pending')).json().total,
+      (await call(key, 'GET', '/v1/webhooks/events?deliveryStatus=pending')).json().totalCount,
     ).toBe(4);
     expect((await call(key, 'GET', '/v1/webhooks/events?type=nope')).statusCode).toBe(400);
     expect(
-      (await call(key, 'GET', '/v1/webhooks/events?createdFrom=2999-01-01')).json().total,
+      (await call(key, 'GET', '/v1/webhooks/events?createdFrom=2999-01-01')).json().totalCount,
     ).toBe(0);
 
     expect((await call(key, 'DELETE', `/v1/webhooks/endpoints/${endpoint.id}`)).statusCode).toBe(
       204,
     );
     expect(
-      (await call(key, 'GET', '/v1/webhooks/events?deliveryStatus=cancelled')).json().total,
+      (await call(key, 'GET', '/v1/webhooks/events?deliveryStatus=cancelled')).json().totalCount,
     ).toBe(4);
     const before = receiver.received.length;
     await worker.drain();

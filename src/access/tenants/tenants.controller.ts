@@ -58,7 +58,7 @@ export class TenantsController {
   @ApiOkResponse({ type: TenantList })
   async listTenants(@CurrentPrincipal() principal: Principal): Promise<TenantList> {
     const tenants = await this.tenants.listTenantsFor(principal);
-    return { tenants: tenants.map((tenant) => TenantView.of(tenant)) };
+    return { totalCount: tenants.length, items: tenants.map((tenant) => TenantView.of(tenant)) };
   }
 
   @Post('tenants/:tenantId/api-keys')
@@ -101,7 +101,7 @@ export class TenantsController {
     @CurrentPrincipal() principal: Principal,
   ): Promise<ApiKeyList> {
     const keys = await this.tenants.listKeysFor(principal, params.tenantId);
-    return { apiKeys: keys.map((key) => ApiKeyView.of(key)) };
+    return { totalCount: keys.length, items: keys.map((key) => ApiKeyView.of(key)) };
   }
 
   @Delete('tenants/:tenantId/api-keys/:keyId')

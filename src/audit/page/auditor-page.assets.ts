@@ -175,7 +175,7 @@ export const AUDITOR_PAGE_JS = `'use strict';
       const unknown = page.items.some((item) => !tenantNames.has(item.tenantId));
       if (unknown) await rememberTenants(UUID.test(tenant) ? '' : tenant);
       $('search-error').textContent = '';
-      $('total').textContent = '(' + page.total + ')';
+      $('total').textContent = '(' + page.totalCount + ')';
       body.replaceChildren(...page.items.map((item) => {
         const shown = source.row(item);
         const row = el('tr');

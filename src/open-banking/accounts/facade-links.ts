@@ -1,9 +1,13 @@
+import { toRfc3339Utc } from '#src/platform/common/rfc3339.js';
+
 const BANK_ACCOUNT_PATH = /^\/[^/]+\/bg\/v1\/accounts(\/[^?#]*)?(\?[^#]*)?$/;
 
 /**
  * The bank's `_links` point at its own paths (`/{brandId}/bg/v1/accounts/…`), which mean nothing to
  * an app: account links are rewritten to the facade's `/v1/accounts/…`; any other bank link is dropped.
- * In place: the value is the bank's answer as parsed for this call, which nothing else holds.
+ * A bank's date-time (`lastChangeDateTime`, any offset) is given as the facade gives every timestamp:
+ * RFC 3339 in UTC. In place: the value is the bank's answer as parsed for this call, which nothing else
+ * holds.
  */
 export function facadeLinks<T>(value: T): T {
   if (value === null || typeof value !== 'object') return value;
@@ -14,6 +18,8 @@ export function facadeLinks<T>(value: T): T {
   const record = value as Record<string, unknown>;
   for (const key in record) {
     if (key === '_links') record[key] = rewriteLinks(record[key]);
+    else if (key.endsWith('DateTime') && typeof record[key] === 'string')
+      record[key] = toRfc3339Utc(record[key]);
     else facadeLinks(record[key]);
   }
   return value;

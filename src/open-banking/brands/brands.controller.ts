@@ -32,8 +32,12 @@ export class BrandView {
 }
 
 export class BrandList {
+  /** How many brands the provider lists (the list is never paged). */
+  @ApiProperty({ format: 'int32', minimum: 0, maximum: 1000 })
+  totalCount: number;
+
   @ApiProperty({ type: [BrandView], maxItems: 1000 })
-  brands: BrandView[];
+  items: BrandView[];
 
   @ApiProperty({
     description: 'When Portico last read the list from the provider',
@@ -72,6 +76,6 @@ export class BrandsController {
   @ApiOkResponse({ type: BrandList })
   async listBrands(@Query() query: BrandsQuery): Promise<BrandList> {
     const { brands, fetchedAt } = await this.brands.list(query.refresh === true);
-    return { brands, fetchedAt: fetchedAt.toISOString() };
+    return { totalCount: brands.length, items: brands, fetchedAt: fetchedAt.toISOString() };
   }
 }

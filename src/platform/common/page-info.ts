@@ -8,6 +8,7 @@ export abstract class PageInfo {
   @ApiProperty({ format: 'int32', minimum: 1, maximum: 200 })
   pageSize: number;
 
+  /** How many match, over every page. */
   @ApiProperty({ format: 'int32', minimum: 0, maximum: 100000000 })
-  total: number;
+  totalCount: number;
 }

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { traceIdOf } from '../tracing/request-span.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES } from './problem.js';
+import { problemTitle } from './problem-titles.js';
 import { toProblem } from './to-problem.js';
 
 /** Writes the problem+json answer for any error; the single place errors become responses. */
@@ -16,7 +17,7 @@ export function sendProblem(
   const body: Record<string, unknown> = problem
     ? {
         type: problem.type ?? 'about:blank',
-        title: problem.title,
+        title: problemTitle(problem.type ?? 'about:blank', problem.status, problem.title),
         status: problem.status,
         ...(problem.detail !== undefined ? { detail: problem.detail } : {}),
         instance,

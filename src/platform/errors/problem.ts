@@ -15,6 +15,7 @@ export const PROBLEM_TYPES = {
   malformedBody: 'urn:portico:problem:malformed-body',
   malformedRequest: 'urn:portico:problem:malformed-request',
   bodyTooLarge: 'urn:portico:problem:body-too-large',
+  uriTooLong: 'urn:portico:problem:uri-too-long',
   unsupportedMediaType: 'urn:portico:problem:unsupported-media-type',
   unavailable: 'urn:portico:problem:unavailable',
   internal: 'urn:portico:problem:internal-error',

@@ -27,6 +27,7 @@ const TYPE_BY_STATUS: Record<number, string> = {
   409: PROBLEM_TYPES.conflict,
   429: PROBLEM_TYPES.rateLimited,
   413: PROBLEM_TYPES.bodyTooLarge,
+  414: PROBLEM_TYPES.uriTooLong,
   415: PROBLEM_TYPES.unsupportedMediaType,
 };
 

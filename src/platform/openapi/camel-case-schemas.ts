@@ -4,7 +4,23 @@ import type {
   OpenApiContract,
   Schema,
 } from '#src/shared/contracts/openapi-contract.js';
+import { RFC3339_UTC_SCHEMA, toRfc3339Utc } from '../common/rfc3339.js';
 import { UpstreamSchemas } from './upstream-schema.decorator.js';
+
+/**
+ * Marks a provider's timestamp in an upstream spec: `true` on an answer's (the facade gives it as RFC 3339
+ * in UTC), `request` on one an app sends (documented as `format: date-time`, passed on as it is).
+ */
+const TIMESTAMP = 'x-portico-timestamp';
+
+/**
+ * The facade's name of a declared property: its camelCase, or the name an upstream spec gives it with
+ * `x-portico-facade-name` (a provider's embedded `{count, data}` list is `{totalCount, items}`).
+ */
+const facadeNameOf = (name: string, schema: Schema | undefined): string =>
+  typeof schema?.['x-portico-facade-name'] === 'string'
+    ? schema['x-portico-facade-name']
+    : camelCase(name);
 
 /** `card_number` → `cardNumber`. */
 export const camelCase = (name: string) =>
@@ -43,6 +59,7 @@ const NO_PLAN: RenamePlan = { toUpstream: new Map(), toFacade: new Map() };
  */
 export class CamelCaseSchemas extends UpstreamSchemas {
   private readonly plans = new WeakMap<Schema, RenamePlan>();
+  private readonly timestamps = new WeakMap<Schema, boolean>();
 
   constructor(contract: OpenApiContract, prefix: string) {
     super(contract, prefix);
@@ -104,18 +121,31 @@ export class CamelCaseSchemas extends UpstreamSchemas {
   }
 
   private camelSchema(schema: Schema): Schema {
-    const out: Schema = {};
+    // A bare reference stays one: the schema it names is rewritten where it is defined.
+    const named = (ref: string) => ref.replace(`#/components/schemas/${this.prefix}`, '');
+    if (!schema.$ref && this.isTimestamp(schema, named))
+      return {
+        // The provider's spelling (`YYYY-MM-DD hh:mm:ss`) is no description of the facade's.
+        ...(typeof schema.description === 'string' && !schema.description.startsWith('`YYYY')
+          ? { description: schema.description }
+          : {}),
+        ...(schema.nullable ? { nullable: true } : {}),
+        ...RFC3339_UTC_SCHEMA,
+      };
+    const out: Schema = schema[TIMESTAMP] === 'request' ? { format: 'date-time' } : {};
     for (const [key, value] of Object.entries(schema)) {
       if (key.startsWith('x-')) continue;
       if (key === 'properties' && value && typeof value === 'object')
         out.properties = Object.fromEntries(
           Object.entries(value as Record<string, Schema>).map(([property, inner]) => [
-            camelCase(property),
+            facadeNameOf(property, inner),
             this.camelSchema(inner),
           ]),
         );
       else if (key === 'required' && Array.isArray(value))
-        out.required = (value as string[]).map(camelCase);
+        out.required = (value as string[]).map((name) =>
+          facadeNameOf(name, (schema.properties as Record<string, Schema> | undefined)?.[name]),
+        );
       // The facade gives one spelling: the upstream's alternatives (`x-portico-spellings`) are read as it.
       else if (key === 'enum' && Array.isArray(value))
         out.enum = value.filter(
@@ -134,6 +164,27 @@ export class CamelCaseSchemas extends UpstreamSchemas {
       else out[key] = value;
     }
     return out;
+  }
+
+  /**
+   * Whether a schema is a provider's timestamp: marked itself, or through its `$ref` or an `allOf` part.
+   * `nameOf` reads a schema's name from a reference (the facade's copies carry the facade's names).
+   */
+  private isTimestamp(
+    schema: Schema | undefined,
+    nameOf: (ref: string) => string = (ref) => ref.replace('#/components/schemas/', ''),
+  ): boolean {
+    if (!schema || typeof schema !== 'object') return false;
+    const known = this.timestamps.get(schema);
+    if (known !== undefined) return known;
+    const parts = [
+      ...(typeof schema.$ref === 'string' ? [this.contract.schemas[nameOf(schema.$ref)]] : []),
+      ...((schema.allOf as Schema[] | undefined) ?? []),
+    ];
+    const found =
+      schema[TIMESTAMP] === true || parts.some((part) => this.isTimestamp(part, nameOf));
+    this.timestamps.set(schema, found);
+    return found;
   }
 
   private resolve$ref(schema: Schema | undefined): Schema | undefined {
@@ -175,6 +226,8 @@ export class CamelCaseSchemas extends UpstreamSchemas {
     /** Where a facade key the schema does not declare is reported (it is left out of the value). */
     unknown?: string[],
   ): unknown {
+    if (typeof value === 'string' && direction === 'toFacade' && this.isTimestamp(schema))
+      return toRfc3339Utc(value);
     if (value === null || typeof value !== 'object') return value;
     const plan = this.planOf(schema);
     if (Array.isArray(value))
@@ -209,8 +262,8 @@ export class CamelCaseSchemas extends UpstreamSchemas {
       const { properties, additional, items } = this.propertiesOf(schema);
       plan = { toUpstream: new Map(), toFacade: new Map(), additional, items };
       for (const [snake, inner] of Object.entries(properties)) {
-        plan.toUpstream.set(camelCase(snake), [snake, inner]);
-        plan.toFacade.set(snake, [camelCase(snake), inner]);
+        plan.toUpstream.set(facadeNameOf(snake, inner), [snake, inner]);
+        plan.toFacade.set(snake, [facadeNameOf(snake, inner), inner]);
       }
       this.plans.set(schema, plan);
     }

@@ -8,6 +8,7 @@ import type {
 } from '@nestjs/swagger';
 import { UPSTREAM_PROBLEM_TYPES } from '../errors/upstream-problems.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPES, statusTitle } from '../errors/problem.js';
+import { problemTitle } from '../errors/problem-titles.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_PROBLEM_TYPES,
@@ -146,6 +147,16 @@ function invalidField(
  * becomes the detail; 400 lists an invalid field of the operation, 502 and 504 carry `upstream`.
  */
 export function problemExample(
+  status: number,
+  description: string,
+  context: OperationContext,
+): Record<string, unknown> {
+  const example = exampleOf(status, description, context);
+  // Titled by the registry, as an answer is.
+  return { ...example, title: problemTitle(example.type as string, status) };
+}
+
+function exampleOf(
   status: number,
   description: string,
   context: OperationContext,

@@ -28,7 +28,7 @@ export function refusalProblem(refusal: PosRefusal): ProblemException {
   return new ProblemException({
     status: FACADE_STATUS[status] ?? (status >= 500 ? 502 : 400),
     type: UPSTREAM_PROBLEM_TYPES.refused,
-    title: 'Refused by the POS provider',
+    title: 'Refused by the provider',
     detail: `${refusal.code}: ${refusal.title ?? ''}${
       refusal.fields?.length ? ` (${refusal.fields.join(', ')})` : ''
     }`,

@@ -102,7 +102,7 @@ export class PosTransactionsService {
       throw new ProblemException({
         status: 422,
         type: 'urn:portico:problem:idempotency-key-reused',
-        title: 'Unprocessable Content',
+        title: 'Idempotency key reused',
         detail: `transactionId ${request.transaction_id} was used for another request; a new payment or void needs a new transactionId`,
       });
     // An Idempotency-Key first seen here follows the transaction as well, not this answer.

@@ -271,7 +271,7 @@ export class UpstreamCaller {
       status: answer.status,
       ...(retryAfter ? { headers: { 'Retry-After': retryAfter } } : {}),
       type: UPSTREAM_PROBLEM_TYPES.refused,
-      title: `Refused by ${displayName}`,
+      title: 'Refused by the provider',
       detail: first
         ? `${operation}: ${first.code}${first.text ? `: ${first.text}` : ''}`
         : `${operation}: ${displayName} answered ${answer.status}`,

@@ -175,6 +175,10 @@ export class WebhookEndpointWithSecret extends WebhookEndpointView {
 }
 
 export class WebhookEndpointList {
+  /** How many endpoints the tenant has (the list is never paged). */
+  @ApiProperty({ format: 'int32', minimum: 0, maximum: 1000 })
+  totalCount: number;
+
   @ApiProperty({ type: [WebhookEndpointView], maxItems: 1000 })
   items: WebhookEndpointView[];
 }

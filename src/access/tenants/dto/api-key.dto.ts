@@ -83,8 +83,12 @@ export class IssuedApiKey extends ApiKeyView {
 }
 
 export class ApiKeyList {
+  /** How many keys the list holds (it is never paged). */
+  @ApiProperty({ format: 'int32', minimum: 0, maximum: 10000 })
+  totalCount: number;
+
   @ApiProperty({ type: [ApiKeyView], maxItems: 10000 })
-  apiKeys: ApiKeyView[];
+  items: ApiKeyView[];
 }
 
 export class PrincipalView {

@@ -54,6 +54,10 @@ export class TenantView {
 }
 
 export class TenantList {
+  /** How many tenants the list holds (it is never paged). */
+  @ApiProperty({ format: 'int32', minimum: 0, maximum: 10000 })
+  totalCount: number;
+
   @ApiProperty({ type: [TenantView], maxItems: 10000 })
-  tenants: TenantView[];
+  items: TenantView[];
 }
