@@ -4289,13 +4289,22 @@ export interface components {
              * @description webhook_endpoint.paused: since when every attempt failed
              */
             failingSince?: string;
+            /** @description Card events: the payment's merchant_ref (null for the others) */
+            merchantRef?: string | null;
+            /** @description notification.status_changed (pnt_…) */
+            notificationId?: string | null;
             /**
              * Format: date-time
              * @description webhook_endpoint.paused
              */
             pausedAt?: string;
-            /** Format: uuid */
-            paymentId?: string;
+            /** @description payment.status_changed: Portico's id (UUID). card_payment.status_changed: the provider's (pmt_…), null while the payment has none (in doubt, or refused at its creation); iris_session.status_changed: the payment made from the session */
+            paymentId?: string | null;
+            /**
+             * Format: uuid
+             * @description Card, notification, IRIS and POS events: Portico's id of the resource, in every event of it (the provider's id is null until the provider answered)
+             */
+            porticoId?: string;
             /** @description The status before the change */
             previousStatus?: string;
             /**
@@ -4303,10 +4312,16 @@ export interface components {
              * @enum {string}
              */
             reason?: "sca-renewal" | "valid-until";
+            /** @description card_refund.status_changed (ref_…) */
+            refundId?: string | null;
             /** Format: date-time */
             scaRenewalDueAt?: string | null;
+            /** @description iris_session.status_changed (src_…) */
+            sessionId?: string | null;
             /** @description The status after the change, or now */
             status?: string;
+            /** @description pos_transaction.status_changed: the transaction_id */
+            transactionId?: string | null;
             /** Format: date */
             validUntil?: string | null;
         };
@@ -4323,8 +4338,18 @@ export interface components {
             id: string;
             /** @description The body sent, parsed */
             payload: components["schemas"]["WebhookPayload"];
-            /** Format: uuid */
+            /** @description The provider's id of that resource (pmt_…, ref_…, pnt_…, src_…, a POS transaction_id): null for open-banking resources and before the provider answered */
+            providerId: string | null;
+            /**
+             * Format: uuid
+             * @description Portico's id of the resource the event is about
+             */
             resourceId: string | null;
+            /**
+             * Format: int32
+             * @description The event's number among its resource's events (as in the payload)
+             */
+            sequence: number | null;
             /** @enum {string} */
             type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused";
         };
@@ -4349,16 +4374,31 @@ export interface components {
             id: string;
             /** @description The body sent, parsed */
             payload: components["schemas"]["WebhookPayload"];
-            /** Format: uuid */
+            /** @description The provider's id of that resource (pmt_…, ref_…, pnt_…, src_…, a POS transaction_id): null for open-banking resources and before the provider answered */
+            providerId: string | null;
+            /**
+             * Format: uuid
+             * @description Portico's id of the resource the event is about
+             */
             resourceId: string | null;
+            /**
+             * Format: int32
+             * @description The event's number among its resource's events (as in the payload)
+             */
+            sequence: number | null;
             /** @enum {string} */
             type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused";
         };
         WebhookPayload: {
             data: components["schemas"]["WebhookEventData"];
             /**
+             * Format: int32
+             * @description The event's number among the events of its resource (1, 2, 3… in the order the changes were made; a number may be skipped, never reused). Deliveries can arrive in any order: keep the highest sequence handled per resource and drop an event with a lower one. Null for an event about no resource.
+             */
+            sequence: number | null;
+            /**
              * Format: date-time
-             * @description When the event happened
+             * @description When the change happened (its transaction: the time its status history shows), RFC 3339 in UTC
              */
             timestamp: string;
             /** @enum {string} */
@@ -18996,7 +19036,7 @@ export interface operations {
                 deliveryStatus?: "pending" | "delivered" | "dead" | "cancelled";
                 page?: number;
                 pageSize?: number;
-                /** @description Only events about this consent or payment */
+                /** @description Only events about this resource: Portico's id (a consent, payment or provider resource, UUID) or the provider's (pmt_…, ref_…, pnt_…, src_…, a POS transaction_id) */
                 resourceId?: string;
                 /** @description Only this event type */
                 type?: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused";

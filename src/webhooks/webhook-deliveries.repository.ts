@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import { isUuid } from '../shared/uuid.js';
 import type { WebhookEventsQuery } from './dto/webhook.dto.js';
 import type { ClaimCandidate, ClaimedDelivery } from './webhook-claim.js';
 import {
@@ -230,7 +231,12 @@ export class WebhookDeliveriesRepository {
       .where('v.tenant_id = :tenantId', { tenantId });
     if (query.type) builder.andWhere('v.type = :type', { type: query.type });
     if (query.resourceId)
-      builder.andWhere('v.resource_id = :resourceId', { resourceId: query.resourceId });
+      builder.andWhere(
+        isUuid(query.resourceId)
+          ? '(v.resource_id = :resourceId OR v.provider_id = :providerId)'
+          : 'v.provider_id = :providerId',
+        { resourceId: query.resourceId, providerId: query.resourceId },
+      );
     if (query.createdFrom)
       builder.andWhere('v.created_at >= :from', { from: new Date(query.createdFrom) });
     if (query.createdTo) builder.andWhere('v.created_at < :to', { to: new Date(query.createdTo) });

@@ -77,6 +77,7 @@ export const endpointStatus = (endpoint: WebhookEndpoint): WebhookEndpointStatus
 @Entity({ name: 'webhook_events' })
 @Index(['tenantId', 'createdAt'])
 @Index(['tenantId', 'resourceId'])
+@Index(['tenantId', 'providerId'])
 export class WebhookEvent {
   /** Also the `webhook-id` header: the same for every attempt and replay. */
   @PrimaryColumn({ type: 'uuid' })
@@ -92,6 +93,17 @@ export class WebhookEvent {
   @Column({ name: 'resource_id', type: 'uuid', nullable: true })
   resourceId: string | null;
 
+  /** The provider's id of a card, marketplace or POS resource (pmt_…, ref_…, a POS transaction_id). */
+  @Column({ name: 'provider_id', type: 'varchar', length: 64, nullable: true })
+  providerId: string | null;
+
+  /**
+   * The event's number among its resource's events (1, 2, 3… in the order the changes committed); null
+   * for an event about no resource, and for events recorded before events were numbered.
+   */
+  @Column({ type: 'integer', nullable: true })
+  sequence: number | null;
+
   /** The JSON body sent, exactly as signed. */
   @Column({ type: 'text' })
   body: string;
@@ -103,6 +115,17 @@ export class WebhookEvent {
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+}
+
+/** The last sequence number given to an event of each resource (WebhookEvent.sequence). */
+@Entity({ name: 'webhook_event_sequences' })
+export class WebhookEventSequence {
+  /** A consent, payment, provider resource or webhook endpoint: any resource events are about. */
+  @PrimaryColumn({ name: 'resource_id', type: 'uuid' })
+  resourceId: string;
+
+  @Column({ type: 'integer' })
+  last: number;
 }
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'dead', 'cancelled'] as const;
@@ -206,4 +229,10 @@ export class WebhookAttempt {
   error: string | null;
 }
 
-export const WEBHOOK_ENTITIES = [WebhookEndpoint, WebhookEvent, WebhookDelivery, WebhookAttempt];
+export const WEBHOOK_ENTITIES = [
+  WebhookEndpoint,
+  WebhookEvent,
+  WebhookEventSequence,
+  WebhookDelivery,
+  WebhookAttempt,
+];

@@ -177,6 +177,8 @@ export class WebhooksService {
       id: event.id,
       type: event.type as WebhookEventType,
       resourceId: event.resourceId,
+      providerId: event.providerId,
+      sequence: event.sequence,
       createdAt: event.createdAt.toISOString(),
       payload: JSON.parse(event.body) as WebhookPayload,
       deliveries: counts,

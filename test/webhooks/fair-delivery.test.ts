@@ -292,6 +292,7 @@ describe('fair webhook delivery', () => {
     expect(JSON.parse(notice.body)).toEqual({
       type: 'webhook_endpoint.paused',
       timestamp: expect.any(String),
+      sequence: 1,
       data: {
         endpointId: failing.id,
         status: 'paused',

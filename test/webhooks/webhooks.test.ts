@@ -157,7 +157,8 @@ describe('signed webhooks to apps', () => {
       expect.arrayContaining([
         {
           type: 'consent.status_changed',
-          timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
+          timestamp: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+          sequence: 1,
           data: {
             consentId,
             previousStatus: 'creating',
@@ -168,6 +169,7 @@ describe('signed webhooks to apps', () => {
         {
           type: 'consent.status_changed',
           timestamp: expect.any(String),
+          sequence: 2,
           data: { consentId, previousStatus: 'received', status: 'valid', cause: 'sca-callback' },
         },
       ]),

@@ -122,7 +122,7 @@ export class StatusHistoryService {
       : `changed AS (
            UPDATE ${table.name} SET status = $3${this.touched(table)} WHERE id = $1 AND status = $2
            RETURNING id, tenant_id)`;
-    const transition = this.transitionOf(kind, subject, from, to, cause);
+    const transition = this.transitionOf(kind, subject, from, to, cause, columns);
     const [row] = await this.run<{ moved: boolean; stored: string | null }>(
       `trail:transition:${table.name}`,
       (completions, listeners) => `WITH ${changedCte},
@@ -157,7 +157,7 @@ export class StatusHistoryService {
       ? `changed AS (UPDATE ${table.name} SET ${sets.clauses} WHERE id = $1 RETURNING id, tenant_id)`
       : `changed AS (SELECT id, tenant_id FROM ${table.name} WHERE id = $1)`;
     const status = subject.status;
-    const transition = this.transitionOf(kind, subject, status, status, cause);
+    const transition = this.transitionOf(kind, subject, status, status, cause, columns);
     await this.run(
       `trail:touch:${table.name}`,
       (completions, listeners) => `WITH ${changedCte},
@@ -213,13 +213,15 @@ export class StatusHistoryService {
     fromStatus: string,
     toStatus: string,
     cause: string,
+    columns: ColumnValues,
   ): StatusTransition {
     return {
       subject: { kind, id: subject.id, tenantId: subject.tenantId },
       fromStatus,
       toStatus,
       cause,
-      resource: subject as StatusTransition['resource'],
+      // The row as the change leaves it: a provider id written with the change names it already.
+      resource: { ...subject, ...columns } as StatusTransition['resource'],
     };
   }
 

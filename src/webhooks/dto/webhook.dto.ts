@@ -39,6 +39,14 @@ const EVENT_TYPES_DOC = WEBHOOK_EVENT_TYPE_NAMES.map(
     `\`${name}\`: ${WEBHOOK_EVENT_TYPES[name].about}${WEBHOOK_EVENT_TYPES[name].sent ? '' : ' (reserved: not sent yet)'}`,
 ).join('; ');
 const STATUS_TEXT = { maxLength: 24, pattern: '^[A-Za-z]{1,24}$' };
+/** The provider's id of a resource (pmt_…, ref_…, sel_…, a POS transaction_id) or Portico's UUID. */
+const PROVIDER_ID_PATTERN = '^[A-Za-z0-9_.:-]{1,64}$';
+const PROVIDER_ID_DOC = {
+  maxLength: 64,
+  pattern: PROVIDER_ID_PATTERN,
+  nullable: true,
+  type: String,
+} as const;
 
 export class EndpointParams {
   @ApiProperty({ description: "Portico's webhook endpoint id", format: 'uuid', maxLength: 36 })
@@ -190,12 +198,15 @@ export class WebhookEventsQuery {
   type?: WebhookEventType;
 
   @ApiPropertyOptional({
-    description: 'Only events about this consent or payment',
-    format: 'uuid',
-    maxLength: 36,
+    description:
+      "Only events about this resource: Portico's id (a consent, payment or provider resource, UUID) or the provider's (pmt_…, ref_…, pnt_…, src_…, a POS transaction_id)",
+    maxLength: 64,
+    pattern: PROVIDER_ID_PATTERN,
   })
   @IsOptional()
-  @IsUUID()
+  @Matches(new RegExp(PROVIDER_ID_PATTERN), {
+    message: "resourceId must be Portico's id or the provider's id of a resource",
+  })
   resourceId?: string;
 
   @ApiPropertyOptional({
@@ -246,8 +257,47 @@ export class WebhookEventData {
   @ApiPropertyOptional({ format: 'uuid', maxLength: 36 })
   consentId?: string;
 
-  @ApiPropertyOptional({ format: 'uuid', maxLength: 36 })
-  paymentId?: string;
+  @ApiPropertyOptional({
+    description:
+      "payment.status_changed: Portico's id (UUID). card_payment.status_changed: the provider's (pmt_…), null while the payment has none (in doubt, or refused at its creation); iris_session.status_changed: the payment made from the session",
+    ...PROVIDER_ID_DOC,
+  })
+  paymentId?: string | null;
+
+  @ApiPropertyOptional({ description: 'card_refund.status_changed (ref_…)', ...PROVIDER_ID_DOC })
+  refundId?: string | null;
+
+  @ApiPropertyOptional({
+    description: 'notification.status_changed (pnt_…)',
+    ...PROVIDER_ID_DOC,
+  })
+  notificationId?: string | null;
+
+  @ApiPropertyOptional({ description: 'iris_session.status_changed (src_…)', ...PROVIDER_ID_DOC })
+  sessionId?: string | null;
+
+  @ApiPropertyOptional({
+    description: 'pos_transaction.status_changed: the transaction_id',
+    ...PROVIDER_ID_DOC,
+  })
+  transactionId?: string | null;
+
+  @ApiPropertyOptional({
+    description:
+      "Card, notification, IRIS and POS events: Portico's id of the resource, in every event of it (the provider's id is null until the provider answered)",
+    format: 'uuid',
+    maxLength: 36,
+  })
+  porticoId?: string;
+
+  @ApiPropertyOptional({
+    description: "Card events: the payment's merchant_ref (null for the others)",
+    maxLength: 120,
+    pattern: PRINTABLE_TEXT_SOURCE,
+    nullable: true,
+    type: String,
+  })
+  merchantRef?: string | null;
 
   @ApiPropertyOptional({ description: 'webhook_endpoint.paused', format: 'uuid', maxLength: 36 })
   endpointId?: string;
@@ -306,8 +356,24 @@ export class WebhookPayload {
   @ApiProperty({ enum: WEBHOOK_EVENT_TYPE_NAMES })
   type: WebhookEventType;
 
-  @ApiProperty({ description: 'When the event happened', format: 'date-time', maxLength: 40 })
+  @ApiProperty({
+    description:
+      'When the change happened (its transaction: the time its status history shows), RFC 3339 in UTC',
+    format: 'date-time',
+    maxLength: 40,
+  })
   timestamp: string;
+
+  @ApiProperty({
+    description:
+      "The event's number among the events of its resource (1, 2, 3… in the order the changes were made; a number may be skipped, never reused). Deliveries can arrive in any order: keep the highest sequence handled per resource and drop an event with a lower one. Null for an event about no resource.",
+    format: 'int32',
+    minimum: 1,
+    maximum: 2147483647,
+    nullable: true,
+    type: Number,
+  })
+  sequence: number | null;
 
   @ApiProperty({ type: WebhookEventData })
   data: WebhookEventData;
@@ -334,8 +400,31 @@ export class WebhookEventView {
   @ApiProperty({ enum: WEBHOOK_EVENT_TYPE_NAMES })
   type: WebhookEventType;
 
-  @ApiProperty({ format: 'uuid', maxLength: 36, nullable: true, type: String })
+  @ApiProperty({
+    description: "Portico's id of the resource the event is about",
+    format: 'uuid',
+    maxLength: 36,
+    nullable: true,
+    type: String,
+  })
   resourceId: string | null;
+
+  @ApiProperty({
+    description:
+      "The provider's id of that resource (pmt_…, ref_…, pnt_…, src_…, a POS transaction_id): null for open-banking resources and before the provider answered",
+    ...PROVIDER_ID_DOC,
+  })
+  providerId: string | null;
+
+  @ApiProperty({
+    description: "The event's number among its resource's events (as in the payload)",
+    format: 'int32',
+    minimum: 1,
+    maximum: 2147483647,
+    nullable: true,
+    type: Number,
+  })
+  sequence: number | null;
 
   @ApiProperty({ format: 'date-time', maxLength: 40 })
   createdAt: string;

@@ -18,6 +18,7 @@ import { AccessLogDeadline1795697933516 } from './1795697933516-AccessLogDeadlin
 import { ProviderSync1795701994739 } from './1795701994739-ProviderSync.js';
 import { ProviderResources1795710000000 } from './1795710000000-ProviderResources.js';
 import { WriterLeases1795853166705 } from './1795853166705-WriterLeases.js';
+import { EventSequence1795864454094 } from './1795864454094-EventSequence.js';
 
 export const MIGRATIONS = [
   Initial1795216535010,
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   ProviderSync1795701994739,
   ProviderResources1795710000000,
   WriterLeases1795853166705,
+  EventSequence1795864454094,
 ];
