@@ -1656,7 +1656,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Events of the chosen types are POSTed to the URL, signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with the endpoint's secret, which this answer shows once. Role app or admin, for the key's own tenant.
+         * @description Events of the chosen types are POSTed to the URL, signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with the endpoint's secret, which this answer shows once (and a repeat with the same Idempotency-Key, which answers the endpoint made first). Role app or admin, for the key's own tenant.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -6947,7 +6947,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -7749,7 +7749,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -8632,7 +8632,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9329,7 +9329,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -9958,7 +9958,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -10471,7 +10471,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -10796,7 +10796,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -11249,7 +11249,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -11772,7 +11772,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -11933,7 +11933,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -12094,7 +12094,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -12418,7 +12418,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -13017,7 +13017,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -13908,7 +13908,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14550,7 +14550,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -15035,7 +15035,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -15671,7 +15671,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -16420,7 +16420,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -17185,7 +17185,7 @@ export interface operations {
                 wait?: number;
             };
             header?: {
-                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -18473,7 +18473,10 @@ export interface operations {
     createWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and the same request gets the first answer again, with `Idempotent-Replayed: true`, without doing the operation twice (client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown (`outcome: unknown`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the resource as settled. Keys belong to your tenant. Without it, every request runs. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -18542,6 +18545,36 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A request with this Idempotency-Key is still in progress, or its outcome at the provider is not settled yet (`outcome: unknown`); retry after Retry-After seconds to get its answer */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This Idempotency-Key was already used with another request (another operation, path or body) */
+            422: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The key used up its requests for this minute (see Retry-After) */
             429: {
                 headers: {
@@ -18561,6 +18594,15 @@ export interface operations {
             };
             /** @description An unexpected failure; the body carries only the request id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Idempotency-Key store is unavailable; the request was not processed and may be retried with the same key */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

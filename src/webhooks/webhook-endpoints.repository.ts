@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository } from 'typeorm';
+import { idempotentBindCte } from '../platform/idempotency/idempotency-binding.js';
 import { WebhookDelivery, WebhookEndpoint } from './webhook.entities.js';
 
 /** An endpoint's signing secrets as rotated. */
@@ -28,7 +29,9 @@ export class WebhookEndpointsRepository {
     @InjectRepository(WebhookEndpoint) private readonly rows: Repository<WebhookEndpoint>,
   ) {}
 
-  insert(
+  /** Writes an endpoint, and binds the request's Idempotency-Key (if any) to `resource` in its transaction. */
+  async insert(
+    resource: string,
     endpoint: Omit<
       WebhookEndpoint,
       | 'createdAt'
@@ -39,7 +42,14 @@ export class WebhookEndpointsRepository {
       | 'lastClaimedAt'
     >,
   ): Promise<WebhookEndpoint> {
-    return this.rows.save(this.rows.create(endpoint));
+    const bind = idempotentBindCte('bound', resource, 1);
+    const saved = await this.rows.manager.transaction(async (manager) => {
+      const row = await manager.save(this.rows.create(endpoint));
+      if (bind) await manager.query(`WITH ${bind.cte} SELECT 1`, bind.params);
+      return row;
+    });
+    bind?.written();
+    return saved;
   }
 
   /** A tenant's endpoints not removed, oldest first. */

@@ -10,6 +10,7 @@ import {
 import { Auth, CurrentPrincipal } from '../access/auth/auth.decorator.js';
 import type { Principal } from '../access/tenants/tenants.service.js';
 import { ApiProblems, ApiStandardProblems } from '../platform/errors/api-problem-responses.js';
+import { Idempotent } from '../platform/idempotency/idempotent.decorator.js';
 import {
   CreateWebhookEndpointRequest,
   EndpointParams,
@@ -39,10 +40,11 @@ export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Post('endpoints')
+  @Idempotent({ readBack: true })
   @ApiOperation({
     summary: 'Register a webhook endpoint',
     description:
-      "Events of the chosen types are POSTed to the URL, signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with the endpoint's secret, which this answer shows once. Role app or admin, for the key's own tenant.",
+      "Events of the chosen types are POSTed to the URL, signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with the endpoint's secret, which this answer shows once (and a repeat with the same Idempotency-Key, which answers the endpoint made first). Role app or admin, for the key's own tenant.",
   })
   @ApiCreatedResponse({ type: WebhookEndpointWithSecret })
   async createWebhookEndpoint(

@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { IdempotencyModule } from '../platform/idempotency/idempotency.module.js';
 import { SecretsModule } from '../platform/secrets/secrets.module.js';
 import { SecretsResealService } from '../platform/secrets/secrets-reseal.service.js';
+import { WebhookBoundResources } from './webhook-bound-resources.js';
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker.js';
 import { WebhookEndpointsRepository } from './webhook-endpoints.repository.js';
@@ -26,9 +28,9 @@ export class WebhooksCoreModule {
 
 /** Signed webhooks to apps: the API and the delivery worker. */
 @Module({
-  imports: [WebhooksCoreModule, WebhookOutboxModule, SecretsModule],
+  imports: [WebhooksCoreModule, WebhookOutboxModule, SecretsModule, IdempotencyModule],
   controllers: [WebhooksController],
-  providers: [WebhookDeliveryWorker, WebhookEndpointHealth],
+  providers: [WebhookDeliveryWorker, WebhookEndpointHealth, WebhookBoundResources],
   exports: [WebhookDeliveryWorker],
 })
 export class WebhooksModule {}

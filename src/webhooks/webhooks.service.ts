@@ -4,6 +4,7 @@ import type { AppConfig } from '../platform/config/app-config.js';
 import { APP_CONFIG } from '../platform/config/config.module.js';
 import { PROBLEM_TYPES, ProblemException } from '../platform/errors/problem.js';
 import { ValidationFailedException } from '../platform/errors/to-problem.js';
+import { admittedToWrite } from '../platform/logging/request-context.js';
 import { SecretsService } from '../platform/secrets/secrets.service.js';
 import { isUuid } from '../shared/uuid.js';
 import type {
@@ -18,7 +19,7 @@ import type {
 import { WebhookDeliveriesRepository } from './webhook-deliveries.repository.js';
 import { WebhookEndpointsRepository } from './webhook-endpoints.repository.js';
 import { WebhookOutboxService } from './webhook-outbox.service.js';
-import { sealWebhookSecret } from './webhook-secrets.js';
+import { openWebhookSecret, sealWebhookSecret } from './webhook-secrets.js';
 import { newWebhookSecret } from './webhook-signature.js';
 import { webhookUrlRefusal } from './webhook-url-policy.js';
 import type { WebhookEventType } from './webhook-event-types.js';
@@ -31,6 +32,9 @@ const notFound = (what: string, id: string) =>
     title: 'Not Found',
     detail: `No ${what} ${id}`,
   });
+
+/** The facade path of an endpoint, which an Idempotency-Key of its creation is bound to. */
+export const endpointPath = (endpointId: string) => `/v1/webhooks/endpoints/${endpointId}`;
 
 /** An endpoint as created or rotated: with its signing secret, shown this once. */
 export type WebhookEndpointWithSecret = WebhookEndpoint & { secret: string };
@@ -56,7 +60,10 @@ export class WebhooksService {
     if (refusal) throw new ValidationFailedException([{ field: 'url', reason: refusal }]);
     const id = randomUUID();
     const secret = newWebhookSecret();
-    const endpoint = await this.endpoints.insert({
+    // The request's rate-limit count, in flight since the guard (an @Idempotent route), before writing.
+    await admittedToWrite();
+    // With an Idempotency-Key, the key is bound to the endpoint in the transaction that writes it.
+    const endpoint = await this.endpoints.insert(endpointPath(id), {
       id,
       tenantId,
       url: request.url,
@@ -68,6 +75,17 @@ export class WebhooksService {
       removedAt: null,
     });
     return Object.assign(endpoint, { secret });
+  }
+
+  /** An endpoint with its secret, as its creation answered it (a repeat of an idempotent creation). */
+  async endpointWithSecret(
+    tenantId: string,
+    endpointId: string,
+  ): Promise<WebhookEndpointWithSecret> {
+    const endpoint = await this.findEndpoint(tenantId, endpointId);
+    return Object.assign(endpoint, {
+      secret: openWebhookSecret(this.secrets, endpoint.id, endpoint.secretSealed),
+    });
   }
 
   listEndpoints(tenantId: string): Promise<WebhookEndpoint[]> {

@@ -175,14 +175,26 @@ describe('Idempotency-Key', () => {
     // The replay is an exchange of its own: its own trace, too.
     expect(replayTrace).not.toBe(firstTrace);
     expect(probe.runs(ref)).toBe(1);
+  });
 
-    // A validation failure (the pipe runs inside the interceptor) is stored the same way.
-    const invalid = randomUUID();
-    const refused = await post({ ref, amount: 'lots' }, invalid);
+  it('keeps nothing for a request refused by validation: the corrected request runs under the same key', async () => {
+    const ref = randomUUID();
+    const idem = randomUUID();
+    // The pipe runs inside the interceptor, before the handler: the request never began executing.
+    const refused = await post({ ref, amount: 'lots' }, idem);
     expectProblem(refused, 400, 'urn:portico:problem:validation-failed');
-    const refusedAgain = await post({ ref, amount: 'lots' }, invalid);
-    expect(refusedAgain.headers['idempotent-replayed']).toBe('true');
-    expect(refusedAgain.json().errors).toEqual(refused.json().errors);
+    expect(await record(idem)).toBeUndefined();
+    const again = await post({ ref, amount: 'lots' }, idem);
+    expect(again.statusCode).toBe(400);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+    expect(probe.runs(ref)).toBe(0);
+
+    const corrected = await post({ ref, amount: 5 }, idem);
+    expect(corrected.statusCode).toBe(201);
+    expect(corrected.json()).toMatchObject({ amount: 5, run: 1 });
+    const replay = await post({ ref, amount: 5 }, idem);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(probe.runs(ref)).toBe(1);
   });
 
   it('does not store a 500: the key is freed and a retry runs the handler', async () => {

@@ -8,11 +8,12 @@ import {
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { defer, lastValueFrom, type Observable } from 'rxjs';
-import { ProblemException, type ProblemInit } from '../errors/problem.js';
+import { PROBLEM_TYPES, ProblemException, type ProblemInit } from '../errors/problem.js';
 import { toProblem } from '../errors/to-problem.js';
 import { LOGGER } from '../logging/logging.module.js';
 import { requestContext } from '../logging/request-context.js';
 import { requestFingerprint } from './fingerprint.js';
+import { READ_BACK_KEY } from './read-back.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_REPLAYED_HEADER,
@@ -81,6 +82,17 @@ function storedExtensions(response: StoredResponse): Record<string, unknown> {
   return extensions;
 }
 
+/** Problems that mean the request was refused as sent (its body, path or query), before it ran. */
+const UNRUN_TYPES: ReadonlySet<string> = new Set([
+  PROBLEM_TYPES.validation,
+  PROBLEM_TYPES.malformedBody,
+  PROBLEM_TYPES.malformedRequest,
+  PROBLEM_TYPES.unsupportedMediaType,
+]);
+
+const refusedUnrun = (problem: ProblemInit): boolean =>
+  (problem.status === 400 || problem.status === 415) && UNRUN_TYPES.has(problem.type ?? '');
+
 function asReplayed(problem: ProblemException): ProblemException {
   return new ProblemException({
     ...problem.init,
@@ -112,7 +124,8 @@ function replayedProblem(response: StoredResponse): ProblemException {
 /**
  * Makes a POST safe to retry with `Idempotency-Key` (apply it with @Idempotent()). The first request with a
  * key claims it and runs; its answer (success or a 4xx problem) is stored and replayed to repeats of the same
- * request for 24 hours. Once the request has written its resource (bindIdempotentResource) the key is bound
+ * request for 24 hours, but for a request refused by validation (400) before it wrote anything: that one
+ * keeps nothing, so that it can be corrected and sent again under the same key. Once the request has written its resource (bindIdempotentResource) the key is bound
  * to it: it is never run again, and a repeat whose stored answer may be stale (outcome unknown, 202, or none
  * after a crash) answers the resource as its capability reads it now (BoundResources): settled, its body;
  * still in doubt, 409 with Retry-After. A 5xx before that forgets the key, so the client may retry it. If the store
@@ -135,7 +148,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
     // Guards run before interceptors: without a principal the route lacks @Auth(), a programming error.
     if (!tenantId)
       throw new Error('@Idempotent() needs @Auth() on the same route: keys are scoped by tenant');
-    return defer(() => this.run(request, http.getResponse<FastifyReply>(), tenantId, key, next));
+    const readBack = Reflect.getMetadata(READ_BACK_KEY, context.getHandler()) === true;
+    return defer(() =>
+      this.run(request, http.getResponse<FastifyReply>(), tenantId, key, next, readBack),
+    );
   }
 
   private async run(
@@ -144,6 +160,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     tenantId: string,
     key: string,
     next: CallHandler,
+    readBack: boolean,
   ): Promise<unknown> {
     const template = request.routeOptions.url ?? request.url.split('?')[0];
     const route = `${request.method} ${template}`;
@@ -163,7 +180,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       throw storeUnavailableProblem();
     }
     if (claim.outcome === 'mismatch') throw keyReusedProblem(claim.route, route);
-    if (claim.outcome !== 'claimed') return this.repeat(claim, tenantId, reply);
+    if (claim.outcome !== 'claimed') return this.repeat(claim, tenantId, reply, readBack);
 
     const { lease } = claim;
     const store = this.store;
@@ -192,7 +209,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
       const notSent =
         (problem?.extensions?.upstream as { sent?: boolean } | undefined)?.sent === false;
       const bound = held.boundTo !== undefined;
-      if (problem && (problem.status < 500 || (bound && !notSent)))
+      // A request refused by validation before it wrote anything did not execute: nothing is kept, and
+      // the corrected request may be sent under the same key (as Stripe does).
+      if (problem && !bound && refusedUnrun(problem)) await this.forget(tenantId, key, lease);
+      else if (problem && (problem.status < 500 || (bound && !notSent)))
         await this.finish(held, storedProblem(problem));
       else await this.forget(tenantId, key, lease);
       throw error;
@@ -200,7 +220,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     // Nest set the route's status (and @Header()s) before the interceptors; the handler may have changed them.
     await this.finish(held, {
       status: reply.statusCode,
-      body: result,
+      body: readBack && held.boundTo !== undefined ? undefined : result,
       headers: replayableHeaders(reply.getHeaders()),
     });
     return result;
@@ -215,9 +235,14 @@ export class IdempotencyInterceptor implements NestInterceptor {
     claim: Exclude<ClaimOutcome, { outcome: 'claimed' | 'mismatch' }>,
     tenantId: string,
     reply: FastifyReply,
+    readBack: boolean,
   ): Promise<unknown> {
     const stored = claim.outcome === 'completed' ? claim.response : undefined;
-    const stale = !stored || stored.status >= 500 || stored.status === 202;
+    const stale =
+      !stored ||
+      stored.status >= 500 ||
+      stored.status === 202 ||
+      (readBack && stored.body === undefined);
     const resource = claim.resource;
     const now = resource && stale ? await this.current(tenantId, resource) : undefined;
     if (now?.state === 'settled') {

@@ -8,6 +8,7 @@ import {
   IDEMPOTENT_REPLAYED_HEADER,
 } from './idempotency-problems.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
+import { READ_BACK_KEY } from './read-back.js';
 
 /**
  * Set by @Idempotent() on a creating call: without an Idempotency-Key, its rate-limit count may still
@@ -20,9 +21,10 @@ export const COUNTED_BY_FIRST_WRITE_KEY = 'portico:counted-by-first-write';
  * spec cannot diverge. Put it after @Auth() on the route (keys are scoped by the caller's tenant); the module
  * declaring the controller imports IdempotencyModule.
  */
-export function Idempotent(): MethodDecorator {
+export function Idempotent(options: { readBack?: boolean } = {}): MethodDecorator {
   return applyDecorators(
     SetMetadata(COUNTED_BY_FIRST_WRITE_KEY, true),
+    SetMetadata(READ_BACK_KEY, options.readBack === true),
     UseInterceptors(IdempotencyInterceptor),
     ApiHeader({
       name: IDEMPOTENCY_KEY_HEADER,
@@ -30,7 +32,8 @@ export function Idempotent(): MethodDecorator {
       description:
         `Makes this request safe to retry: a unique value per operation (a UUID). For 24 hours, a repeat with the same key and ` +
         `the same request gets the first answer again, with \`${IDEMPOTENT_REPLAYED_HEADER}: true\`, without doing the operation twice ` +
-        `(client errors are replayed too; after a 5xx the key may be retried). A request whose outcome at the provider was unknown ` +
+        `(client errors are replayed too, but for a request refused by validation (400), which keeps nothing: correct it and send it again ` +
+        `with the same key; after a 5xx the key may be retried). A request whose outcome at the provider was unknown ` +
         `(\`outcome: unknown\`) is never run again: its key answers 409 with Retry-After while Portico settles it, then the ` +
         `resource as settled. Keys belong to your tenant. Without it, every request runs.`,
       schema: {
