@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ANSWER_STYLES } from './answer-style.js';
 import type { CardSandbox } from './card-sandbox.js';
+import { registerDashboardControls } from './dashboard-controls.js';
 import { registerMarketplaceControls } from './marketplace/marketplace-controls.js';
 
 /** Ten years: the furthest one clock move may go. */
@@ -63,4 +64,5 @@ export function registerCardControls(server: FastifyInstance, card: CardSandbox)
     return reply.code(200).send({ style, merchants: changed.length });
   });
   registerMarketplaceControls(server, card);
+  registerDashboardControls(server, card);
 }
