@@ -18,6 +18,7 @@ import { Payment } from './open-banking/payments/payment.entity.js';
 import { ScaSession } from './open-banking/sca-sessions/sca-session.entity.js';
 import { IdempotencyRecord } from './platform/idempotency/idempotency-record.entity.js';
 import { WEBHOOK_ENTITIES } from './webhooks/webhook.entities.js';
+import { RECONCILIATION_ENTITIES } from './reconciliation/reconciliation.entities.js';
 
 /**
  * Every entity of the gateway, for what sees the whole schema at once: the migration scripts and the
@@ -44,4 +45,5 @@ export const APP_ENTITIES = [
   AuditRetentionCut,
   ...WEBHOOK_ENTITIES,
   ProviderResource,
+  ...RECONCILIATION_ENTITIES,
 ];

@@ -14,6 +14,7 @@ import { WebhooksModule } from './webhooks/webhooks.module.js';
 import { CardModule } from './card/card.module.js';
 import { MarketplaceModule } from './card/marketplace/marketplace.module.js';
 import { PosModule } from './pos/pos.module.js';
+import { ReconciliationModule } from './reconciliation/reconciliation.module.js';
 import { InDoubtModule } from './platform/in-doubt/in-doubt-settlers.js';
 import { SchedulerModule } from './platform/scheduler/scheduler.js';
 import { ProviderSyncModule } from './platform/provider-sync/provider-sync.js';
@@ -49,6 +50,7 @@ export class AppModule {
         CardModule,
         MarketplaceModule,
         PosModule,
+        ReconciliationModule,
         ...(extra as Type[]),
       ],
     };

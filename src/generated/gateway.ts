@@ -321,6 +321,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit/reconciliation/drifts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List reconciliation drifts (auditor)
+         * @description Every difference reconciliation flagged between Portico's records and the provider's, newest first, with both sides' values; each once, however many runs find it again.
+         */
+        get: operations["listReconciliationDrifts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/reconciliation/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List reconciliation runs (auditor)
+         * @description Every tenant's reconciliation runs, newest first: window, trigger, outcome, counts per class, provider calls, duration.
+         */
+        get: operations["listReconciliationRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit/tenants": {
         parameters: {
             query?: never;
@@ -1523,6 +1563,26 @@ export interface paths {
         get: operations["getPosTransaction"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reconciliation/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reconcile a tenant's window of days now (operator)
+         * @description Compares the tenant's records with the provider's for the days `from` to `to` (UTC, inclusive, at most 31 days) and answers the finished run: counts per class, provider calls, duration. Moves rows Portico was behind on, adopts resources found only at the provider, flags drifts (see docs/reconciliation.md). Role operator.
+         */
+        post: operations["createReconciliationRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3439,6 +3499,25 @@ export interface components {
              */
             redirectUri: string;
         };
+        CreateReconciliationRunRequest: {
+            /**
+             * @default card
+             * @enum {string}
+             */
+            capability: "card";
+            /**
+             * Format: date
+             * @example 2026-11-27
+             */
+            from: string;
+            /** Format: uuid */
+            tenantId: string;
+            /**
+             * Format: date
+             * @example 2026-11-27
+             */
+            to: string;
+        };
         CreateTenantRequest: {
             /**
              * @description Display name of the fintech app
@@ -3455,14 +3534,14 @@ export interface components {
             /** @description What the endpoint is for */
             description?: string;
             /**
-             * @description The event types sent to this endpoint. `consent.status_changed`: A consent moved to another status; `consent.renewal_due`: An account-information consent needs a fresh SCA or ends soon; `payment.status_changed`: An open-banking payment moved to another status; `card_payment.status_changed`: A card payment moved to another status; `card_refund.status_changed`: A card refund moved to another status; `notification.status_changed`: A provider notification's outcome; `iris_session.status_changed`: An IRIS session moved to another status; `pos_transaction.status_changed`: A POS transaction moved to another status; `webhook_endpoint.paused`: A webhook endpoint failed for WEBHOOK_PAUSE_AFTER_MS and is paused until resumed.
+             * @description The event types sent to this endpoint. `consent.status_changed`: A consent moved to another status; `consent.renewal_due`: An account-information consent needs a fresh SCA or ends soon; `payment.status_changed`: An open-banking payment moved to another status; `card_payment.status_changed`: A card payment moved to another status; `card_refund.status_changed`: A card refund moved to another status; `notification.status_changed`: A provider notification's outcome; `iris_session.status_changed`: An IRIS session moved to another status; `pos_transaction.status_changed`: A POS transaction moved to another status; `reconciliation.drift`: Reconciliation found Portico's record of a resource and the provider's apart (amounts, a status Portico is ahead on, a resource the provider does not have): flagged, never overwritten; `webhook_endpoint.paused`: A webhook endpoint failed for WEBHOOK_PAUSE_AFTER_MS and is paused until resumed.
              * @example [
              *       "consent.status_changed",
              *       "consent.renewal_due",
              *       "payment.status_changed"
              *     ]
              */
-            eventTypes: ("consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused")[];
+            eventTypes: ("consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "reconciliation.drift" | "webhook_endpoint.paused")[];
             /**
              * @description Where events are POSTed. https (http too in sandbox mode); in production never a loopback, link-local, private or metadata address.
              * @example https://app.example.com/portico/webhooks
@@ -4045,6 +4124,95 @@ export interface components {
             /** @enum {string} */
             status: "ok" | "fail";
         };
+        ReconciliationCountsView: {
+            /** Format: int32 */
+            adopted: number;
+            /** Format: int32 */
+            "amount-differs": number;
+            /** Format: int32 */
+            "in-doubt": number;
+            /** Format: int32 */
+            matched: number;
+            /** Format: int32 */
+            moved: number;
+            /** Format: int32 */
+            "portico-ahead": number;
+            /** Format: int32 */
+            "portico-only": number;
+        };
+        ReconciliationDriftPage: {
+            items: components["schemas"]["ReconciliationDriftView"][];
+            /** Format: int32 */
+            page: number;
+            /** Format: int32 */
+            pageSize: number;
+            /** Format: int32 */
+            totalCount: number;
+        };
+        ReconciliationDriftView: {
+            /** @enum {string} */
+            capability: "card";
+            /** @enum {string} */
+            class: "amount-differs" | "portico-ahead" | "portico-only";
+            /** Format: date-time */
+            detectedAt: string;
+            /** Format: uuid */
+            id: string;
+            kind: string;
+            portico: components["schemas"]["ReconciliationValuesView"];
+            /** Format: uuid */
+            porticoId?: string | null;
+            provider?: components["schemas"]["ReconciliationValuesView"] | null;
+            /** Format: uuid */
+            runId: string;
+            /** Format: uuid */
+            tenantId: string;
+            token?: string | null;
+        };
+        ReconciliationRunPage: {
+            items: components["schemas"]["ReconciliationRunView"][];
+            /** Format: int32 */
+            page: number;
+            /** Format: int32 */
+            pageSize: number;
+            /** Format: int32 */
+            totalCount: number;
+        };
+        ReconciliationRunView: {
+            /** @enum {string} */
+            capability: "card";
+            counts?: components["schemas"]["ReconciliationCountsView"] | null;
+            /** Format: int32 */
+            durationMs?: number | null;
+            error?: string | null;
+            /** Format: date-time */
+            finishedAt?: string | null;
+            /** Format: date */
+            from: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: int32 */
+            requests: number;
+            /** Format: date-time */
+            startedAt: string;
+            /** @enum {string} */
+            status: "running" | "succeeded" | "failed" | "interrupted";
+            /** Format: uuid */
+            tenantId: string;
+            /** Format: date */
+            to: string;
+            /** @enum {string} */
+            trigger: "daily" | "recent" | "on-demand";
+        };
+        ReconciliationValuesView: {
+            /** Format: int32 */
+            amount?: number | null;
+            /** Format: int32 */
+            fee?: number | null;
+            /** Format: int32 */
+            refunded?: number | null;
+            status: string;
+        };
         SetCardCredentialsRequest: {
             /** @description The POS terminal interface key (`p_`), when the merchant has terminals. Stored encrypted. */
             posKey?: string;
@@ -4219,7 +4387,7 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             description: string | null;
-            eventTypes: ("consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused")[];
+            eventTypes: ("consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "reconciliation.drift" | "webhook_endpoint.paused")[];
             /**
              * Format: date-time
              * @description Since when every attempt to it has failed
@@ -4245,7 +4413,7 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             description: string | null;
-            eventTypes: ("consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused")[];
+            eventTypes: ("consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "reconciliation.drift" | "webhook_endpoint.paused")[];
             /**
              * Format: date-time
              * @description Since when every attempt to it has failed
@@ -4351,7 +4519,7 @@ export interface components {
              */
             sequence: number | null;
             /** @enum {string} */
-            type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused";
+            type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "reconciliation.drift" | "webhook_endpoint.paused";
         };
         WebhookEventPage: {
             items: components["schemas"]["WebhookEventView"][];
@@ -4387,7 +4555,7 @@ export interface components {
              */
             sequence: number | null;
             /** @enum {string} */
-            type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused";
+            type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "reconciliation.drift" | "webhook_endpoint.paused";
         };
         WebhookPayload: {
             data: components["schemas"]["WebhookEventData"];
@@ -4402,7 +4570,7 @@ export interface components {
              */
             timestamp: string;
             /** @enum {string} */
-            type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused";
+            type: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "reconciliation.drift" | "webhook_endpoint.paused";
         };
         WebhookReplay: {
             /** @description The new deliveries, one per endpoint now subscribed to the type */
@@ -6285,6 +6453,227 @@ export interface operations {
             };
             /** @description No such payment */
             404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listReconciliationDrifts: {
+        parameters: {
+            query?: {
+                class?: "amount-differs" | "portico-ahead" | "portico-only";
+                /** @description Created at or after (an ISO date or date-time) */
+                createdFrom?: string;
+                /** @description Created before (an ISO date or date-time) */
+                createdTo?: string;
+                /** @description Page, from 1 */
+                page?: number;
+                /** @description Items a page */
+                pageSize?: number;
+                runId?: string;
+                /** @description Only this tenant */
+                tenantId?: string;
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                tenantName?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReconciliationDriftPage"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not auditor */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listReconciliationRuns: {
+        parameters: {
+            query?: {
+                /** @description Created at or after (an ISO date or date-time) */
+                createdFrom?: string;
+                /** @description Created before (an ISO date or date-time) */
+                createdTo?: string;
+                /** @description Page, from 1 */
+                page?: number;
+                /** @description Items a page */
+                pageSize?: number;
+                status?: "running" | "succeeded" | "failed" | "interrupted";
+                /** @description Only this tenant */
+                tenantId?: string;
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                tenantName?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReconciliationRunPage"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not auditor */
+            403: {
                 headers: {
                     /** @description Requests this API key may make per minute */
                     "RateLimit-Limit"?: number;
@@ -17528,6 +17917,136 @@ export interface operations {
             };
         };
     };
+    createReconciliationRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateReconciliationRunRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReconciliationRunView"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's role is not operator */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such tenant */
+            404: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Another replica is running this window */
+            409: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     completeSca: {
         parameters: {
             query?: never;
@@ -19081,7 +19600,7 @@ export interface operations {
                 /** @description Only events about this resource: Portico's id (a consent, payment or provider resource, UUID) or the provider's (pmt_…, ref_…, pnt_…, src_…, a POS transaction_id) */
                 resourceId?: string;
                 /** @description Only this event type */
-                type?: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "webhook_endpoint.paused";
+                type?: "consent.status_changed" | "consent.renewal_due" | "payment.status_changed" | "card_payment.status_changed" | "card_refund.status_changed" | "notification.status_changed" | "iris_session.status_changed" | "pos_transaction.status_changed" | "reconciliation.drift" | "webhook_endpoint.paused";
             };
             header?: never;
             path?: never;

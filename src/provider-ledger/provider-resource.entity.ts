@@ -33,6 +33,9 @@ export const PROVIDER_RESOURCE_SUBJECTS = {
   wallet_domain: 'wallet_domain',
 } as const satisfies Record<string, SubjectKind>;
 export type ProviderResourceKind = keyof typeof PROVIDER_RESOURCE_SUBJECTS;
+
+export const RESOURCE_ORIGINS = ['portico', 'provider'] as const;
+export type ResourceOrigin = (typeof RESOURCE_ORIGINS)[number];
 export const PROVIDER_RESOURCE_KINDS = Object.keys(
   PROVIDER_RESOURCE_SUBJECTS,
 ) as ProviderResourceKind[];
@@ -94,6 +97,13 @@ export class ProviderResource {
   /** The provider's last answer about it (snake_case, as sent; a card object masked), or the capability's own record. */
   @Column({ type: 'jsonb', nullable: true })
   data: ProviderData | null;
+
+  /**
+   * Who made the row: `portico` (an app's call, or a read through the facade), or `provider` (found by
+   * reconciliation at the provider, made outside Portico or never recorded).
+   */
+  @Column({ type: 'varchar', length: 12, default: 'portico' })
+  origin: ResourceOrigin;
 
   /** Until when a resolver replica works this row (writes in doubt only). */
   @Column({ name: 'resolver_lease_until', type: 'timestamptz', nullable: true })

@@ -37,7 +37,7 @@ export type Resource<M extends KindMap, K extends KindOf<M> = KindOf<M>> = Omit<
 
 /** Fields a new row may start with. */
 export type BeginFields<M extends KindMap, K extends KindOf<M>> = Partial<
-  Pick<ProviderResource, 'id' | 'token' | 'merchantRef' | 'parentToken' | 'amount'>
+  Pick<ProviderResource, 'id' | 'token' | 'merchantRef' | 'parentToken' | 'amount' | 'origin'>
 > & { data?: DataOf<M, K> | null; status?: string };
 
 /** The call that creates a row, written ahead with it: its operation, and its deadline when its own. */
@@ -112,6 +112,7 @@ export class ResourceStore<M extends KindMap> {
       amount: fields.amount ?? null,
       data: fields.data ?? null,
       status: fields.status ?? 'creating',
+      ...(fields.origin ? { origin: fields.origin } : {}),
     });
     const { resource: resourceOf, ...call } = writeAhead ?? { operation: '' };
     const subject = writeAhead && { tenantId, psuPresent: false, ...call };

@@ -23,6 +23,11 @@ export const WEBHOOK_EVENT_TYPES = {
     sent: true,
     about: 'A POS transaction moved to another status',
   },
+  'reconciliation.drift': {
+    sent: true,
+    about:
+      "Reconciliation found Portico's record of a resource and the provider's apart (amounts, a status Portico is ahead on, a resource the provider does not have): flagged, never overwritten",
+  },
   'webhook_endpoint.paused': {
     sent: true,
     about: 'A webhook endpoint failed for WEBHOOK_PAUSE_AFTER_MS and is paused until resumed',

@@ -26,6 +26,8 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     RESOLVER_INTERVAL_MS: '0',
     // Pending rows are read from the provider only by the tests about it, on databases of their own.
     PROVIDER_SYNC_INTERVAL_MS: '0',
+    // Reconciliation runs on its schedule only in the tests about it.
+    RECONCILIATION_INTERVAL_MS: '0',
     // The audit chain is sealed only by the tests about it (test/audit), on a database of their own.
     AUDIT_SEAL_INTERVAL_MS: '0',
     AUDIT_CHECKPOINT_INTERVAL_MS: '0',

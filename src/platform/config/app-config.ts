@@ -114,6 +114,17 @@ export interface AppConfig {
     /** How often due rows are looked for, and the shortest pause between two reads of one (0: off). */
     intervalMs: number;
   };
+  /** Reconciliation of Portico's records with the provider's (docs/reconciliation.md). */
+  reconciliation: {
+    /** How often each replica looks for windows due (the previous day, the recent window); 0: never. */
+    intervalMs: number;
+    /** Days of the rolling recent window, today included (0: none; the previous day only). */
+    recentDays: number;
+    /** Provider calls a second per tenant, on each replica. */
+    requestsPerSecond: number;
+    /** How long a run holds its window without renewing (after each page). */
+    leaseMs: number;
+  };
   /** The tamper-evident chain over the audit trail: its sealer and its signed checkpoints. */
   audit: {
     sealIntervalMs: number;
@@ -436,6 +447,22 @@ export const VARIABLES = {
     doc: "Age after which a consent whose creation answer never arrived is marked failed: its SCA link was in that answer, so no user can authorise it, and without the bank's id it cannot be used (the window a user has to authorise one)",
     default: '3600000',
   },
+  RECONCILIATION_INTERVAL_MS: {
+    doc: "How often a replica looks for reconciliation windows due: each tenant's previous day (once) and its rolling recent window (once an interval, across replicas); 0: never on this replica",
+    default: '3600000',
+  },
+  RECONCILIATION_RECENT_DAYS: {
+    doc: 'Days of the rolling recent window reconciled every interval, today included (0: only the previous day)',
+    default: '1',
+  },
+  RECONCILIATION_REQUESTS_PER_SECOND: {
+    doc: "Provider calls a second that reconciliation makes for one tenant on one replica (the provider's list pages and reads by id)",
+    default: '5',
+  },
+  RECONCILIATION_LEASE_MS: {
+    doc: 'How long a reconciliation run holds its window without renewing it (it renews after every page); a run whose process died is started again once it lapses',
+    default: '60000',
+  },
   AUDIT_SEAL_INTERVAL_MS: {
     doc: 'How often the audit trail is sealed into the tamper-evident chain (0: never)',
     default: '1000',
@@ -652,6 +679,15 @@ export const VARIABLE_GROUPS: { title: string; about?: string; names: VariableNa
       'RESOLVER_GIVE_UP_AFTER_MS',
       'RESOLVER_CONSENT_SCA_WINDOW_MS',
       'PROVIDER_SYNC_INTERVAL_MS',
+    ],
+  },
+  {
+    title: 'Reconciliation',
+    names: [
+      'RECONCILIATION_INTERVAL_MS',
+      'RECONCILIATION_RECENT_DAYS',
+      'RECONCILIATION_REQUESTS_PER_SECOND',
+      'RECONCILIATION_LEASE_MS',
     ],
   },
   {
@@ -900,6 +936,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
       consentScaWindowMs: integer('RESOLVER_CONSENT_SCA_WINDOW_MS', 1000, 31 * 86_400_000),
     },
     providerSync: { intervalMs: integer('PROVIDER_SYNC_INTERVAL_MS', 0, 86_400_000) },
+    reconciliation: {
+      intervalMs: integer('RECONCILIATION_INTERVAL_MS', 0, 86_400_000),
+      recentDays: integer('RECONCILIATION_RECENT_DAYS', 0, 31),
+      requestsPerSecond: integer('RECONCILIATION_REQUESTS_PER_SECOND', 1, 1000),
+      leaseMs: integer('RECONCILIATION_LEASE_MS', 1000, 3_600_000),
+    },
     audit: {
       sealIntervalMs: integer('AUDIT_SEAL_INTERVAL_MS', 0, 3_600_000),
       sealGraceMs: integer('AUDIT_SEAL_GRACE_MS', 0, 600_000),

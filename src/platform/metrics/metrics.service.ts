@@ -113,6 +113,28 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly reconciliationDrifts = new Counter({
+    name: 'portico_reconciliation_drifts_total',
+    help: 'Drifts reconciliation flagged (each once), by class: amount-differs, portico-ahead, portico-only',
+    labelNames: ['class'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly reconciliationRuns = new Histogram({
+    name: 'portico_reconciliation_run_duration_seconds',
+    help: 'Duration of a reconciliation run, by outcome (succeeded, failed)',
+    labelNames: ['outcome'] as const,
+    buckets: [0.1, 0.5, 1, 5, 10, 60, 300, 1800, 7200],
+    registers: [this.registry],
+  });
+
+  private readonly reconciliationLastSuccess = new Gauge({
+    name: 'portico_reconciliation_last_success_timestamp_seconds',
+    help: 'When a reconciliation run of the tenant last succeeded on this replica (Unix time): alert when it stops advancing',
+    labelNames: ['tenant'] as const,
+    registers: [this.registry],
+  });
+
   private poolSource?: () => PoolCounts | undefined;
 
   constructor() {
@@ -179,6 +201,16 @@ export class Metrics {
     this.sealedValues.reset();
     for (const { keyId, key, values } of counts)
       this.sealedValues.set({ key_id: keyId || 'none', key }, values);
+  }
+
+  recordReconciliationDrift(driftClass: string): void {
+    this.reconciliationDrifts.inc({ class: driftClass });
+  }
+
+  recordReconciliationRun(tenantId: string, outcome: 'succeeded' | 'failed', ms: number): void {
+    this.reconciliationRuns.observe({ outcome }, ms / 1000);
+    if (outcome === 'succeeded')
+      this.reconciliationLastSuccess.set({ tenant: tenantId }, Date.now() / 1000);
   }
 
   /** Where the pool gauge reads its counts at each scrape; undefined counts leave it empty. */

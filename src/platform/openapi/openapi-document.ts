@@ -91,6 +91,10 @@ const TAGS: [string, string][] = [
     'Webhooks',
     'Signed event notifications to the app (Standard Webhooks): endpoints, the event log, replay',
   ],
+  [
+    'Reconciliation',
+    "Portico's records compared with the provider's, daily and on demand: runs (operator) and the drifts they flag (auditor)",
+  ],
   ['Health', 'Liveness and readiness probes for orchestrators; no API key'],
   ['Tenants and API keys', 'Who is calling: tenants (fintech apps), their API keys and roles'],
 ];

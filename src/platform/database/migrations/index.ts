@@ -19,6 +19,7 @@ import { ProviderSync1795701994739 } from './1795701994739-ProviderSync.js';
 import { ProviderResources1795710000000 } from './1795710000000-ProviderResources.js';
 import { WriterLeases1795853166705 } from './1795853166705-WriterLeases.js';
 import { EventSequence1795864454094 } from './1795864454094-EventSequence.js';
+import { Reconciliation1795865637860 } from './1795865637860-Reconciliation.js';
 
 export const MIGRATIONS = [
   Initial1795216535010,
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   ProviderResources1795710000000,
   WriterLeases1795853166705,
   EventSequence1795864454094,
+  Reconciliation1795865637860,
 ];

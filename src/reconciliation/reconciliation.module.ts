@@ -1,0 +1,29 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { CardModule } from '../card/card.module.js';
+import { ProviderLedgerModule } from '../provider-ledger/provider-ledger.module.js';
+import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
+import { CardReconciler } from './card-reconciler.js';
+import { ReconciliationRuns } from './reconciliation-runs.service.js';
+import { ReconciliationController } from './reconciliation.controller.js';
+import { RECONCILIATION_ENTITIES } from './reconciliation.entities.js';
+import { ReconciliationRepository } from './reconciliation.repository.js';
+import { ReconciliationService } from './reconciliation.service.js';
+
+/**
+ * Reconciliation of Portico's records with the provider's (docs/reconciliation.md): runs of a tenant's
+ * window of days on the provider-resource ledger, under a lease, daily and on demand; their records and
+ * drifts for the auditor, a `reconciliation.drift` event for each drift.
+ */
+@Module({
+  imports: [
+    TypeOrmModule.forFeature(RECONCILIATION_ENTITIES),
+    ProviderLedgerModule,
+    CardModule,
+    WebhookOutboxModule,
+  ],
+  controllers: [ReconciliationController],
+  providers: [ReconciliationRepository, CardReconciler, ReconciliationService, ReconciliationRuns],
+  exports: [ReconciliationRuns],
+})
+export class ReconciliationModule {}
