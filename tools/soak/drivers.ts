@@ -49,20 +49,45 @@ type Driver = (ctx: DriverContext, tenant: SoakTenant) => Promise<void>;
 /** Follows the bank's redirect back to Portico as the user's browser does (to a live replica). */
 async function followCallback(ctx: DriverContext, capability: string, callback: string) {
   const url = new URL(callback);
-  const live = ctx.replicas().filter((replica) => replica.child && !replica.child.killed);
-  const replica = live.find((r) => r.base === url.origin) ?? live[0];
-  if (!replica) return;
-  const tally = ctx.http.tally(capability);
-  tally.requests++;
-  try {
-    const back = await fetch(`${replica.base}${url.pathname}${url.search}`, {
-      redirect: 'manual',
-      signal: AbortSignal.timeout(30_000),
-    });
-    await back.arrayBuffer();
-    countBrowserAnswer(ctx, tally, back.status, 'GET sca callback', replica.name);
-  } catch {
-    tally.faulted++;
+  await asABrowser(
+    ctx,
+    capability,
+    async (replica) => {
+      const back = await fetch(`${replica.base}${url.pathname}${url.search}`, {
+        redirect: 'manual',
+        signal: AbortSignal.timeout(30_000),
+      });
+      await back.arrayBuffer();
+      return { status: back.status, what: 'GET sca callback' };
+    },
+    url.origin,
+  );
+}
+
+/**
+ * A page load of the user's browser aimed at Portico, to a live replica (the one named if alive),
+ * tried again as a person reloads when it fails (no answer or a 5xx), up to three times.
+ */
+async function asABrowser(
+  ctx: DriverContext,
+  capability: string,
+  load: (replica: { base: string; name: string }) => Promise<{ status: number; what: string }>,
+  origin: string,
+) {
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const live = ctx.replicas().filter((replica) => replica.child && !replica.child.killed);
+    const replica = live.find((r) => r.base === origin) ?? live[0];
+    if (!replica) return;
+    const tally = ctx.http.tally(capability);
+    tally.requests++;
+    try {
+      const answer = await load(replica);
+      countBrowserAnswer(ctx, tally, answer.status, answer.what, replica.name);
+      if (answer.status < 500) return;
+    } catch {
+      tally.faulted++;
+    }
+    await new Promise((done) => setTimeout(done, 1_000 * attempt));
   }
 }
 
@@ -356,23 +381,15 @@ async function payerAtBank(payform: Form, decision: string): Promise<string | un
 /** Posts a form aimed at Portico as the browser would, to a live replica (the one named if alive). */
 async function followForm(ctx: DriverContext, capability: string, form: Form) {
   const url = new URL(form.action);
-  const live = ctx.replicas().filter((replica) => replica.child && !replica.child.killed);
-  const replica = live.find((r) => r.base === url.origin) ?? live[0];
-  if (!replica) return;
-  const tally = ctx.http.tally(capability);
-  tally.requests++;
-  try {
-    const answer = await submit(`${replica.base}${url.pathname}${url.search}`, form.fields);
-    countBrowserAnswer(
-      ctx,
-      tally,
-      answer.status,
-      `POST ${url.pathname.replace(/[^/]{20,}$/, ':ref')}`,
-      replica.name,
-    );
-  } catch {
-    tally.faulted++;
-  }
+  await asABrowser(
+    ctx,
+    capability,
+    async (replica) => {
+      const answer = await submit(`${replica.base}${url.pathname}${url.search}`, form.fields);
+      return { status: answer.status, what: `POST ${url.pathname.replace(/[^/]{20,}$/, ':ref')}` };
+    },
+    url.origin,
+  );
 }
 
 const marketplace: Driver = async (ctx, tenant) => {
