@@ -1,1 +1,1 @@
-export { completeSca, type ScaChoice } from '#src/sandbox/scripted-psu.js';
+export { completeSca } from '#src/sandbox/scripted-psu.js';

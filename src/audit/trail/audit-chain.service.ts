@@ -20,7 +20,6 @@ import {
 } from './audit-chain.repository.js';
 import { checkpointStatement, GENESIS_HASH, linkHash } from './chain-hash.js';
 
-export { OUTCOME_SLACK_MS, SEAL_LOCK_KEY } from './audit-chain.repository.js';
 /** Rows sealed per pass and kind; the next pass takes the rest. */
 const BATCH = 2000;
 

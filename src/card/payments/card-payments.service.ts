@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { components } from '#src/generated/card.js';
 import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
-import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
+import { ProblemException } from '#src/platform/errors/problem.js';
 import { requestContext } from '#src/platform/logging/request-context.js';
 import { notMadeProblem } from '#src/provider-ledger/provider-ledger.service.js';
 import { notFound } from '#src/provider-ledger/resource-store.js';
@@ -227,5 +227,3 @@ function outcomeNotKnown(row: CardRow<'payment'>): ProblemException {
     extensions: { ...names, id: row.id, resourceStatus: row.status, outcome: 'unknown' },
   });
 }
-
-export { PROBLEM_TYPES };

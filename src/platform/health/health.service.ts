@@ -5,7 +5,7 @@ import { withinMs } from '../common/time-limit.js';
 import { ReadinessRegistry } from './readiness-registry.js';
 import type { CheckResult, ReadinessChecks, ReadinessReport } from './readiness-report.js';
 
-export { CheckResult, ReadinessChecks, ReadinessReport } from './readiness-report.js';
+export { CheckResult, ReadinessReport } from './readiness-report.js';
 
 /** The longest the database check waits: a load balancer's probe must not hang with the database. */
 const DATABASE_CHECK_TIMEOUT_MS = 3000;

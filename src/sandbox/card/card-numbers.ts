@@ -11,7 +11,7 @@ export interface CardFacts {
 }
 
 /** The sandbox's own decline card (4000000000000002 succeeds: the provider's clients pre-authorise it). */
-export const DECLINE_CARD = '4000000000009995';
+const DECLINE_CARD = '4000000000009995';
 
 /** The only card that supports installments, and how many at most. */
 export const INSTALLMENTS_CARD = '4908440000000003';

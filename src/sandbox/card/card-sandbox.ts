@@ -95,10 +95,6 @@ const operationsWithPages = (pages: PageAddresses): Readonly<Record<string, Oper
   ...tdsOperations(pages),
 });
 
-export const CARD_OPERATION_IDS: readonly string[] = Object.keys(
-  operationsWithPages({ pagesUrl: '' }),
-);
-
 /** Where the card side's rows are kept. */
 export interface CardStateStore {
   write(changes: StoredRows<CardStateKind>): Promise<void>;

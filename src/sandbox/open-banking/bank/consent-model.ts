@@ -50,13 +50,6 @@ export interface CofConsent extends ConsentBase {
 
 export type Consent = AisConsent | CofConsent;
 
-export const FINAL_CONSENT_STATUSES: readonly ConsentStatus[] = [
-  'rejected',
-  'revokedByPsu',
-  'expired',
-  'terminatedByTpp',
-];
-
 /** A `valid` AIS consent reads `expired` once the UTC day after `validUntil` has begun. */
 export function effectiveStatus(consent: Consent, today: string): ConsentStatus {
   if (consent.kind === 'ais' && consent.status === 'valid' && today > consent.validUntil)

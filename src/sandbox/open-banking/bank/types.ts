@@ -6,8 +6,6 @@ import type { BankStateStore, StateRow } from './state-journal.js';
  * checked the certificate role and validated the request against openapi/psd2.yaml.
  */
 
-export type Psd2Role = 'PSP_AS' | 'PSP_PI' | 'PSP_AI' | 'PSP_IC';
-
 export interface BankRequest {
   /** One of the 18 operationIds of openapi/psd2.yaml. */
   operationId: string;
