@@ -69,7 +69,15 @@ describe('plain SQL on the hot path (PlainSql)', () => {
     },
   );
 
-  it('runs a statement group on a connection of its own, taking another when that one breaks', async () => {
+  /** A PlainSql on a data source of its own; its pool is ended with it (else ending would wait for ever). */
+  async function withOwnConnection(
+    check: (context: {
+      sut: PlainSql;
+      pool: Awaited<ReturnType<typeof hotPathOf>>['pool'];
+      dataSource: DataSource;
+      backend: () => Promise<number>;
+    }) => Promise<void>,
+  ): Promise<void> {
     const dataSource = await new DataSource(dataSourceOptions(testDatabaseUrl(), 2)).initialize();
     const { pool } = await hotPathOf(dataSource);
     const sut = new PlainSql(dataSource);
@@ -82,27 +90,40 @@ describe('plain SQL on the hot path (PlainSql)', () => {
         )
       )[0].pid;
     try {
-      const first = await backend();
-      expect(await backend()).toBe(first);
-      if (embedded) return;
-      // Not given back between statements: the pool counts it as taken.
-      expect(pool.totalCount - pool.idleCount).toBe(1);
-      // Closed by the server while idle: no unhandled error, and the next statement runs elsewhere.
-      await dataSource.query('SELECT pg_terminate_backend($1)', [first]);
-      let next: number | undefined;
-      for (let attempt = 0; attempt < 50 && next === undefined; attempt++)
-        next = await backend().catch(() => undefined);
-      expect(next).toBeDefined();
-      expect(next).not.toBe(first);
-      // A statement that fails closes the connection; the one after it takes another.
-      await expect(sut.queryOnOwnConnection('test:fails', 'SELECT 1/0', [])).rejects.toThrow(
-        /division by zero/,
-      );
-      expect(await backend()).not.toBe(next);
+      await check({ sut, pool, dataSource, backend });
     } finally {
       await dataSource.destroy();
     }
-    // Given back before the pool was ended, or ending it would wait for it for ever.
     expect((pool as unknown as { ended: boolean }).ended).toBe(true);
-  });
+  }
+
+  it('runs a statement group on one connection of its own, given back when the data source closes', () =>
+    withOwnConnection(async ({ backend }) => {
+      const first = await backend();
+      expect(await backend()).toBe(first);
+    }));
+
+  // The embedded engine has one session for all: no pool to count, no backend to terminate.
+  (embedded ? it.skip : it)(
+    'keeps its connection between statements and takes another when that one breaks (PostgreSQL)',
+    () =>
+      withOwnConnection(async ({ sut, pool, dataSource, backend }) => {
+        const first = await backend();
+        expect(await backend()).toBe(first);
+        // Not given back between statements: the pool counts it as taken.
+        expect(pool.totalCount - pool.idleCount).toBe(1);
+        // Closed by the server while idle: no unhandled error, and the next statement runs elsewhere.
+        await dataSource.query('SELECT pg_terminate_backend($1)', [first]);
+        let next: number | undefined;
+        for (let attempt = 0; attempt < 50 && next === undefined; attempt++)
+          next = await backend().catch(() => undefined);
+        expect(next).toBeDefined();
+        expect(next).not.toBe(first);
+        // A statement that fails closes the connection; the one after it takes another.
+        await expect(sut.queryOnOwnConnection('test:fails', 'SELECT 1/0', [])).rejects.toThrow(
+          /division by zero/,
+        );
+        expect(await backend()).not.toBe(next);
+      }),
+  );
 });
