@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { DataSource, type EntityMetadata, type FindOptionsWhere } from 'typeorm';
 import { AccessLogService, type AccessSubject } from '../audit/trail/access-log.service.js';
 import { builtStatementName, PlainSql } from '../platform/database/plain-sql.js';
@@ -8,7 +8,9 @@ import {
   bindIdempotentResource,
   idempotentBindCte,
 } from '../platform/idempotency/idempotency-binding.js';
-import { leaseInDoubt } from '../platform/in-doubt/in-doubt-lease.js';
+import { inDoubtSummary, leaseInDoubt } from '../platform/in-doubt/in-doubt-lease.js';
+import { Metrics } from '../platform/metrics/metrics.service.js';
+import { stateGauge } from '../platform/metrics/state-gauge.js';
 import { admittedToWrite } from '../platform/logging/request-context.js';
 import { InDoubtSettlers } from '../platform/in-doubt/in-doubt-settlers.js';
 import {
@@ -74,9 +76,13 @@ export class ProviderLedger {
     private readonly history: StatusHistoryService,
     private readonly accessLog: AccessLogService,
     private readonly settlers: InDoubtSettlers,
+    @Optional() private readonly metrics?: Metrics,
   ) {
     this.sql = new PlainSql(dataSource);
   }
+
+  /** Every kind registered with the resolver, for the rows-in-doubt gauges. */
+  private readonly inDoubtKinds: { olderThanMs: () => number; kind: InDoubtKind<LedgerRow> }[] = [];
 
   private readonly sql: PlainSql;
 
@@ -338,6 +344,40 @@ export class ProviderLedger {
     kinds: readonly InDoubtKind<LedgerRow>[],
   ): void {
     this.settlers.register({ name, settle: () => this.settleInDoubt(kinds, olderThanMs()) });
+    if (this.inDoubtKinds.length === 0 && this.metrics) this.registerInDoubtGauges(this.metrics);
+    this.inDoubtKinds.push(...kinds.map((kind) => ({ olderThanMs, kind })));
+  }
+
+  /**
+   * `portico_in_doubt_rows` and `portico_in_doubt_oldest_seconds` by kind (the table's name where it
+   * holds one kind): what the resolver has yet to settle, read at each scrape.
+   */
+  private registerInDoubtGauges(metrics: Metrics): void {
+    const summaries = () =>
+      Promise.all(
+        this.inDoubtKinds.map(async ({ olderThanMs, kind }) => ({
+          labels: { kind: kind.kind ?? kind.table.name },
+          ...(await inDoubtSummary(
+            this.dataSource.manager,
+            kind.table.name,
+            olderThanMs(),
+            kind.kind,
+          )),
+        })),
+      );
+    stateGauge(metrics, {
+      name: 'portico_in_doubt_rows',
+      help: 'Rows whose provider call has no known outcome yet (creating past its deadline, or unknown), by kind',
+      labelNames: ['kind'],
+      read: async () => (await summaries()).map(({ labels, rows }) => ({ labels, value: rows })),
+    });
+    stateGauge(metrics, {
+      name: 'portico_in_doubt_oldest_seconds',
+      help: 'Age of the oldest row in doubt, by kind (0 when none)',
+      labelNames: ['kind'],
+      read: async () =>
+        (await summaries()).map(({ labels, oldestSeconds }) => ({ labels, value: oldestSeconds })),
+    });
   }
 
   /**

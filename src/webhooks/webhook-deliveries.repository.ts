@@ -42,6 +42,25 @@ export class WebhookDeliveriesRepository {
     return this.dataSource.transaction(work);
   }
 
+  /**
+   * The backlog for the metrics: deliveries pending (to live endpoints, due or waiting for a retry),
+   * the oldest one's age, and the endpoints paused.
+   */
+  async backlog(): Promise<{ pending: number; oldestSeconds: number; pausedEndpoints: number }> {
+    const [row] = (await this.dataSource.query(
+      `SELECT (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending') AS pending,
+              (SELECT extract(epoch FROM now() - min(created_at))::float8
+                 FROM webhook_deliveries WHERE status = 'pending') AS oldest_seconds,
+              (SELECT count(*) FROM webhook_endpoints
+                WHERE paused_at IS NOT NULL AND removed_at IS NULL) AS paused`,
+    )) as { pending: string; oldest_seconds: number | null; paused: string }[];
+    return {
+      pending: Number(row!.pending),
+      oldestSeconds: row!.oldest_seconds ?? 0,
+      pausedEndpoints: Number(row!.paused),
+    };
+  }
+
   /** Dead-letters the deliveries whose last allowed attempt's worker died (lease expired); returns their ids. */
   async deadLetterAbandoned(manager: EntityManager, maxAttempts: number): Promise<string[]> {
     const [dead] = (await manager.query(

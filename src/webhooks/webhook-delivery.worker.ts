@@ -1,4 +1,5 @@
 import { Inject, Injectable, type OnModuleInit, type OnApplicationShutdown } from '@nestjs/common';
+import { stateGauge } from '../platform/metrics/state-gauge.js';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
@@ -64,6 +65,22 @@ export class WebhookDeliveryWorker implements OnModuleInit, OnApplicationShutdow
       name: JOB,
       intervalMs: this.config.webhooks.workerIntervalMs,
       run: () => this.tick(),
+    });
+    const backlog = () => this.deliveries.backlog();
+    stateGauge(this.metrics, {
+      name: 'portico_webhook_deliveries_pending',
+      help: 'Webhook deliveries pending (due, or waiting for a retry or a paused endpoint)',
+      read: async () => [{ value: (await backlog()).pending }],
+    });
+    stateGauge(this.metrics, {
+      name: 'portico_webhook_oldest_pending_seconds',
+      help: 'Age of the oldest pending webhook delivery (0 when none)',
+      read: async () => [{ value: (await backlog()).oldestSeconds }],
+    });
+    stateGauge(this.metrics, {
+      name: 'portico_webhook_endpoints_paused',
+      help: 'Webhook endpoints paused after failing for WEBHOOK_PAUSE_AFTER_MS (resume: API or CLI)',
+      read: async () => [{ value: (await backlog()).pausedEndpoints }],
     });
   }
 

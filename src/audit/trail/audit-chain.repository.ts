@@ -384,4 +384,33 @@ export class AuditChainRepository {
       [cut.seq, cut.chainHash, cut.removedBefore, cut.rowsRemoved],
     );
   }
+
+  /**
+   * For the metrics: per kind, the rows above the floor not in the chain yet (waiting for their grace,
+   * their call's outcome, or a sealer that is behind) and the oldest one's age.
+   */
+  async sealBacklog(): Promise<{ kind: ChainedKind; rows: number; oldestSeconds: number }[]> {
+    const kinds = Object.keys(CHAINED_TABLES) as ChainedKind[];
+    return Promise.all(
+      kinds.map(async (kind) => {
+        const { table, at } = CHAINED_TABLES[kind];
+        const [row] = (await this.dataSource.query(
+          `SELECT count(*) AS rows, extract(epoch FROM now() - min(t.${at}))::float8 AS oldest_seconds
+             FROM ${table} t
+            WHERE t.id > coalesce((SELECT floor FROM audit_seal_floors WHERE entry_kind = $1), 0)
+              AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = $1 AND c.entry_id = t.id)`,
+          [kind],
+        )) as { rows: string; oldest_seconds: number | null }[];
+        return { kind, rows: Number(row!.rows), oldestSeconds: row!.oldest_seconds ?? 0 };
+      }),
+    );
+  }
+
+  /** When the newest checkpoint was signed, if any. */
+  async lastCheckpointAt(): Promise<Date | undefined> {
+    const [row] = (await this.dataSource.query(
+      'SELECT max(signed_at) AS at FROM audit_checkpoints',
+    )) as { at: Date | null }[];
+    return row?.at ?? undefined;
+  }
 }

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessLogEntry } from './access-log-entry.entity.js';
 import { AccessLogService } from './access-log.service.js';
+import { AuditChainMetrics } from './audit-chain-metrics.js';
 import { StatusChange } from './status-change.entity.js';
 import { StatusHistoryService } from './status-history.service.js';
 import {
@@ -43,6 +44,7 @@ import { StatusTransitionsModule } from './status-transition-listeners.js';
     AuditVerifierService,
     AuditRetentionService,
     WriterLeaseService,
+    AuditChainMetrics,
   ],
   exports: [
     StatusHistoryService,

@@ -28,3 +28,21 @@ export async function leaseInDoubt(
   );
   return rows.map((row) => row.id);
 }
+
+/** How many rows of `table` are in doubt (as leaseInDoubt picks them, leased or not) and the oldest one's age. */
+export async function inDoubtSummary(
+  manager: EntityManager,
+  table: string,
+  olderThanMs: number,
+  kind?: string,
+): Promise<{ rows: number; oldestSeconds: number }> {
+  const [summary]: { rows: string; oldest_seconds: number | null }[] = await manager.query(
+    `SELECT count(*) AS rows, extract(epoch FROM now() - min(created_at))::float8 AS oldest_seconds
+       FROM ${table}
+      WHERE status IN ('creating', 'unknown')
+        AND created_at < now() - make_interval(secs => $1::double precision / 1000)
+        ${kind ? 'AND kind = $2' : ''}`,
+    kind ? [olderThanMs, kind] : [olderThanMs],
+  );
+  return { rows: Number(summary!.rows), oldestSeconds: summary!.oldest_seconds ?? 0 };
+}

@@ -18,7 +18,12 @@ export class DbPoolMetrics implements OnModuleInit {
       // typeorm 1.1 types the pool as any; it is a pg Pool, absent before connect and after destroy.
       const pool = (this.dataSource.driver as PostgresDriver).master as Pool | undefined;
       if (!pool) return undefined;
-      return { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
+      return {
+        total: pool.totalCount,
+        idle: pool.idleCount,
+        waiting: pool.waitingCount,
+        max: pool.options.max,
+      };
     });
   }
 }

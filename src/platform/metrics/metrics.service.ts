@@ -10,6 +10,8 @@ export interface PoolCounts {
   total: number;
   idle: number;
   waiting: number;
+  /** The pool's size limit (DATABASE_POOL_SIZE): saturation is (total - idle) / max. */
+  max?: number;
 }
 
 const BREAKER_STATE_VALUES: Record<BreakerState, number> = { closed: 0, 'half-open': 1, open: 2 };
@@ -151,7 +153,7 @@ export class Metrics {
     });
     new Gauge({
       name: 'portico_db_pool_connections',
-      help: 'Connections of the database pool: total open, idle, and requests waiting for one',
+      help: 'Connections of the database pool: total open, idle, requests waiting for one, and its size limit (max)',
       labelNames: ['state'] as const,
       registers: [this.registry],
       collect() {
@@ -160,6 +162,7 @@ export class Metrics {
         this.set({ state: 'total' }, counts.total);
         this.set({ state: 'idle' }, counts.idle);
         this.set({ state: 'waiting' }, counts.waiting);
+        if (counts.max !== undefined) this.set({ state: 'max' }, counts.max);
       },
     });
   }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
 import { LOGGER } from '#src/platform/logging/logging.module.js';
+import { CertificateMetrics } from './certificate-metrics.js';
 import { CertificateStatusService } from './certificate-status.service.js';
 import { ClientCredentials, upstreamTlsFiles } from './client-credentials.js';
 
@@ -21,6 +22,7 @@ import { ClientCredentials, upstreamTlsFiles } from './client-credentials.js';
         ),
     },
     CertificateStatusService,
+    CertificateMetrics,
   ],
   exports: [ClientCredentials, CertificateStatusService],
 })
