@@ -83,6 +83,7 @@ export class ProviderLedger {
 
   /** Every kind registered with the resolver, for the rows-in-doubt gauges. */
   private readonly inDoubtKinds: { olderThanMs: () => number; kind: InDoubtKind<LedgerRow> }[] = [];
+  private inDoubtGaugesRegistered = false;
 
   private readonly sql: PlainSql;
 
@@ -344,7 +345,8 @@ export class ProviderLedger {
     kinds: readonly InDoubtKind<LedgerRow>[],
   ): void {
     this.settlers.register({ name, settle: () => this.settleInDoubt(kinds, olderThanMs()) });
-    if (this.inDoubtKinds.length === 0 && this.metrics) this.registerInDoubtGauges(this.metrics);
+    if (!this.inDoubtGaugesRegistered && this.metrics) this.registerInDoubtGauges(this.metrics);
+    this.inDoubtGaugesRegistered = true;
     this.inDoubtKinds.push(...kinds.map((kind) => ({ olderThanMs, kind })));
   }
 
