@@ -207,7 +207,7 @@ describe('an upgrade beside the previous release', () => {
       expect(currentStatuses.get('after')?.length ?? 0).toBeGreaterThan(10);
       expect(previous.process.child.exitCode).toBeNull();
     },
-    120_000,
+    180_000,
   );
 
   (onPostgres ? it.skip : it)(

@@ -206,7 +206,8 @@ describe('the runtime stage, assembled without Docker', () => {
       }
     cpSync('dist', join(dir, 'dist'), { recursive: true });
 
-    database = await ownDatabase('image');
+    // On PostgreSQL a database of its own; else the embedded engine the image runs, in its data/ directory.
+    database = process.env.DATABASE_URL ? await ownDatabase('image') : undefined;
     const port = await freePort();
     const [cmd] = of(runtime, 'CMD');
     const [, ...nodeArgs] = execForm(cmd!.args);
@@ -216,7 +217,9 @@ describe('the runtime stage, assembled without Docker', () => {
       {
         ...FREE_SANDBOX_PORTS,
         NODE_ENV: 'production',
-        DATABASE_URL: database.url,
+        ...(database
+          ? { DATABASE_URL: database.url }
+          : { EMBEDDED_DB_DIR: join(dir, 'data', 'pglite') }),
         PORT: String(port),
         PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
         METRICS_PORT: 'off',
@@ -238,5 +241,5 @@ describe('the runtime stage, assembled without Docker', () => {
     expect(check.status).toBe(0);
     // The development certificates were made inside the directory, as in a container.
     expect(existsSync(join(dir, 'certs/dev/tpp.pem'))).toBe(true);
-  });
+  }, 180_000);
 });
