@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import type { AppConfig } from './platform/config/app-config.js';
 import { checkRequestInput } from './platform/errors/body-checks.js';
+import { jsonBodyParser, refuseFormOnJsonRoutes } from './platform/errors/request-bodies.js';
 import {
   clientErrorHandler,
   closeIfBodyUnread,
@@ -110,6 +111,11 @@ export async function createGateway(
   );
 
   const fastify = app.getHttpAdapter().getInstance();
+  app.useBodyParser(
+    'application/json',
+    { bodyLimit: config.http.bodyLimitBytes },
+    jsonBodyParser(fastify),
+  );
   const contexts = new WeakMap<object, RequestContext>();
   // While shutting down, answers to in-flight requests close their connection so that close() can finish.
   let closing = false;
@@ -125,6 +131,7 @@ export async function createGateway(
     requestContext.run(context, done);
   });
   // Body, query and path strings are checked before the handler: before class-transformer recurses into them.
+  fastify.addHook('preValidation', refuseFormOnJsonRoutes);
   fastify.addHook('preValidation', checkRequestInput);
   // Body parsing leaves the async context of onRequest: enter it again before the handler.
   fastify.addHook('preHandler', (request, _reply, done) => {

@@ -1,7 +1,9 @@
 import { Body, Controller, HttpCode, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiProblems } from '#src/platform/errors/api-problem-responses.js';
+import { FORM_BODY_ROUTE } from '#src/platform/errors/request-bodies.js';
 import { IrisResultReceived } from './card-iris.dto.js';
 import { irisView } from './card-iris.service.js';
 import { CardIrisResultsService } from './card-iris-results.service.js';
@@ -23,6 +25,7 @@ export class CardIrisResultsController {
   constructor(private readonly results: CardIrisResultsService) {}
 
   @Post('callback/:reference')
+  @RouteConfig(FORM_BODY_ROUTE)
   @ApiOperation({
     summary: 'IRIS result from the payer’s browser (provider callback)',
     description:

@@ -1,7 +1,9 @@
 import { Body, Controller, Param, Post, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiProblems } from '#src/platform/errors/api-problem-responses.js';
+import { FORM_BODY_ROUTE } from '#src/platform/errors/request-bodies.js';
 import { CardWalletResultsService } from './card-wallet-results.service.js';
 import { walletView } from './wallet-tokenization.js';
 
@@ -16,6 +18,7 @@ export class CardWalletResultsController {
   constructor(private readonly results: CardWalletResultsService) {}
 
   @Post('callback/:reference')
+  @RouteConfig(FORM_BODY_ROUTE)
   @ApiOperation({
     summary: 'Web-wallet PAN-only result from the payer’s browser (provider callback)',
     description:

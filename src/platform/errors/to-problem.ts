@@ -35,6 +35,8 @@ const TYPE_BY_STATUS: Record<number, string> = {
 const FASTIFY_DETAIL: Record<string, string> = {
   FST_ERR_BAD_URL: 'The request path is not a valid URL (malformed percent-encoding?)',
   FST_ERR_MAX_PARAM_LENGTH: 'A path parameter is longer than 100 characters',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE:
+    'This content type is not taken: send the body as application/json (or send none)',
 };
 
 interface FastifyLikeError {
