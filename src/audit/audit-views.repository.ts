@@ -102,6 +102,10 @@ export class AuditViewsRepository {
     const builder = this.cardResources.createQueryBuilder('r');
     if (query.kind) builder.andWhere('r.kind = :kind', { kind: query.kind });
     if (query.status) builder.andWhere('r.status = :status', { status: query.status });
+    if (query.providerId)
+      builder.andWhere('(r.token = :providerId OR r.parent_token = :providerId)', {
+        providerId: query.providerId,
+      });
     return this.page(builder, 'r', query);
   }
 
@@ -194,7 +198,7 @@ export class AuditViewsRepository {
       builder.andWhere(`${alias}.tenant_id = :tenantId`, { tenantId: query.tenantId });
     if (query.tenantName)
       builder.andWhere(
-        `${alias}.tenant_id IN (SELECT id FROM tenants WHERE lower(name) = lower(:tenantName))`,
+        `${alias}.tenant_id IN (SELECT id FROM tenants WHERE lower(name) = lower(:tenantName) OR slug = lower(:tenantName))`,
         { tenantName: query.tenantName },
       );
     if (query.createdFrom)

@@ -23,6 +23,8 @@ import {
   type ProviderResourceKind,
 } from '../provider-ledger/provider-resource.entity.js';
 
+const PROVIDER_ID_SOURCE = '^[A-Za-z0-9_.:-]{1,64}$';
+
 export const ACCESS_KINDS = ['consent', 'payment', 'card'] as const;
 export type AccessKind = (typeof ACCESS_KINDS)[number];
 
@@ -35,7 +37,7 @@ export class AuditPageQuery {
 
   @ApiPropertyOptional({
     description:
-      "Only tenants of this name (the tenant's display name, any case; names are not unique)",
+      "Only tenants of this name (the tenant's display name, any case; names are not unique) or slug",
     maxLength: 200,
     pattern: PRINTABLE_TEXT_SOURCE,
     example: 'Acme Budget',
@@ -316,6 +318,19 @@ export class AuditCardResourcesQuery extends AuditPageQuery {
   @IsOptional()
   @Matches(/^[A-Za-z ]{1,24}$/, { message: 'status must be 1 to 24 letters or spaces' })
   status?: string;
+
+  @ApiPropertyOptional({
+    description:
+      "Only the resource with this provider's id (pmt_…, ref_…, sel_…, a POS transactionId), and those whose parent it is (a payment's refunds, a POS payment's voids)",
+    maxLength: 64,
+    pattern: PROVIDER_ID_SOURCE,
+    example: 'pmt_3f9a2c',
+  })
+  @IsOptional()
+  @Matches(new RegExp(PROVIDER_ID_SOURCE), {
+    message: "providerId must be a provider's id (letters, digits, _ . : -)",
+  })
+  providerId?: string;
 }
 
 export class CardResourceParams {

@@ -5517,7 +5517,7 @@ export interface operations {
                 pageSize?: number;
                 /** @description Only this tenant */
                 tenantId?: string;
-                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) or slug */
                 tenantName?: string;
             };
             header?: never;
@@ -5625,11 +5625,13 @@ export interface operations {
                 page?: number;
                 /** @description Items a page */
                 pageSize?: number;
+                /** @description Only the resource with this provider's id (pmt_…, ref_…, sel_…, a POS transactionId), and those whose parent it is (a payment's refunds, a POS payment's voids) */
+                providerId?: string;
                 /** @description Only in this status (the provider's, e.g. Captured, or Portico's creating, unknown, failed; active, deleted for customers) */
                 status?: string;
                 /** @description Only this tenant */
                 tenantId?: string;
-                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) or slug */
                 tenantName?: string;
             };
             header?: never;
@@ -5951,7 +5953,7 @@ export interface operations {
                 status?: "creating" | "unknown" | "failed" | "forgottenByBank" | "received" | "rejected" | "partiallyAuthorised" | "valid" | "revokedByPsu" | "expired" | "terminatedByTpp";
                 /** @description Only this tenant */
                 tenantId?: string;
-                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) or slug */
                 tenantName?: string;
             };
             header?: never;
@@ -6284,7 +6286,7 @@ export interface operations {
                 status?: string;
                 /** @description Only this tenant */
                 tenantId?: string;
-                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) or slug */
                 tenantName?: string;
             };
             header?: never;

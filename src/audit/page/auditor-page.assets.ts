@@ -40,6 +40,7 @@ export const AUDITOR_PAGE_HTML = `<!doctype html>
       <label>Tenant <input id="tenant" list="tenant-names" autocomplete="off" placeholder="name or id"></label>
       <datalist id="tenant-names"></datalist>
       <label>Status <input id="status" placeholder="valid, RCVD, Captured..."></label>
+      <label>Provider's id <input id="provider-id" placeholder="pmt_..., sel_..., a POS transactionId"></label>
       <label>From <input id="from" type="datetime-local"></label>
       <label>To <input id="to" type="datetime-local"></label>
       <button type="submit">Search</button>
@@ -168,6 +169,7 @@ export const AUDITOR_PAGE_JS = `'use strict';
     const query = new URLSearchParams({ pageSize: '50', ...source.query });
     const tenant = $('tenant').value.trim();
     const filters = { [UUID.test(tenant) ? 'tenantId' : 'tenantName']: tenant, status: $('status').value.trim(), createdFrom: isoOf($('from').value), createdTo: isoOf($('to').value) };
+    if (source.card) filters.providerId = $('provider-id').value.trim();
     for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
     const body = $('results').tBodies[0];
     try {
