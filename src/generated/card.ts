@@ -1059,7 +1059,7 @@ export interface components {
             create_customer?: components["schemas"]["Flag"];
             /** @description Shown to the payer; 1 to 200 characters. */
             description: components["schemas"]["Text200"];
-            /** @description When the link stops working; at least 5 minutes after creation. */
+            /** @description When the link stops working; at least 5 minutes after creation. The facade checks it before calling the provider (400 validation-failed naming expirationDate, with the earliest date it takes: 5 minutes and 15 seconds after the request, room for the call). */
             expiration_date?: components["schemas"]["IsoDateTime"];
             /** @description Language of the page and the e-mail (default `el`). */
             locale?: components["schemas"]["Locale"];

@@ -2531,7 +2531,7 @@ export interface components {
             createCustomer?: components["schemas"]["CardFlag"];
             /** @description Shown to the payer; 1 to 200 characters. */
             description: components["schemas"]["CardText200"];
-            /** @description When the link stops working; at least 5 minutes after creation. */
+            /** @description When the link stops working; at least 5 minutes after creation. The facade checks it before calling the provider (400 validation-failed naming expirationDate, with the earliest date it takes: 5 minutes and 15 seconds after the request, room for the call). */
             expirationDate?: components["schemas"]["CardIsoDateTime"];
             /** @description Language of the page and the e-mail (default `el`). */
             locale?: components["schemas"]["CardLocale"];

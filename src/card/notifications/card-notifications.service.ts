@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { components } from '#src/generated/card.js';
+import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
 import { isUuid } from '#src/shared/uuid.js';
 import type { CardQueryOf } from '#src/upstreams/card/card.client.js';
 import type { CardForm } from '../common/card-body.pipe.js';
@@ -8,6 +9,24 @@ import { settleLostCreation } from '../store/lost-creation.js';
 import { notificationDigest } from './notification-match.js';
 
 export type ProviderNotification = components['schemas']['Notification'];
+
+/** The provider refuses an expiration_date less than 5 minutes after the creation (seed 000, Limits). */
+const MIN_LINK_LIFETIME_MS = 5 * 60_000;
+/** Room for the call to reach the provider, so that a date the facade takes the provider takes too. */
+const CALL_MARGIN_MS = 15_000;
+
+/** The provider's rule on a link's expiry, checked before calling it, named in the facade's spelling. */
+function expiryRefusal(form: CardForm<'CreateNotificationForm'>): ValidationFailedException | null {
+  if (typeof form.expiration_date !== 'string') return null;
+  const earliest = new Date(Date.now() + MIN_LINK_LIFETIME_MS + CALL_MARGIN_MS);
+  if (new Date(form.expiration_date).getTime() >= earliest.getTime()) return null;
+  return new ValidationFailedException([
+    {
+      field: 'expirationDate',
+      reason: `must be at least 5 minutes after the link's creation (the provider refuses an earlier one): ${earliest.toISOString()} or later`,
+    },
+  ]);
+}
 
 /**
  * Notifications (hosted payment links): a row per notification the tenant made, written before the
@@ -23,6 +42,8 @@ export class CardNotificationsService {
     tenantId: string,
     form: CardForm<'CreateNotificationForm'>,
   ): Promise<ProviderNotification> {
+    const refusal = expiryRefusal(form);
+    if (refusal) throw refusal;
     const row = await this.store.begin(
       tenantId,
       'notification',
