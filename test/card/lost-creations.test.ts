@@ -137,8 +137,8 @@ describe('card creations whose answer was lost, settled by the resolver', () => 
         data.cause,
       ]),
     ).toEqual([
-      // Until the provider's id is known, the event names Portico's.
-      [id, 'unknown', 'upstream-outcome-unknown'],
+      // Until the provider's id is known it is null (never Portico's id): porticoId names the row.
+      [null, 'unknown', 'upstream-outcome-unknown'],
       [row.token, 'Pending', 'resolver:found-at-provider'],
       [row.token, 'Canceled', 'canceled'],
     ]);
