@@ -6511,7 +6511,7 @@ export interface operations {
                 runId?: string;
                 /** @description Only this tenant */
                 tenantId?: string;
-                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) or slug */
                 tenantName?: string;
             };
             header?: never;
@@ -6621,7 +6621,7 @@ export interface operations {
                 status?: "running" | "succeeded" | "failed" | "interrupted";
                 /** @description Only this tenant */
                 tenantId?: string;
-                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) */
+                /** @description Only tenants of this name (the tenant's display name, any case; names are not unique) or slug */
                 tenantName?: string;
             };
             header?: never;
