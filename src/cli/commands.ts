@@ -12,6 +12,8 @@ import { validateSync } from 'class-validator';
 import { SetCardCredentialsRequest } from '../access/merchant-credentials/card-credentials.dto.js';
 import { CardCredentialsService } from '../access/merchant-credentials/card-credentials.service.js';
 import { readFileSync } from 'node:fs';
+import { loadConfig } from '../platform/config/app-config.js';
+import { backupEmbedded, backupPostgres, restoreEmbedded } from '../platform/database/backup.js';
 import { readCertificateChain } from '../shared/qwac/qwac-reader.js';
 import { plainToInstance } from 'class-transformer';
 import { SecretsResealService, type KeyCount } from '../platform/secrets/secrets-reseal.service.js';
@@ -446,6 +448,40 @@ COMMANDS['secrets:reseal'] = {
       return 1;
     }
     context.out('every sealed value uses SECRETS_KEY: the keys of SECRETS_KEYS can be retired');
+    return 0;
+  },
+};
+
+COMMANDS['backup'] = {
+  summary:
+    "Back up the database into a file while the gateway runs: PostgreSQL with pg_dump -Fc (restored with pg_restore), the embedded engine's data directory as a consistent gzipped tar (restored with restore)",
+  synopsis: 'backup <file>',
+  positionals: 1,
+  needsDatabase: false,
+  async run(context) {
+    const file = required(context.args, 0, '<file>');
+    const { database } = loadConfig();
+    const bytes = database.url
+      ? await backupPostgres(database.url, file)
+      : await backupEmbedded(database.embeddedDir, file);
+    context.out(
+      `backed up ${database.url ? 'PostgreSQL (pg_dump custom format)' : `the embedded engine's ${database.embeddedDir}`} into ${file} (${bytes} bytes)`,
+    );
+    return 0;
+  },
+};
+
+COMMANDS['restore'] = {
+  summary:
+    'Make a new embedded data directory from a backup of the embedded engine (PostgreSQL: pg_restore, docs/operations.md)',
+  synopsis: 'restore <file> <new data directory>',
+  positionals: 2,
+  needsDatabase: false,
+  async run(context) {
+    const file = required(context.args, 0, '<file>');
+    const directory = required(context.args, 1, '<new data directory>');
+    await restoreEmbedded(file, directory);
+    context.out(`restored ${file} into ${directory}: start with EMBEDDED_DB_DIR=${directory}`);
     return 0;
   },
 };

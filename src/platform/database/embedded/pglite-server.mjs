@@ -3,7 +3,8 @@
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketHandler } from '@electric-sql/pglite-socket';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { Blob } from 'node:buffer';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,15 @@ const inMemory = dataDir === 'memory://';
 // `pglite-server.mjs <dir> --initialise`: makes the data directory and exits.
 if (portArg === '--initialise') {
   await (await PGlite.create(dataDir)).close();
+  process.exit(0);
+}
+
+// `pglite-server.mjs <dir> --restore <backup.tar.gz>`: makes the data directory from a backup and exits.
+if (portArg === '--restore') {
+  const archive = readFileSync(process.argv[4]);
+  const db = await PGlite.create(dataDir, { loadDataDir: new Blob([archive]) });
+  await db.query('SELECT 1');
+  await db.close();
   process.exit(0);
 }
 
@@ -59,6 +69,14 @@ class ExchangeQueue {
     this.running = false;
   }
 
+  /** Runs `job` alone on the session, between exchanges and outside any transaction. */
+  whenIdle(job) {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ handlerId: Symbol('job'), job, resolve, reject });
+      void this.drain();
+    });
+  }
+
   enqueue(handlerId, message, onData) {
     return new Promise((resolve, reject) => {
       this.queue.push({ handlerId, message, onData, resolve, reject });
@@ -75,6 +93,10 @@ class ExchangeQueue {
           this.owner === null ? 0 : this.queue.findIndex((item) => item.handlerId === this.owner);
         if (index < 0) break; // the owner is mid-exchange or mid-transaction: wait for its next message
         const [item] = this.queue.splice(index, 1);
+        if (item.job) {
+          await item.job().then(item.resolve, item.reject);
+          continue;
+        }
         this.owner = item.handlerId;
         let bytes = 0;
         try {
@@ -155,4 +177,34 @@ process.on('message', (message) => {
   if (message === 'stop') void stop();
 });
 process.on('disconnect', stop);
+
+// A backup (embedded-backup.ts): the request names the archive to write; the data directory is copied
+// between two exchanges, outside any transaction, so the copy holds every committed transaction and
+// nothing half done. Asked by SIGUSR2, so that any process may ask (the CLI is not this one's parent).
+process.on('SIGUSR2', () => {
+  if (inMemory) return;
+  const requestFile = `${dataDir}.backup-request.json`;
+  let request;
+  try {
+    request = JSON.parse(readFileSync(requestFile, 'utf8'));
+    rmSync(requestFile, { force: true });
+  } catch {
+    return;
+  }
+  const answer = (fields) =>
+    writeFileSync(`${dataDir}.backup-${request.id}.json`, JSON.stringify(fields));
+  void queryQueue
+    .whenIdle(async () => {
+      await db.exec('CHECKPOINT');
+      const archive = await db.dumpDataDir('gzip');
+      const bytes = Buffer.from(await archive.arrayBuffer());
+      writeFileSync(`${request.file}.partial`, bytes, { mode: 0o600 });
+      renameSync(`${request.file}.partial`, request.file);
+      return bytes.length;
+    })
+    .then(
+      (bytes) => answer({ ok: true, bytes }),
+      (error) => answer({ ok: false, error: String(error?.message ?? error) }),
+    );
+});
 process.send?.({ ready: true, port });
