@@ -173,10 +173,17 @@ describe('card facade: payments, refunds, tokens, customers, branches through th
       const atProvider = await call('GET', `/v1/card/refunds?payment=${payment}`);
       expect(atProvider.json().totalCount).toBe(1);
       expect((sut.sandbox.card.callCounts().createRefund ?? 0) - before).toBe(1);
-      expect((await call('GET', `/v1/card/payments/${payment}`)).json()).toMatchObject({
+      // The failed refund is found on its payment too (the provider lists only successful ones there).
+      const onPayment = {
         refundAmount: 0,
         status: 'Captured',
-      });
+        refunds: [{ token: refundId, status: 'Failed', amount: 700, payment }],
+      };
+      expect((await call('GET', `/v1/card/payments/${payment}`)).json()).toMatchObject(onPayment);
+      const listed = (await call('GET', '/v1/card/payments?count=20')).json().items as {
+        token: string;
+      }[];
+      expect(listed.find((item) => item.token === payment)).toMatchObject(onPayment);
     }
   });
 

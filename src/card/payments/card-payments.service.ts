@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { components } from '#src/generated/card.js';
 import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
-import { ProblemException } from '#src/platform/errors/problem.js';
+import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
+import { toRfc3339Utc } from '#src/platform/common/rfc3339.js';
 import { requestContext } from '#src/platform/logging/request-context.js';
 import { notMadeProblem } from '#src/provider-ledger/provider-ledger.service.js';
 import { notFound } from '#src/provider-ledger/resource-store.js';
@@ -84,11 +85,39 @@ export class CardPaymentsService {
       }
       id = row.token;
     }
-    return this.read(tenantId, id);
+    const [payment] = await this.withFailedRefunds(tenantId, [await this.read(tenantId, id)]);
+    return payment;
   }
 
   async list(tenantId: string, query: CardQueryOf<'listPayments'>) {
-    return this.store.call(tenantId, 'listPayments', { query });
+    const page = await this.store.call(tenantId, 'listPayments', { query });
+    return { ...page, items: await this.withFailedRefunds(tenantId, page.items) };
+  }
+
+  /**
+   * Payments with their failed refunds among `refunds` (oldest first, as the provider orders them): the
+   * provider lists only the successful ones, so a refund that failed would be found nowhere on its payment.
+   */
+  private async withFailedRefunds(
+    tenantId: string,
+    payments: ProviderPayment[],
+  ): Promise<ProviderPayment[]> {
+    const failed = await this.store.failedRefunds(
+      tenantId,
+      payments.map((payment) => payment.token),
+    );
+    if (failed.length === 0) return payments;
+    return payments.map((payment) => {
+      const listed = new Set((payment.refunds ?? []).map((refund) => refund.token));
+      const missing = failed.filter(
+        (refund) => refund.payment === payment.token && !listed.has(refund.token),
+      );
+      if (missing.length === 0) return payment;
+      const refunds = [...(payment.refunds ?? []), ...missing].sort((a, b) =>
+        toRfc3339Utc(a.date_created).localeCompare(toRfc3339Utc(b.date_created)),
+      );
+      return { ...payment, refunds };
+    });
   }
 
   async update(tenantId: string, token: string, form: CardForm<'UpdatePaymentForm'>) {

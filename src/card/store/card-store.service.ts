@@ -91,6 +91,25 @@ export class CardStore extends ResourceStore<CardKinds> {
     }
   }
 
+  /**
+   * The refunds of these payments the provider recorded as Failed, as it answered them: the provider
+   * lists only successful refunds in a payment's `refunds`, Portico keeps the failed ones it made.
+   */
+  async failedRefunds(tenantId: string, paymentTokens: string[]): Promise<Schemas['Refund'][]> {
+    if (paymentTokens.length === 0) return [];
+    const rows = await this.rows
+      .createQueryBuilder('r')
+      .where("r.tenant_id = :tenantId AND r.kind = 'refund' AND r.status = 'Failed'", {
+        tenantId,
+      })
+      .andWhere('r.parent_token IN (:...paymentTokens)', { paymentTokens })
+      .andWhere('r.data IS NOT NULL')
+      .orderBy('r.created_at', 'ASC')
+      .addOrderBy('r.id', 'ASC')
+      .getMany();
+    return rows.map((row) => this.typed<'refund'>(row).data!);
+  }
+
   /** The tenant's payment row holding a merchant_ref that is not failed (at most one: unique index). */
   async liveByMerchantRef(
     tenantId: string,
