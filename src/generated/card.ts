@@ -1168,6 +1168,7 @@ export interface components {
             description: components["schemas"]["RequiredText255"];
             email: components["schemas"]["Email"];
             is_c2c?: components["schemas"]["Flag"];
+            /** @description Weekdays (`monday` to `friday`) for weekly, day numbers (`"1"` to `"31"`) for monthly; the facade takes them as an array. */
             payout_frequency?: components["schemas"]["PayoutFrequency"];
             payout_interval?: components["schemas"]["PayoutInterval"];
             payout_threshold_amount?: components["schemas"]["CentsTotal"];
@@ -1475,7 +1476,7 @@ export interface components {
             refund_amount: components["schemas"]["CentsTotal"];
             /** @description True only when fully refunded. */
             refunded: boolean;
-            /** @description The successful refunds applied, oldest first. */
+            /** @description The successful refunds applied, oldest first (Portico's facade adds the refunds the provider recorded as Failed). */
             refunds: components["schemas"]["Refund"][];
             split: boolean;
             /** @enum {string} */
@@ -1709,6 +1710,7 @@ export interface components {
             business_title?: components["schemas"]["RequiredText255"];
             description?: components["schemas"]["RequiredText255"];
             email?: components["schemas"]["Email"];
+            /** @description Weekdays (`monday` to `friday`) for weekly, day numbers (`"1"` to `"31"`) for monthly; the facade takes them as an array. */
             payout_frequency?: components["schemas"]["PayoutFrequency"];
             payout_interval?: components["schemas"]["PayoutInterval"];
             payout_threshold_amount?: components["schemas"]["CentsTotal"];

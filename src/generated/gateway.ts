@@ -1315,7 +1315,7 @@ export interface paths {
         get: operations["getMarketplaceSeller"];
         /**
          * Update a seller
-         * @description `bankAccountIban` and `bankAccountBeneficiary` go together; a new IBAN is listed at once but used for payouts only once the provider has verified it.
+         * @description In the shape a seller is answered in (`business`, `payoutFrequency` an array); `bankAccount.iban` and `bankAccount.beneficiaryName` go together; a new IBAN is listed at once but used for payouts only once the provider has verified it.
          */
         put: operations["updateMarketplaceSeller"];
         post?: never;
@@ -2630,17 +2630,22 @@ export interface components {
             transfer: string;
         };
         CardCreateSellerForm: {
-            bankAccountBeneficiary: components["schemas"]["CardRequiredText255"];
-            bankAccountIban: components["schemas"]["CardIban"];
-            businessAddress: components["schemas"]["CardRequiredText255"];
-            businessName: components["schemas"]["CardRequiredText255"];
-            businessTaxNumber: components["schemas"]["CardTaxNumber"];
-            businessTitle: components["schemas"]["CardRequiredText255"];
+            bankAccount: {
+                beneficiaryName: components["schemas"]["CardRequiredText255"];
+                iban: components["schemas"]["CardIban"];
+            };
+            business: {
+                address: components["schemas"]["CardRequiredText255"];
+                name: components["schemas"]["CardRequiredText255"];
+                taxNumber: components["schemas"]["CardTaxNumber"];
+                title: components["schemas"]["CardRequiredText255"];
+            };
             contactPhone: components["schemas"]["CardPhone"];
             description: components["schemas"]["CardRequiredText255"];
             email: components["schemas"]["CardEmail"];
             isC2c?: components["schemas"]["CardFlag"];
-            payoutFrequency?: components["schemas"]["CardPayoutFrequency"];
+            /** @description Weekdays (`monday` to `friday`) for weekly, day numbers (`"1"` to `"31"`) for monthly; the facade takes them as an array. */
+            payoutFrequency?: components["schemas"]["CardPayoutFrequency"][];
             payoutInterval?: components["schemas"]["CardPayoutInterval"];
             payoutsOnHold?: components["schemas"]["CardFlag"];
             payoutThresholdAmount?: components["schemas"]["CardCentsTotal"];
@@ -2798,10 +2803,8 @@ export interface components {
         CardMandateReference: string;
         CardMandateToken: string;
         CardMarketplaceBalance: {
-            marketplace: {
-                availableAmount: components["schemas"]["CardCentsTotal"];
-                currentAmount: components["schemas"]["CardCentsTotal"];
-            };
+            availableAmount: components["schemas"]["CardCentsTotal"];
+            currentAmount: components["schemas"]["CardCentsTotal"];
         };
         /** @description Merchant-set unique id, at most 120 characters. */
         CardMerchantRef: string;
@@ -2876,7 +2879,7 @@ export interface components {
             refundAmount: components["schemas"]["CardCentsTotal"];
             /** @description True only when fully refunded. */
             refunded: boolean;
-            /** @description The successful refunds applied, oldest first. */
+            /** @description The successful refunds applied, oldest first (Portico's facade adds the refunds the provider recorded as Failed). */
             refunds: components["schemas"]["CardRefund"][];
             split: boolean;
             /** @enum {string} */
@@ -3090,14 +3093,19 @@ export interface components {
             metadata?: components["schemas"]["CardMetadataUpdate"];
         };
         CardUpdateSellerForm: {
-            bankAccountBeneficiary?: components["schemas"]["CardRequiredText255"];
-            bankAccountIban?: components["schemas"]["CardIban"];
-            businessAddress?: components["schemas"]["CardRequiredText255"];
-            businessName?: components["schemas"]["CardRequiredText255"];
-            businessTitle?: components["schemas"]["CardRequiredText255"];
+            bankAccount?: {
+                beneficiaryName?: components["schemas"]["CardRequiredText255"];
+                iban?: components["schemas"]["CardIban"];
+            };
+            business?: {
+                address?: components["schemas"]["CardRequiredText255"];
+                name?: components["schemas"]["CardRequiredText255"];
+                title?: components["schemas"]["CardRequiredText255"];
+            };
             description?: components["schemas"]["CardRequiredText255"];
             email?: components["schemas"]["CardEmail"];
-            payoutFrequency?: components["schemas"]["CardPayoutFrequency"];
+            /** @description Weekdays (`monday` to `friday`) for weekly, day numbers (`"1"` to `"31"`) for monthly; the facade takes them as an array. */
+            payoutFrequency?: components["schemas"]["CardPayoutFrequency"][];
             payoutInterval?: components["schemas"]["CardPayoutInterval"];
             payoutsOnHold?: components["schemas"]["CardFlag"];
             payoutThresholdAmount?: components["schemas"]["CardCentsTotal"];

@@ -130,12 +130,16 @@ describe("the auditor's web page", () => {
       email: 'seller@kiosk.example',
       contactPhone: '+306900000000',
       description: 'Kiosk seller',
-      businessName: 'Kiosk',
-      businessTitle: 'Kiosk S.A.',
-      businessTaxNumber: 'EL200000001',
-      businessAddress: 'Ermou 12, Athens',
-      bankAccountIban: ibanOf('GR', `0110125${'7'.padStart(16, '0')}`),
-      bankAccountBeneficiary: 'Kiosk',
+      business: {
+        name: 'Kiosk',
+        title: 'Kiosk S.A.',
+        taxNumber: 'EL200000001',
+        address: 'Ermou 12, Athens',
+      },
+      bankAccount: {
+        iban: ibanOf('GR', `0110125${'7'.padStart(16, '0')}`),
+        beneficiaryName: 'Kiosk',
+      },
     });
     const betaPayment = await ok(beta.key, '/v1/card/payments', { amount: 990, ...card });
     const auditorKey = (await gateway.newTenantWithKey('auditor')).key;

@@ -89,12 +89,16 @@ describe('marketplace facade: sellers, transfers, reversals, payouts and balance
       email: `seller${sellers}@shop.example`,
       contactPhone: '+306900000000',
       description: `Seller ${sellers}`,
-      businessName: `Business ${sellers}`,
-      businessTitle: `Business ${sellers} S.A.`,
-      businessTaxNumber: `EL${200000000 + sellers}`,
-      businessAddress: 'Ermou 12, Athens',
-      bankAccountIban: ibanOf('GR', `0110125${String(sellers).padStart(16, '0')}`),
-      bankAccountBeneficiary: `Business ${sellers}`,
+      business: {
+        name: `Business ${sellers}`,
+        title: `Business ${sellers} S.A.`,
+        taxNumber: `EL${200000000 + sellers}`,
+        address: 'Ermou 12, Athens',
+      },
+      bankAccount: {
+        iban: ibanOf('GR', `0110125${String(sellers).padStart(16, '0')}`),
+        beneficiaryName: `Business ${sellers}`,
+      },
       ...extra,
     });
   };
@@ -140,7 +144,40 @@ describe('marketplace facade: sellers, transfers, reversals, payouts and balance
   it('refuses a seller without a required field before calling the provider, naming the field', async () => {
     const response = await call('POST', '/v1/marketplace/sellers', { email: 'a@b.example' });
     expect(response.status).toBe(400);
-    expect(JSON.stringify(response.body)).toContain('bankAccountIban');
+    expect(JSON.stringify(response.body)).toContain('bankAccount.iban');
+  });
+
+  it('takes a seller in the shape it answers: business and bank account nested, payoutFrequency an array', async () => {
+    const created = await seller({
+      payoutInterval: 'weekly',
+      payoutFrequency: ['monday', 'thursday'],
+    });
+    expect(created).toMatchObject({
+      business: {
+        name: `Business ${sellers}`,
+        title: `Business ${sellers} S.A.`,
+        address: 'Ermou 12, Athens',
+      },
+      bankAccounts: [{ beneficiaryName: `Business ${sellers}`, isDefault: true }],
+      payoutInterval: 'weekly',
+      payoutFrequency: ['monday', 'thursday'],
+    });
+    const updated = await ok('PUT', `/v1/marketplace/sellers/${created.token}`, {
+      business: { name: 'Renamed' },
+      payoutFrequency: created.payoutFrequency,
+    });
+    expect(updated).toMatchObject({
+      business: { name: 'Renamed' },
+      payoutFrequency: ['monday', 'thursday'],
+    });
+    const flat = await call('POST', '/v1/marketplace/sellers', {
+      email: 'flat@shop.example',
+      businessName: 'Flat',
+      payoutFrequency: 'monday,thursday',
+    });
+    expect(flat.status).toBe(400);
+    const fields = (flat.body.errors as { field: string }[]).map((error) => error.field);
+    expect(fields).toEqual(expect.arrayContaining(['businessName', 'payoutFrequency']));
   });
 
   it('passes on the IBAN rule: an IBAN without its beneficiary is the provider 80002', async () => {
@@ -148,7 +185,7 @@ describe('marketplace facade: sellers, transfers, reversals, payouts and balance
     const problem = await refused(
       'PUT',
       `/v1/marketplace/sellers/${created.token}`,
-      { bankAccountIban: ibanOf('GR', '01401250000000000000999') },
+      { bankAccount: { iban: ibanOf('GR', '01401250000000000000999') } },
       400,
       '80002',
     );
@@ -220,8 +257,7 @@ describe('marketplace facade: sellers, transfers, reversals, payouts and balance
       merchantId,
       transferAboveRemaining: true,
     });
-    const before = (await ok('GET', '/v1/marketplace/balance')).marketplace
-      .availableAmount as number;
+    const before = (await ok('GET', '/v1/marketplace/balance')).availableAmount as number;
     if (before < 500) await splitRefused(paid.token, body, 400, '60014');
     const funding = await pay(10000);
     await split(funding.token, { seller: sellerId, amount: 10000, commissionAmount: 1000 });
@@ -462,6 +498,7 @@ describe('marketplace facade: sellers, transfers, reversals, payouts and balance
     );
     expect(reversal.status).toBe(404);
     const theirs = await call('GET', '/v1/marketplace/balance', undefined, other.key);
-    expect(theirs.body).toEqual({ marketplace: { availableAmount: 0, currentAmount: 0 } });
+    // One balance shape: the marketplace's and a seller's alike, without the provider's wrapper.
+    expect(theirs.body).toEqual({ availableAmount: 0, currentAmount: 0 });
   });
 });

@@ -137,12 +137,13 @@ describe('the facade speaks one voice: timestamps and lists on every route', () 
       email: 'orders@olive-shop.example',
       contactPhone: '+306900000000',
       description: 'Olive oil and honey',
-      businessName: 'Olive Shop',
-      businessTitle: 'Olive Shop S.A.',
-      businessTaxNumber: 'EL123456789',
-      businessAddress: 'Ermou 12, Athens',
-      bankAccountIban: 'GR1601101250000000012300695',
-      bankAccountBeneficiary: 'Olive Shop S.A.',
+      business: {
+        name: 'Olive Shop',
+        title: 'Olive Shop S.A.',
+        taxNumber: 'EL123456789',
+        address: 'Ermou 12, Athens',
+      },
+      bankAccount: { iban: 'GR1601101250000000012300695', beneficiaryName: 'Olive Shop S.A.' },
     });
     await call(app.key, 'POST', `/v1/marketplace/payments/${payment.token}/transfers`, {
       seller: seller.token,

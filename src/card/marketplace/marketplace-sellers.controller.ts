@@ -19,14 +19,15 @@ export const SELLER_EXAMPLE = {
   email: 'orders@olive-shop.example',
   contactPhone: '+306900000000',
   description: 'Olive oil and honey',
-  businessName: 'Olive Shop',
-  businessTitle: 'Olive Shop S.A.',
-  businessTaxNumber: 'EL123456789',
-  businessAddress: 'Ermou 12, Athens',
-  bankAccountIban: 'GR1601101250000000012300695',
-  bankAccountBeneficiary: 'Olive Shop S.A.',
+  business: {
+    name: 'Olive Shop',
+    title: 'Olive Shop S.A.',
+    taxNumber: 'EL123456789',
+    address: 'Ermou 12, Athens',
+  },
+  bankAccount: { iban: 'GR1601101250000000012300695', beneficiaryName: 'Olive Shop S.A.' },
   payoutInterval: 'weekly',
-  payoutFrequency: 'monday,thursday',
+  payoutFrequency: ['monday', 'thursday'],
 };
 
 @ApiTags('Marketplace')
@@ -87,7 +88,7 @@ export class MarketplaceSellersController {
   @CardRoute({
     summary: 'Update a seller',
     description:
-      '`bankAccountIban` and `bankAccountBeneficiary` go together; a new IBAN is listed at once but used for payouts only once the provider has verified it.',
+      'In the shape a seller is answered in (`business`, `payoutFrequency` an array); `bankAccount.iban` and `bankAccount.beneficiaryName` go together; a new IBAN is listed at once but used for payouts only once the provider has verified it.',
     id: ['sellerId', 'seller'],
     body: ['UpdateSellerForm', { payoutThresholdAmount: 5000 }],
     answer: [200, 'Seller', 'The seller'],

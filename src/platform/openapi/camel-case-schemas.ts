@@ -15,7 +15,8 @@ const TIMESTAMP = 'x-portico-timestamp';
 
 /**
  * The facade's name of a declared property: its camelCase, or the name an upstream spec gives it with
- * `x-portico-facade-name` (a provider's embedded `{count, data}` list is `{totalCount, items}`).
+ * `x-portico-facade-name` (a provider's embedded `{count, data}` list is `{totalCount, items}`). A dotted
+ * name nests a flat form field in the object the answer has (`business_name` is `business.name`).
  */
 const facadeNameOf = (name: string, schema: Schema | undefined): string =>
   typeof schema?.['x-portico-facade-name'] === 'string'
@@ -45,11 +46,18 @@ export type Camelized<T> = T extends readonly (infer E)[]
 interface RenamePlan {
   toUpstream: Map<string, [string, Schema]>;
   toFacade: Map<string, [string, Schema]>;
+  /** Facade objects holding flat upstream fields (`business` → `name` → `business_name`). */
+  groups: Map<string, Map<string, [string, Schema]>>;
   additional?: Schema;
   items?: Schema;
 }
 
-const NO_PLAN: RenamePlan = { toUpstream: new Map(), toFacade: new Map() };
+const NO_PLAN: RenamePlan = { toUpstream: new Map(), toFacade: new Map(), groups: new Map() };
+
+/** A text list of the provider (`monday,thursday`) the facade takes as an array, joined by this. */
+const JOINED = 'x-portico-facade-joined';
+/** An object of the provider whose fields the facade gives one level up (`{marketplace: {…}}`). */
+const FLATTENED = 'x-portico-facade-flattened';
 
 /**
  * A snake_case upstream contract seen through a camelCase facade, driven by the contract's own schemas
@@ -80,24 +88,26 @@ export class CamelCaseSchemas extends UpstreamSchemas {
    * fields. Answers the upstream form of the body when it is valid.
    */
   check(name: string, body: unknown): { value: unknown; problems: FieldProblem[] } {
-    const unknown: string[] = [];
-    const value = this.rename(this.contract.schemas[name], body, 'toUpstream', '', unknown);
+    const refused: FieldProblem[] = [];
+    const root = this.planOf(this.contract.schemas[name]).toFacade;
+    // A name of the contract as the app spells it: a top-level field by its facade name (maybe nested).
+    const spelled = (part: string, top: boolean) =>
+      (top ? root.get(part)?.[0] : undefined) ?? camelCase(part);
+    const value = this.rename(this.contract.schemas[name], body, 'toUpstream', '', refused);
     const problems = [
-      ...unknown.map((path) => ({ path, message: 'is not allowed' })),
+      ...refused,
       ...this.contract
         .validate({ $ref: `#/components/schemas/${name}` }, value, '')
-        .map((problem) => ({
-          path: problem.path
-            .replace(/^\./, '')
-            .split('.')
-            .map((part) => camelCase(part))
-            .join('.'),
+        .map((problem) => {
+          const parts = problem.path.replace(/^\./, '').split('.');
+          const path = parts.map((part, index) => spelled(part, index === 0)).join('.');
           // The contract's messages quote its own (snake_case) names; the app sent the facade's.
-          message: problem.message.replace(
+          const message = problem.message.replace(
             /'([a-z][a-z0-9]*(?:_[a-z0-9]+)+)'/g,
-            (_quoted, name: string) => `'${camelCase(name)}'`,
-          ),
-        })),
+            (_quoted, quoted: string) => `'${spelled(quoted, parts[0] === '')}'`,
+          );
+          return { path, message };
+        }),
     ];
     return { value, problems };
   }
@@ -135,17 +145,13 @@ export class CamelCaseSchemas extends UpstreamSchemas {
     const out: Schema = schema[TIMESTAMP] === 'request' ? { format: 'date-time' } : {};
     for (const [key, value] of Object.entries(schema)) {
       if (key.startsWith('x-')) continue;
-      if (key === 'properties' && value && typeof value === 'object')
-        out.properties = Object.fromEntries(
-          Object.entries(value as Record<string, Schema>).map(([property, inner]) => [
-            facadeNameOf(property, inner),
-            this.camelSchema(inner),
-          ]),
-        );
+      if (key === 'properties' && value && typeof value === 'object') {
+        const { properties, required } = this.facadeProperties(schema);
+        out.properties = properties;
+        if (required.length) out.required = required;
+      } else if (key === 'required' && schema.properties) continue;
       else if (key === 'required' && Array.isArray(value))
-        out.required = (value as string[]).map((name) =>
-          facadeNameOf(name, (schema.properties as Record<string, Schema> | undefined)?.[name]),
-        );
+        out.required = (value as string[]).map(camelCase);
       // The facade gives one spelling: the upstream's alternatives (`x-portico-spellings`) are read as it.
       else if (key === 'enum' && Array.isArray(value))
         out.enum = value.filter(
@@ -164,6 +170,77 @@ export class CamelCaseSchemas extends UpstreamSchemas {
       else out[key] = value;
     }
     return out;
+  }
+
+  /**
+   * A schema's properties as the facade documents them, with the ones it requires: renamed, nested where a
+   * facade name is dotted, lifted where the provider's object is flattened, a joined text list an array.
+   */
+  private facadeProperties(schema: Schema): {
+    properties: Record<string, Schema>;
+    required: string[];
+  } {
+    const declared = (schema.properties ?? {}) as Record<string, Schema>;
+    const needed = new Set((schema.required as string[] | undefined) ?? []);
+    const properties: Record<string, Schema> = {};
+    const required: string[] = [];
+    for (const [property, inner] of Object.entries(declared)) {
+      if (inner[FLATTENED]) {
+        const lifted = this.camelSchema(inner);
+        Object.assign(properties, lifted.properties);
+        required.push(...((lifted.required as string[] | undefined) ?? []));
+        continue;
+      }
+      const joined = this.joinedOf(this.contractOf(inner));
+      const documented = joined
+        ? {
+            ...(inner.description ? { description: inner.description } : {}),
+            type: 'array',
+            maxItems: 100,
+            items: this.camelSchema(inner.allOf ? (inner.allOf as Schema[])[0] : inner),
+          }
+        : this.camelSchema(inner);
+      const [group, field] = facadeNameOf(property, inner).split('.');
+      if (field === undefined) {
+        properties[group] = documented;
+        if (needed.has(property)) required.push(group);
+        continue;
+      }
+      const nested = (properties[group] ??= {
+        type: 'object',
+        additionalProperties: false,
+        properties: {},
+      });
+      (nested.properties as Record<string, Schema>)[field] = documented;
+      if (needed.has(property)) {
+        nested.required = [...((nested.required as string[] | undefined) ?? []), field];
+        if (!required.includes(group)) required.push(group);
+      }
+    }
+    return { properties, required };
+  }
+
+  /** The contract's schema a facade copy refers to (its `$ref` named as the contract names it). */
+  private contractOf(schema: Schema): Schema {
+    const named = (part: Schema) =>
+      typeof part.$ref === 'string'
+        ? {
+            $ref: part.$ref.replace(`#/components/schemas/${this.prefix}`, '#/components/schemas/'),
+          }
+        : part;
+    return schema.allOf
+      ? { ...schema, allOf: (schema.allOf as Schema[]).map(named) }
+      : named(schema);
+  }
+
+  /** The separator of a text list the facade takes as an array (`x-portico-facade-joined`), if it is one. */
+  private joinedOf(schema: Schema): string | undefined {
+    const parts = [schema, ...((schema.allOf as Schema[] | undefined) ?? [])];
+    for (const part of parts) {
+      const resolved = this.resolve$ref(part);
+      if (typeof resolved?.[JOINED] === 'string') return resolved[JOINED];
+    }
+    return undefined;
   }
 
   /**
@@ -223,8 +300,8 @@ export class CamelCaseSchemas extends UpstreamSchemas {
     value: unknown,
     direction: 'toUpstream' | 'toFacade',
     path = '',
-    /** Where a facade key the schema does not declare is reported (it is left out of the value). */
-    unknown?: string[],
+    /** Checking a facade body: where a field the schema does not take is reported (it is left out). */
+    refused?: FieldProblem[],
   ): unknown {
     if (typeof value === 'string' && direction === 'toFacade' && this.isTimestamp(schema))
       return toRfc3339Utc(value);
@@ -232,23 +309,73 @@ export class CamelCaseSchemas extends UpstreamSchemas {
     const plan = this.planOf(schema);
     if (Array.isArray(value))
       return value.map((item, index) =>
-        this.rename(plan.items, item, direction, `${path}[${index}]`, unknown),
+        this.rename(plan.items, item, direction, `${path}[${index}]`, refused),
       );
     const byName = plan[direction];
     const out: Record<string, unknown> = {};
     for (const key in value as Record<string, unknown>) {
       const inner = (value as Record<string, unknown>)[key];
       const declared = byName.get(key);
-      const at = unknown ? (path ? `${path}.${key}` : key) : '';
-      if (declared) out[declared[0]] = this.rename(declared[1], inner, direction, at, unknown);
+      const group = direction === 'toUpstream' ? plan.groups.get(key) : undefined;
+      const at = refused ? (path ? `${path}.${key}` : key) : '';
+      if (declared && direction === 'toFacade') this.put(out, declared, inner, at, refused);
+      else if (declared) out[declared[0]] = this.upstreamValue(declared[1], inner, at, refused);
+      else if (group) this.ungroup(out, group, inner, at, refused);
       // A key of a free-form map (metadata) is the app's own: it passes unchanged.
       else if (plan.additional)
-        out[key] = this.rename(plan.additional, inner, direction, at, unknown);
+        out[key] = this.rename(plan.additional, inner, direction, at, refused);
       // Checking a facade body: an undeclared key (a snake_case name included) is refused by name.
-      else if (unknown && byName.size > 0) unknown.push(at);
+      else if (refused && byName.size > 0) refused.push({ path: at, message: 'is not allowed' });
       else out[key] = inner;
     }
     return out;
+  }
+
+  /** An upstream field as the facade gives it: renamed, nested under a dotted name, or lifted. */
+  private put(
+    out: Record<string, unknown>,
+    [name, schema]: [string, Schema],
+    value: unknown,
+    at: string,
+    refused?: FieldProblem[],
+  ): void {
+    const renamed = this.rename(schema, value, 'toFacade', at, refused);
+    if (schema[FLATTENED] && renamed && typeof renamed === 'object') Object.assign(out, renamed);
+    else if (name.includes('.')) {
+      const [group, field] = name.split('.');
+      const nested = (out[group] ??= {}) as Record<string, unknown>;
+      nested[field] = renamed;
+    } else out[name] = renamed;
+  }
+
+  /** A facade value as the upstream field takes it: a joined text list from an array. */
+  private upstreamValue(schema: Schema, value: unknown, at: string, refused?: FieldProblem[]) {
+    const joined = this.joinedOf(schema);
+    if (joined === undefined) return this.rename(schema, value, 'toUpstream', at, refused);
+    if (Array.isArray(value) && value.every((item) => typeof item === 'string'))
+      return value.join(joined);
+    refused?.push({ path: at, message: 'must be an array of strings' });
+    return undefined;
+  }
+
+  /** A facade object (`business`) as the flat upstream fields it holds (`business_name`, …). */
+  private ungroup(
+    out: Record<string, unknown>,
+    group: Map<string, [string, Schema]>,
+    value: unknown,
+    at: string,
+    refused?: FieldProblem[],
+  ): void {
+    if (!value || typeof value !== 'object' || Array.isArray(value)) {
+      refused?.push({ path: at, message: 'must be an object' });
+      return;
+    }
+    for (const [field, inner] of Object.entries(value)) {
+      const declared = group.get(field);
+      if (declared)
+        out[declared[0]] = this.upstreamValue(declared[1], inner, `${at}.${field}`, refused);
+      else refused?.push({ path: `${at}.${field}`, message: 'is not allowed' });
+    }
   }
 
   /**
@@ -260,10 +387,16 @@ export class CamelCaseSchemas extends UpstreamSchemas {
     let plan = this.plans.get(schema);
     if (!plan) {
       const { properties, additional, items } = this.propertiesOf(schema);
-      plan = { toUpstream: new Map(), toFacade: new Map(), additional, items };
+      plan = { toUpstream: new Map(), toFacade: new Map(), groups: new Map(), additional, items };
       for (const [snake, inner] of Object.entries(properties)) {
-        plan.toUpstream.set(facadeNameOf(snake, inner), [snake, inner]);
-        plan.toFacade.set(snake, [facadeNameOf(snake, inner), inner]);
+        const name = facadeNameOf(snake, inner);
+        plan.toFacade.set(snake, [name, inner]);
+        const [group, field] = name.split('.');
+        if (field === undefined) plan.toUpstream.set(name, [snake, inner]);
+        else {
+          if (!plan.groups.has(group)) plan.groups.set(group, new Map());
+          plan.groups.get(group)!.set(field, [snake, inner]);
+        }
       }
       this.plans.set(schema, plan);
     }
