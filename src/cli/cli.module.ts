@@ -11,6 +11,13 @@ import { CardCredentialsModule } from '../access/merchant-credentials/card-crede
 import { AuditTrailModule } from '../audit/trail/audit-trail.module.js';
 import { WebhooksCoreModule } from '../webhooks/webhooks.module.js';
 import { SchedulerModule } from '../platform/scheduler/scheduler.js';
+import { InDoubtModule } from '../platform/in-doubt/in-doubt-settlers.js';
+import { ProviderSyncModule } from '../platform/provider-sync/provider-sync.js';
+import { MetricsModule } from '../platform/metrics/metrics.module.js';
+import { ReadinessModule } from '../platform/health/readiness-registry.js';
+import { TracingModule } from '../platform/tracing/tracing.module.js';
+import { ID_ONLY_TRACER } from '../platform/tracing/tracer.js';
+import { ReconciliationModule } from '../reconciliation/reconciliation.module.js';
 
 /** What the CLI needs: configuration, the database and the services it drives; no HTTP. */
 @Module({})
@@ -29,6 +36,13 @@ export class CliModule {
         AuditTrailModule,
         WebhooksCoreModule,
         CardCredentialsModule,
+        // reconcile: the card side and its ledger, whose registrations the idle scheduler never runs.
+        MetricsModule,
+        TracingModule.forRoot(ID_ONLY_TRACER),
+        ReadinessModule,
+        InDoubtModule,
+        ProviderSyncModule,
+        ReconciliationModule,
       ],
     };
   }

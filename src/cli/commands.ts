@@ -19,6 +19,8 @@ import { plainToInstance } from 'class-transformer';
 import { SecretsResealService, type KeyCount } from '../platform/secrets/secrets-reseal.service.js';
 import { isUuid } from '../shared/uuid.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { CreateReconciliationRunRequest } from '../reconciliation/reconciliation.dto.js';
+import { ReconciliationRuns } from '../reconciliation/reconciliation-runs.service.js';
 
 export interface CommandContext {
   args: ParsedArgs;
@@ -483,6 +485,39 @@ COMMANDS['restore'] = {
     await restoreEmbedded(file, directory);
     context.out(`restored ${file} into ${directory}: start with EMBEDDED_DB_DIR=${directory}`);
     return 0;
+  },
+};
+
+COMMANDS.reconcile = {
+  summary:
+    "Reconcile a tenant's records with the provider's for a window of days (UTC, inclusive) and print the run",
+  synopsis: 'reconcile <tenant slug or id> --from YYYY-MM-DD [--to YYYY-MM-DD] [--capability card]',
+  positionals: 1,
+  options: {
+    from: { type: 'string' },
+    to: { type: 'string' },
+    capability: { type: 'string' },
+  },
+  needsDatabase: true,
+  async run(context) {
+    const tenant = await tenantsOf(context).findTenant(required(context.args, 0, '<tenant>'));
+    const { from, to, capability } = context.args.options;
+    const request = plainToInstance(CreateReconciliationRunRequest, {
+      tenantId: tenant.id,
+      from,
+      to: to ?? from,
+      ...(capability === undefined ? {} : { capability }),
+    });
+    const errors = validateSync(request);
+    if (errors.length)
+      throw new UsageError(errors.flatMap((e) => Object.values(e.constraints ?? {})).join('; '));
+    const run = await context.app.get(ReconciliationRuns).onDemand(request);
+    context.out(
+      `run ${run.id} of ${tenant.slug} ${run.from} to ${run.to}: ${run.status}, ${run.requests} provider calls, ${run.durationMs ?? 0} ms`,
+    );
+    for (const [name, count] of Object.entries(run.counts ?? {}))
+      context.out(`  ${name.padEnd(15)} ${count}`);
+    return run.status === 'succeeded' ? 0 : 1;
   },
 };
 

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
+import { COMMANDS } from '#src/cli/commands.js';
+import { ReconciliationRuns } from '#src/reconciliation/reconciliation-runs.service.js';
 import { ReconciliationService } from '#src/reconciliation/reconciliation.service.js';
 import type { RunWindow } from '#src/reconciliation/reconciliation.repository.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
@@ -80,6 +82,11 @@ describe('reconciliation: Portico proves its records match the provider', () => 
     });
     expect(response.statusCode).toBe(200);
     return response.json<{ totalCount: number; items: Json[] }>();
+  };
+  /** The sandbox's day (its clock moves forward in the first test): the provider dates by it. */
+  const providerDay = async () => {
+    const clock = await request(`${sut.sandbox.scaUrl}/sandbox/card/clock`);
+    return ((await clock.body.json()) as { now: string }).now.slice(0, 10);
   };
   const window = (app: PosTenant): RunWindow => ({
     tenantId: app.tenantId,
@@ -300,5 +307,48 @@ describe('reconciliation: Portico proves its records match the provider', () => 
     );
     expect(await sut.app.get(ReconciliationService).run(window(app), 'on-demand')).toBeUndefined();
     await query(`UPDATE reconciliation_runs SET status = 'failed' WHERE id = $1`, [live.id]);
+  }, 60_000);
+
+  it("runs each tenant's day once on the scheduler, whichever replica, and again never", async () => {
+    const app = await posTenant(sut);
+    const desk = await dashboard(app, '/payments', { amount: 6_200 });
+    // A turn as it happens the day after the provider's day: that day is the previous day.
+    const day = await providerDay();
+    const tomorrow = Date.parse(`${day}T12:00:00Z`) + 86_400_000;
+    await Promise.all([
+      sut.app.get(ReconciliationRuns).due(tomorrow),
+      replica.app.get(ReconciliationRuns).due(tomorrow),
+    ]);
+    await replica.app.get(ReconciliationRuns).due(tomorrow);
+    const daily = await query<{ tenant_id: string; n: string }>(
+      `SELECT tenant_id, count(*) AS n FROM reconciliation_runs
+        WHERE trigger = 'daily' AND window_from = $1 AND status = 'succeeded' GROUP BY tenant_id`,
+      [day],
+    );
+    expect(daily.length).toBeGreaterThanOrEqual(4);
+    expect(daily.every((row) => Number(row.n) === 1)).toBe(true);
+    const adopted = await query<{ origin: string }>(
+      'SELECT origin FROM provider_resources WHERE tenant_id = $1 AND token = $2',
+      [app.tenantId, desk.token],
+    );
+    expect(adopted).toEqual([{ origin: 'provider' }]);
+  }, 120_000);
+
+  it('reconciles a window from the command line (npm run cli -- reconcile)', async () => {
+    const app = await posTenant(sut);
+    await dashboard(app, '/payments', { amount: 7_300 });
+    const [tenant] = await query<{ slug: string }>('SELECT slug FROM tenants WHERE id = $1', [
+      app.tenantId,
+    ]);
+    const day = await providerDay();
+    const out: string[] = [];
+    const code = await COMMANDS.reconcile.run({
+      app: sut.app,
+      out: (line) => out.push(line),
+      args: { positional: [tenant.slug], options: { from: day } },
+    });
+    expect(code).toBe(0);
+    expect(out[0]).toMatch(new RegExp(`^run \\S+ of ${tenant.slug} ${day} to ${day}: succeeded`));
+    expect(out).toContain('  adopted         1');
   }, 60_000);
 });
