@@ -20,7 +20,9 @@ import { BRAND_ID_DOC, ConsentView } from '../open-banking/consents/dto/consent.
 import { PaymentView } from '../open-banking/payments/dto/payment.dto.js';
 import {
   PROVIDER_RESOURCE_KINDS,
+  RESOURCE_ORIGINS,
   type ProviderResourceKind,
+  type ResourceOrigin,
 } from '../provider-ledger/provider-resource.entity.js';
 
 const PROVIDER_ID_SOURCE = '^[A-Za-z0-9_.:-]{1,64}$';
@@ -376,6 +378,13 @@ export class AuditCardResourceView {
     type: String,
   })
   merchantRef: string | null;
+
+  /**
+   * `portico`: made (or first read) through Portico; `provider`: found at the provider by reconciliation,
+   * made outside Portico (docs/reconciliation.md).
+   */
+  @ApiProperty({ enum: RESOURCE_ORIGINS })
+  origin: ResourceOrigin;
 
   @ApiProperty({ maxLength: 24, pattern: PRINTABLE_TEXT_SOURCE, example: 'Captured' })
   status: string;

@@ -208,6 +208,7 @@ function cardResourceView(row: ProviderResource): AuditCardResourceView {
     token: row.token,
     parentToken: row.parentToken,
     merchantRef: row.merchantRef,
+    origin: row.origin,
     status: row.status,
     amount: row.amount,
     createdAt: row.createdAt.toISOString(),

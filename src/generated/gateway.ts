@@ -1990,6 +1990,8 @@ export interface components {
             kind: "payment" | "refund" | "customer" | "notification" | "iris_session" | "seller" | "transfer" | "reversal" | "payout" | "pos_payment" | "pos_void" | "wallet_token" | "wallet_domain";
             /** @description A payment's merchant reference (the app's, or portico-<id>) */
             merchantRef?: string | null;
+            /** @enum {string} */
+            origin: "portico" | "provider";
             /** @description A refund's payment */
             parentToken?: string | null;
             /** @example Captured */
@@ -2024,6 +2026,8 @@ export interface components {
             kind: "payment" | "refund" | "customer" | "notification" | "iris_session" | "seller" | "transfer" | "reversal" | "payout" | "pos_payment" | "pos_void" | "wallet_token" | "wallet_domain";
             /** @description A payment's merchant reference (the app's, or portico-<id>) */
             merchantRef?: string | null;
+            /** @enum {string} */
+            origin: "portico" | "provider";
             /** @description A refund's payment */
             parentToken?: string | null;
             /** @example Captured */

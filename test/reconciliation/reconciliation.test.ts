@@ -166,6 +166,23 @@ describe('reconciliation: Portico proves its records match the provider', () => 
       { token: deskPayment.token, kind: 'payment', status: 'Captured', origin: 'provider' },
       { token: deskRefund.token, kind: 'refund', status: 'Captured', origin: 'provider' },
     ]);
+    const [adoptedRow] = await query<{ id: string }>(
+      'SELECT id FROM provider_resources WHERE tenant_id = $1 AND token = $2',
+      [app.tenantId, deskPayment.token],
+    );
+    const shown = await sut.app.inject({
+      method: 'GET',
+      url: `/v1/audit/card-resources/${adoptedRow.id}`,
+      headers: bearer(auditorKey),
+    });
+    expect(shown.json()).toMatchObject({
+      origin: 'provider',
+      merchantRef: 'desk-1',
+      history: [
+        { to: 'creating', cause: 'created' },
+        { from: 'creating', to: 'Captured', cause: 'found-at-provider' },
+      ],
+    });
     const foundCauses = await query<{ n: string }>(
       `SELECT count(*) AS n FROM status_changes WHERE tenant_id = $1 AND cause = 'found-at-provider'`,
       [app.tenantId],
