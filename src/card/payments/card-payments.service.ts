@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { components } from '#src/generated/card.js';
 import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
-import { PROBLEM_TYPES, ProblemException } from '#src/platform/errors/problem.js';
+import { ProblemException } from '#src/platform/errors/problem.js';
 import { toRfc3339Utc } from '#src/platform/common/rfc3339.js';
 import { requestContext } from '#src/platform/logging/request-context.js';
 import { notMadeProblem } from '#src/provider-ledger/provider-ledger.service.js';
