@@ -298,12 +298,16 @@ describe('card creations whose answer was lost, settled by the resolver', () => 
       email,
       contactPhone: '+306900000000',
       description: `Seller ${sellers}`,
-      businessName: `Business ${sellers}`,
-      businessTitle: `Business ${sellers} S.A.`,
-      businessTaxNumber: `EL${300000000 + sellers}`,
-      businessAddress: 'Ermou 12, Athens',
-      bankAccountIban: ibanOf('GR', `0110125${String(sellers).padStart(16, '0')}`),
-      bankAccountBeneficiary: `Business ${sellers}`,
+      business: {
+        name: `Business ${sellers}`,
+        title: `Business ${sellers} S.A.`,
+        taxNumber: `EL${300000000 + sellers}`,
+        address: 'Ermou 12, Athens',
+      },
+      bankAccount: {
+        iban: ibanOf('GR', `0110125${String(sellers).padStart(16, '0')}`),
+        beneficiaryName: `Business ${sellers}`,
+      },
       ...extra,
     };
   };

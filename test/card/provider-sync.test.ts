@@ -306,12 +306,46 @@ describe('provider sync: statuses the provider never pushes', () => {
     await receiver.until(() => refunded() !== undefined, 10_000);
     expect((refunded() as Event).data).toMatchObject({
       previousStatus: 'Captured',
-      cause: 'refunded',
+      cause: 'provider-sync:read-owed',
     });
     // Read once: the mark is cleared, so later turns leave the payment alone.
     const before = await reads('retrievePayment', rowId);
     await sut.app.get(ProviderSync).syncOnce();
     expect(await reads('retrievePayment', rowId)).toBe(before);
+  }, 60_000);
+
+  it('reads a captured pre-authorisation once more after the capture, should its answer not have been recorded', async () => {
+    const preAuthorized = await call('POST', '/v1/card/payments', {
+      amount: 2000,
+      capture: 0,
+      cardNumber: '4556390755719395',
+      expirationMonth: '12',
+      expirationYear: '2031',
+      holderName: 'Grace Hopper',
+      cvv: '321',
+    });
+    expect(preAuthorized.body.status).toBe('Pre Authorized');
+    const token = preAuthorized.body.token as string;
+    const rowId = await rowIdOf(token);
+    const owed = async () =>
+      (
+        (await sut.dataSource.query(
+          'SELECT next_sync_at IS NOT NULL AS owed FROM provider_resources WHERE id = $1',
+          [rowId],
+        )) as { owed: boolean }[]
+      )[0].owed;
+    expect(await owed()).toBe(false);
+    const captured = await call('POST', `/v1/card/payments/${token}/capture`);
+    expect(captured.body.status).toBe('Captured');
+    expect(await owed()).toBe(true);
+    const before = await reads('retrievePayment', rowId);
+    await sut.dataSource.query(
+      "UPDATE provider_resources SET next_sync_at = now() - interval '1 second' WHERE id = $1",
+      [rowId],
+    );
+    await sut.app.get(ProviderSync).syncOnce();
+    await eventually(async () => !(await owed()), 10_000, 'the owed read made');
+    expect(await reads('retrievePayment', rowId)).toBe(before + 1);
   }, 60_000);
 
   it('reads each pending row once per turn when two gateways sync the same database at once', async () => {

@@ -5,6 +5,7 @@ import type { AppConfig } from '#src/platform/config/app-config.js';
 import { APP_CONFIG } from '#src/platform/config/config.module.js';
 import { ProblemException } from '#src/platform/errors/problem.js';
 import { toRfc3339Utc } from '#src/platform/common/rfc3339.js';
+import { PAYMENT_READ_OWED_AFTER_MS } from './payment-read-owed.js';
 import { requestContext } from '#src/platform/logging/request-context.js';
 import { notMadeProblem } from '#src/provider-ledger/provider-ledger.service.js';
 import { notFound } from '#src/provider-ledger/resource-store.js';
@@ -139,6 +140,8 @@ export class CardPaymentsService {
   /** Captures a pre-authorised payment; bound to the Idempotency-Key first, so it never runs twice. */
   async capture(tenantId: string, token: string): Promise<ProviderPayment> {
     const row = await this.rowOf(tenantId, token);
+    // Read again once the capture's outcome is known, should its answer not be recorded (database away).
+    await this.store.oweRead(row, PAYMENT_READ_OWED_AFTER_MS);
     return this.store.write(row, {
       resource: `/v1/card/payments/${token}`,
       unknownCause: 'capture-outcome-unknown',

@@ -4,7 +4,7 @@ import { isUuid } from '#src/shared/uuid.js';
 import type { CardQueryOf } from '#src/upstreams/card/card.client.js';
 import type { CardForm } from '../common/card-body.pipe.js';
 import { CardPaymentsService } from '../payments/card-payments.service.js';
-import { PAYMENT_READ_OWED_AFTER_MS } from '../payments/payment-refresh-sync.js';
+import { PAYMENT_READ_OWED_AFTER_MS } from '../payments/payment-read-owed.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 import { REFUND_FAILED, refundFailedProblem } from './refund-failed.js';
 
