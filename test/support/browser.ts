@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
@@ -10,6 +10,10 @@ export async function launchBrowser(options: { ignoreHTTPSErrors?: boolean } = {
   context: BrowserContext;
   close(): Promise<void>;
 }> {
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `The browser tests drive Debian's Chromium at ${CHROMIUM}, which is not installed: apt-get install chromium (no browser download is used)`,
+    );
   const profile = mkdtempSync(join(tmpdir(), 'portico-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
