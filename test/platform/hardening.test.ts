@@ -254,8 +254,9 @@ describe('hostile input', () => {
     expect(expectProblem(fromRaw(await rawRequest(port, head(bad.length) + bad)), 400).type).toBe(
       'urn:portico:problem:malformed-body',
     );
+    // An empty JSON body is no body (docs/decisions.md): a route whose body is required names it missing.
     const empty = expectProblem(fromRaw(await rawRequest(port, head(0))), 400);
-    expect(empty.type).toBe('urn:portico:problem:malformed-body');
+    expect(empty.type).toBe('urn:portico:problem:validation-failed');
   });
 
   it('logs a failed query with its SQL text and never its parameters', async () => {
