@@ -51,11 +51,11 @@ describe("the auditor finds a resource by the provider's id and a tenant by its 
       ['refund', refundId],
     ]);
     const payments = await get(`/v1/audit/card-resources?providerId=${paymentId}&kind=payment`);
-    expect(payments.json()).toMatchObject({ total: 1, items: [{ token: paymentId }] });
+    expect(payments.json()).toMatchObject({ totalCount: 1, items: [{ token: paymentId }] });
     const refund = await get(`/v1/audit/card-resources?providerId=${refundId}`);
-    expect(refund.json()).toMatchObject({ total: 1, items: [{ token: refundId }] });
+    expect(refund.json()).toMatchObject({ totalCount: 1, items: [{ token: refundId }] });
     expect((await get('/v1/audit/card-resources?providerId=pmt_nobody')).json()).toMatchObject({
-      total: 0,
+      totalCount: 0,
     });
     expect((await get('/v1/audit/card-resources?providerId=pmt%20x')).statusCode).toBe(400);
   });
@@ -67,7 +67,7 @@ describe("the auditor finds a resource by the provider's id and a tenant by its 
     expect(items.length).toBeGreaterThan(0);
     for (const item of items) expect(item.tenantId).toBe(app.tenantId);
     const upper = await get(`/v1/audit/card-resources?tenantName=${app.slug.toUpperCase()}`);
-    expect(upper.json<{ total: number }>().total).toBe(items.length);
+    expect(upper.json<{ totalCount: number }>().totalCount).toBe(items.length);
   });
 
   it("offers the provider's id as a search field on the auditor's page", async () => {
