@@ -70,7 +70,7 @@ export class AuditViewsRepository {
     const builder = this.consents.createQueryBuilder('c');
     if (query.brandId) builder.andWhere('c.brand_id = :brandId', { brandId: query.brandId });
     if (query.status) builder.andWhere('c.status = :status', { status: query.status });
-    return this.page(builder, 'c', query);
+    return auditPage(builder, 'c', query);
   }
 
   findConsent(id: string): Promise<Consent | null> {
@@ -81,7 +81,7 @@ export class AuditViewsRepository {
     const builder = this.payments.createQueryBuilder('p');
     if (query.brandId) builder.andWhere('p.brand_id = :brandId', { brandId: query.brandId });
     if (query.status) builder.andWhere('p.status = :status', { status: query.status });
-    return this.page(builder, 'p', query);
+    return auditPage(builder, 'p', query);
   }
 
   findPayment(id: string): Promise<Payment | null> {
@@ -95,7 +95,7 @@ export class AuditViewsRepository {
     if (query.kind === 'card') builder.andWhere('a.consent_id IS NULL AND a.payment_id IS NULL');
     if (query.operation)
       builder.andWhere('a.operation = :operation', { operation: query.operation });
-    return this.page(builder, 'a', query);
+    return auditPage(builder, 'a', query);
   }
 
   pageCardResources(query: AuditCardResourcesQuery): Promise<Page<ProviderResource>> {
@@ -106,7 +106,7 @@ export class AuditViewsRepository {
       builder.andWhere('(r.token = :providerId OR r.parent_token = :providerId)', {
         providerId: query.providerId,
       });
-    return this.page(builder, 'r', query);
+    return auditPage(builder, 'r', query);
   }
 
   findCardResource(id: string): Promise<ProviderResource | null> {
@@ -185,31 +185,34 @@ export class AuditViewsRepository {
       await runner.release();
     }
   }
+}
 
-  /** The shared filters (tenant, creation time) and paging, newest first. */
-  private async page<T extends ObjectLiteral>(
-    builder: SelectQueryBuilder<T>,
-    alias: string,
-    query: AuditPageQuery,
-  ): Promise<Page<T>> {
-    const page = query.page ?? 1;
-    const pageSize = query.pageSize ?? 50;
-    if (query.tenantId)
-      builder.andWhere(`${alias}.tenant_id = :tenantId`, { tenantId: query.tenantId });
-    if (query.tenantName)
-      builder.andWhere(
-        `${alias}.tenant_id IN (SELECT id FROM tenants WHERE lower(name) = lower(:tenantName) OR slug = lower(:tenantName))`,
-        { tenantName: query.tenantName },
-      );
-    if (query.createdFrom)
-      builder.andWhere(`${alias}.created_at >= :from`, { from: query.createdFrom });
-    if (query.createdTo) builder.andWhere(`${alias}.created_at < :to`, { to: query.createdTo });
-    const [items, totalCount] = await builder
-      .orderBy(`${alias}.created_at`, 'DESC')
-      .addOrderBy(`${alias}.id`, 'DESC')
-      .skip((page - 1) * pageSize)
-      .take(pageSize)
-      .getManyAndCount();
-    return { items, page, pageSize, totalCount };
-  }
+/**
+ * The auditor's shared filters (tenant by id, or by name or slug; a time column, `created_at` unless
+ * given) and paging, newest first: every auditor list pages the same way.
+ */
+export async function auditPage<T extends ObjectLiteral>(
+  builder: SelectQueryBuilder<T>,
+  alias: string,
+  query: AuditPageQuery,
+  at = 'created_at',
+): Promise<Page<T>> {
+  const page = query.page ?? 1;
+  const pageSize = query.pageSize ?? 50;
+  if (query.tenantId)
+    builder.andWhere(`${alias}.tenant_id = :tenantId`, { tenantId: query.tenantId });
+  if (query.tenantName)
+    builder.andWhere(
+      `${alias}.tenant_id IN (SELECT id FROM tenants WHERE lower(name) = lower(:tenantName) OR slug = lower(:tenantName))`,
+      { tenantName: query.tenantName },
+    );
+  if (query.createdFrom) builder.andWhere(`${alias}.${at} >= :from`, { from: query.createdFrom });
+  if (query.createdTo) builder.andWhere(`${alias}.${at} < :to`, { to: query.createdTo });
+  const [items, totalCount] = await builder
+    .orderBy(`${alias}.${at}`, 'DESC')
+    .addOrderBy(`${alias}.id`, 'DESC')
+    .skip((page - 1) * pageSize)
+    .take(pageSize)
+    .getManyAndCount();
+  return { items, page, pageSize, totalCount };
 }

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash, randomUUID } from 'node:crypto';
-import type { DataSource, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
-import type { Page } from '../audit/audit-views.repository.js';
-import type { AuditPageQuery } from '../audit/audit.dto.js';
+import type { DataSource } from 'typeorm';
+import { auditPage, type Page } from '../audit/audit-views.repository.js';
 import type { JsonObject } from '../platform/common/json.js';
 import { WebhookOutboxService } from '../webhooks/webhook-outbox.service.js';
 import {
@@ -188,40 +187,13 @@ export class ReconciliationRepository {
   pageRuns(query: ReconciliationRunsQuery): Promise<Page<ReconciliationRun>> {
     const builder = this.dataSource.getRepository(ReconciliationRun).createQueryBuilder('r');
     if (query.status) builder.andWhere('r.status = :status', { status: query.status });
-    return this.page(builder, 'r', 'started_at', query);
+    return auditPage(builder, 'r', query, 'started_at');
   }
 
   pageDrifts(query: ReconciliationDriftsQuery): Promise<Page<ReconciliationDrift>> {
     const builder = this.dataSource.getRepository(ReconciliationDrift).createQueryBuilder('d');
     if (query.runId) builder.andWhere('d.run_id = :runId', { runId: query.runId });
     if (query.class) builder.andWhere('d.class = :class', { class: query.class });
-    return this.page(builder, 'd', 'detected_at', query);
-  }
-
-  /** The auditor's filters (tenant, time) and paging, newest first. */
-  private async page<T extends ObjectLiteral>(
-    builder: SelectQueryBuilder<T>,
-    alias: string,
-    at: string,
-    query: AuditPageQuery,
-  ): Promise<Page<T>> {
-    const page = query.page ?? 1;
-    const pageSize = query.pageSize ?? 50;
-    if (query.tenantId)
-      builder.andWhere(`${alias}.tenant_id = :tenantId`, { tenantId: query.tenantId });
-    if (query.tenantName)
-      builder.andWhere(
-        `${alias}.tenant_id IN (SELECT id FROM tenants WHERE lower(name) = lower(:tenantName))`,
-        { tenantName: query.tenantName },
-      );
-    if (query.createdFrom) builder.andWhere(`${alias}.${at} >= :from`, { from: query.createdFrom });
-    if (query.createdTo) builder.andWhere(`${alias}.${at} < :to`, { to: query.createdTo });
-    const [items, totalCount] = await builder
-      .orderBy(`${alias}.${at}`, 'DESC')
-      .addOrderBy(`${alias}.id`, 'DESC')
-      .skip((page - 1) * pageSize)
-      .take(pageSize)
-      .getManyAndCount();
-    return { items, page, pageSize, totalCount };
+    return auditPage(builder, 'd', query, 'detected_at');
   }
 }
