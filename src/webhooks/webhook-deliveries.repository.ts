@@ -177,7 +177,11 @@ export class WebhookDeliveriesRepository {
     return expired;
   }
 
-  /** The row of an attempt starting now on `worker`. */
+  /**
+   * The row of an attempt starting now on `worker`. Dated by the clock, not by the claim's transaction:
+   * the claim counted the attempts in flight after its transaction began, so an attempt that finished
+   * meanwhile must not look as if it overlapped this one.
+   */
   async startAttempt(
     manager: EntityManager,
     claimed: ClaimedDelivery,
@@ -185,7 +189,7 @@ export class WebhookDeliveriesRepository {
   ): Promise<void> {
     await manager.query(
       `INSERT INTO webhook_attempts (delivery_id, event_id, endpoint_id, attempt, worker, started_at)
-           VALUES ($1, $2, $3, $4, $5, now())`,
+           VALUES ($1, $2, $3, $4, $5, clock_timestamp())`,
       [claimed.deliveryId, claimed.eventId, claimed.endpointId, claimed.attempt, worker],
     );
   }
@@ -200,7 +204,10 @@ export class WebhookDeliveriesRepository {
     return target;
   }
 
-  /** Writes how the attempt ended (once: an attempt already finished keeps its record). */
+  /**
+   * Writes how the attempt ended (once: an attempt already finished keeps its record), dated by the clock
+   * (after the caller locked the endpoint), as its start is.
+   */
   async finishAttempt(
     manager: EntityManager,
     deliveryId: string,
@@ -208,7 +215,7 @@ export class WebhookDeliveriesRepository {
     record: AttemptRecord,
   ): Promise<void> {
     await manager.query(
-      `UPDATE webhook_attempts SET outcome = $3, finished_at = now(), response_status = $4,
+      `UPDATE webhook_attempts SET outcome = $3, finished_at = clock_timestamp(), response_status = $4,
                 latency_ms = $5, error = $6
           WHERE delivery_id = $1 AND attempt = $2 AND outcome IS NULL`,
       [deliveryId, attempt, record.outcome, record.responseStatus, record.latencyMs, record.error],

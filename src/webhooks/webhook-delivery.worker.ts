@@ -201,6 +201,9 @@ export class WebhookDeliveryWorker implements OnModuleInit, OnApplicationShutdow
         ? nextAttemptDelayMs(claimed.attempt, result, retryScheduleMs, jitterPercent)
         : 0;
     const owned = await this.deliveries.transaction(async (manager) => {
+      // The endpoint first, as a claim locks it: a claim that leased before this attempt's end is dated
+      // before it (finished_at is taken after the lock), and a later one sees the endpoint's new state.
+      await this.health.lock(manager, claimed.endpointId);
       await this.deliveries.finishAttempt(manager, claimed.deliveryId, claimed.attempt, {
         outcome,
         responseStatus: result.status ?? null,

@@ -24,6 +24,11 @@ export class WebhookEndpointHealth {
     private readonly endpoints: WebhookEndpointsRepository,
   ) {}
 
+  /** Locks the endpoint's health for the caller's transaction (an attempt's end; claims lock it too). */
+  async lock(manager: EntityManager, endpointId: string): Promise<void> {
+    await this.endpoints.lockFailures(manager, endpointId);
+  }
+
   async delivered(manager: EntityManager, endpointId: string): Promise<void> {
     await this.endpoints.clearFailures(manager, endpointId);
   }
