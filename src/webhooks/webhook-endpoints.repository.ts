@@ -69,7 +69,13 @@ export class WebhookEndpointsRepository {
   /** Marks the endpoint removed and cancels its pending deliveries (one transaction). */
   async remove(endpointId: string): Promise<void> {
     await this.rows.manager.transaction(async (manager) => {
-      await manager.update(WebhookEndpoint, { id: endpointId }, { removedAt: new Date() });
+      // Locked first, as a claim locks it, and dated after the lock: an attempt a claim started before
+      // this removal committed is dated before it.
+      await this.lockFailures(manager, endpointId);
+      await manager.query(
+        'UPDATE webhook_endpoints SET removed_at = clock_timestamp() WHERE id = $1',
+        [endpointId],
+      );
       await manager.update(
         WebhookDelivery,
         { endpointId, status: 'pending' },
@@ -134,16 +140,21 @@ export class WebhookEndpointsRepository {
     delayMs: number,
     pauseAfterMs: number,
   ): Promise<EndpointFailure> {
+    // The caller holds the endpoint's lock (lockFailures); a pause is dated by the clock after it, so
+    // an attempt a claim started before this commits is dated before the pause.
     const [[row]] = (await manager.query(
-      `UPDATE webhook_endpoints
+      `WITH prior AS (SELECT paused_at FROM webhook_endpoints WHERE id = $1)
+       UPDATE webhook_endpoints e
           SET consecutive_failures = $2,
-              failing_since = coalesce(failing_since, now()),
+              failing_since = coalesce(e.failing_since, now()),
               retry_at = now() + make_interval(secs => $3::double precision / 1000),
-              paused_at = CASE WHEN paused_at IS NULL AND removed_at IS NULL
-                                AND failing_since <= now() - make_interval(secs => $4::double precision / 1000)
-                               THEN now() ELSE paused_at END
-        WHERE id = $1
-        RETURNING tenant_id, failing_since, paused_at, paused_at = now() AS paused_now`,
+              paused_at = CASE WHEN e.paused_at IS NULL AND e.removed_at IS NULL
+                                AND e.failing_since <= now() - make_interval(secs => $4::double precision / 1000)
+                               THEN clock_timestamp() ELSE e.paused_at END
+         FROM prior
+        WHERE e.id = $1
+        RETURNING e.tenant_id, e.failing_since, e.paused_at,
+                  (prior.paused_at IS NULL AND e.paused_at IS NOT NULL) AS paused_now`,
       [endpointId, failures, delayMs, pauseAfterMs],
     )) as [EndpointFailure[], number];
     return row;
