@@ -224,6 +224,23 @@ export class ResourceStore<M extends KindMap> {
     );
   }
 
+  /**
+   * Whether another row of the tenant's kind with the same parent token (a lost creation's fingerprint)
+   * is still in its call (`creating`, younger than `callMs`): its answer may name the very object a
+   * lookup for `row` would find, so the lookup waits for it.
+   */
+  async twinInFlight(row: Resource<M>, callMs: number): Promise<boolean> {
+    if (!row.parentToken) return false;
+    const twins = (await this.rows.query(
+      `SELECT 1 FROM provider_resources
+        WHERE tenant_id = $1 AND kind = $2 AND parent_token = $3 AND id <> $4 AND status = 'creating'
+          AND created_at > now() - make_interval(secs => $5::double precision / 1000)
+        LIMIT 1`,
+      [row.tenantId, row.kind, row.parentToken, row.id, callMs],
+    )) as unknown[];
+    return twins.length > 0;
+  }
+
   /** Which of these provider ids a row of the tenant already holds (a lookup's candidates). */
   async heldTokens(tenantId: string, tokens: readonly string[]): Promise<Set<string | null>> {
     if (tokens.length === 0) return new Set();

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { InDoubtResolver } from '#src/platform/in-doubt/in-doubt-settlers.js';
 import { sandboxWalletToken } from '#src/sandbox/card/wallets/wallet-token.js';
 import { ibanOf } from '../support/marketplace.js';
+import { eventually } from '../support/chaos.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 type Body = Record<string, unknown>;
@@ -260,6 +261,35 @@ describe('card creations whose answer was lost, settled by the resolver', () => 
     const read = await call('GET', `/v1/card/customers/${id}`);
     expect(read.status).toBe(409);
     expect(read.body.type).toBe('urn:portico:problem:not-made');
+    expect(await history(id)).toEqual([
+      'creating:created',
+      'unknown:upstream-outcome-unknown',
+      'failed:resolver:not-at-provider',
+    ]);
+  });
+
+  it('a customer not made waits while an identical creation is still in its call, and never takes what that call made', async () => {
+    const sent = customer(`Nikos ${randomUUID()}`, 'arguments');
+    lose('createCustomer', 'reset');
+    expect((await call('POST', '/v1/card/customers', sent)).status).toBe(502);
+    const id = await lostRow('customer');
+    // The same customer again: made at the provider, its answer still on its way (2 s, within the deadline).
+    const madeBefore = sut.sandbox.card.callCounts().createCustomer ?? 0;
+    sut.sandbox.chaos.add({ operation: 'createCustomer', fault: 'delay', delayMs: 2000, times: 1 });
+    const again = call('POST', '/v1/card/customers', sent);
+    await eventually(
+      async () => (sut.sandbox.card.callCounts().createCustomer ?? 0) > madeBefore,
+      5000,
+    );
+    // Its object is in the provider's list now, with the lost row's fingerprint: the row waits.
+    expect(await resolve(id)).toEqual({ status: 'unknown', token: null });
+    const made = await again;
+    expect(made.status).toBe(201);
+    await sut.dataSource.query(
+      'UPDATE provider_resources SET resolver_lease_until = NULL WHERE id = $1',
+      [id],
+    );
+    expect(await resolve(id)).toEqual({ status: 'failed', token: null });
     expect(await history(id)).toEqual([
       'creating:created',
       'unknown:upstream-outcome-unknown',

@@ -55,7 +55,15 @@ const PROVIDER_VIEW: Record<
   pos_payment: (sandbox, _, token) => pick(sandbox.pos.transaction(token)),
   pos_void: (sandbox, _, token) => pick(sandbox.pos.transaction(token)),
   notification: (_, book, token) => pick(book?.notifications.get(token)),
-  iris_session: (_, book, token) => pick(book?.irisSessions.get(token)),
+  // The soak moves the provider's clock two hours ahead; Portico expires a session on its own clock (its
+  // lifetime from creation). A session expired at the provider only on the moved clock (its expiry
+  // still ahead in real time) is the open session Portico holds until then.
+  iris_session: (_, book, token) => {
+    const session = book?.irisSessions.get(token);
+    if (!session) return undefined;
+    const movedOnly = session.status === 'expired' && Date.parse(session.expires) > Date.now();
+    return { status: movedOnly ? 'created' : session.status, amount: session.amount };
+  },
   seller: (_, book, token) => {
     const seller = book?.sellers.get(token);
     return seller && { status: seller.status, amount: null };

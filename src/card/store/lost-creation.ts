@@ -40,7 +40,8 @@ export interface LostCreationLookup<K extends CardKind, T extends Listed & CardK
  * Settles a creation whose answer was lost, for a kind the provider takes no reference of ours on but
  * lists by creation day: the oldest object of the call's window carrying the row's fingerprint that no
  * row of the tenant holds is the one made (the resolver takes identical rows oldest first); none means
- * not made (failed). A list that cannot be read throws: the row stays in doubt for the next pass.
+ * not made (failed). While an identical creation is still in its call the row waits for its answer. A
+ * list that cannot be read throws: the row stays in doubt for the next pass.
  */
 export async function settleLostCreation<K extends CardKind, T extends Listed & CardKinds[K]>(
   store: CardStore,
@@ -51,6 +52,9 @@ export async function settleLostCreation<K extends CardKind, T extends Listed & 
   const fingerprint = row.parentToken;
   // A row begun before its fingerprint was kept cannot be recognised: it stays in doubt.
   if (!fingerprint) return;
+  // An identical creation still in its call may have made what the list would show: its answer names
+  // it first (else this row would take it, and that answer would find its object held).
+  if (await store.twinInFlight(row, callMs)) return;
   const from = row.createdAt.getTime() - LOST_CREATION_CLOCK_SKEW_MS;
   const to = row.createdAt.getTime() + callMs + LOST_CREATION_CLOCK_SKEW_MS;
   const window = { date_from: utcDay(from), date_to: utcDay(to), count: PAGE };
