@@ -7,6 +7,7 @@ import {
   AuditChainLink,
   AuditCheckpoint,
   AuditRetentionCut,
+  AuditVerification,
   AuditSealFloor,
   WriterLease,
 } from './audit/trail/audit-chain.entity.js';
@@ -43,6 +44,7 @@ export const APP_ENTITIES = [
   AuditSealFloor,
   WriterLease,
   AuditRetentionCut,
+  AuditVerification,
   ...WEBHOOK_ENTITIES,
   ProviderResource,
   ...RECONCILIATION_ENTITIES,

@@ -1,4 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsOptional } from 'class-validator';
 import { PRINTABLE_TEXT_SOURCE } from '../platform/common/text.js';
 
 const HASH = { pattern: '^[0-9a-f]{64}$', minLength: 64, maxLength: 64 } as const;
@@ -79,6 +81,19 @@ export class VerificationReportView {
   @ApiProperty({ format: 'date-time', maxLength: 40 })
   verifiedAt: string;
 
+  @ApiProperty({
+    description:
+      "True: walked from the chain's first link (or its retention cut); false: from `from`, the newest signed checkpoint a verification passed before",
+  })
+  full: boolean;
+
+  @ApiPropertyOptional({
+    type: ChainLinkRef,
+    nullable: true,
+    description: 'The checkpoint the walk started after (null: a full walk)',
+  })
+  from: ChainLinkRef | null;
+
   @ApiProperty({ description: 'Links verified', format: 'int64', minimum: 0 })
   links: number;
 
@@ -94,6 +109,19 @@ export class VerificationReportView {
 
   @ApiPropertyOptional({ type: ChainBreakView, nullable: true })
   firstBreak: ChainBreakView | null;
+}
+
+export class VerificationQuery {
+  @ApiPropertyOptional({
+    description:
+      'Walk the whole chain from its first link (or its retention cut) instead of from the newest checkpoint a verification passed',
+    type: Boolean,
+    default: false,
+  })
+  @IsOptional()
+  @Transform(({ value }) => value === 'true' || value === true)
+  @IsBoolean()
+  full?: boolean;
 }
 
 const PUBLIC_KEY_PEM = {

@@ -39,7 +39,7 @@ export class AuditExportService {
 
   async *export(query: AuditExportQuery): AsyncGenerator<string> {
     await this.accessLog.flushCompletions();
-    const verification = await this.verifier.verify();
+    const verification = await this.verifier.verify({ trigger: 'export' });
     const format = query.format ?? 'json';
     if (format === 'json') yield `{"verification":${JSON.stringify(verification)},"records":[`;
     else yield csvPreamble(verification);

@@ -31,7 +31,7 @@ import { PaymentParams } from '../open-banking/payments/dto/payment.dto.js';
 import { AuditService } from './audit.service.js';
 import { AuditExportService } from './audit-export.service.js';
 import { AuditExportDocument, AuditExportQuery } from './audit-export.dto.js';
-import { CheckpointList, VerificationReportView } from './audit-chain.dto.js';
+import { CheckpointList, VerificationQuery, VerificationReportView } from './audit-chain.dto.js';
 import { AuditVerifierService } from './trail/audit-verifier.service.js';
 import { AuditChainService } from './trail/audit-chain.service.js';
 
@@ -141,11 +141,11 @@ export class AuditController {
   @ApiOperation({
     summary: 'Verify the tamper-evident chain (auditor)',
     description:
-      'Walks the chain over every status change and access-log row from its first link: numbering, each row against the hash it was sealed with, each link hash, each signed checkpoint; then rows outside the chain. Reports the first break precisely.',
+      'Walks the chain over the status changes and access-log rows from the newest signed checkpoint a verification passed (from its first link with `full=true`, or when none passed): numbering, each row against the hash it was sealed with, each link hash, each signed checkpoint; then rows outside the chain. Reports the first break precisely, and records the verification.',
   })
   @ApiOkResponse({ type: VerificationReportView })
-  verifyAuditChain(): Promise<VerificationReportView> {
-    return this.verifier.verify();
+  verifyAuditChain(@Query() query: VerificationQuery): Promise<VerificationReportView> {
+    return this.verifier.verify({ from: query.full ? 'start' : 'last-verified', trigger: 'api' });
   }
 
   @Get('checkpoints')

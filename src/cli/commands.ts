@@ -216,20 +216,25 @@ export const COMMANDS: Record<string, Command> = {
 
 COMMANDS['audit:verify'] = {
   summary:
-    'Verify the tamper-evident audit chain (links, rows, signed checkpoints); exit 1 at the first break',
-  synopsis: 'audit:verify [--json] [--seal]',
+    'Verify the tamper-evident audit chain (links, rows, signed checkpoints) from the newest checkpoint verified before (--full: from its start); exit 1 at the first break',
+  synopsis: 'audit:verify [--json] [--seal] [--full]',
   positionals: 0,
-  options: { json: { type: 'boolean' }, seal: { type: 'boolean' } },
+  options: { json: { type: 'boolean' }, seal: { type: 'boolean' }, full: { type: 'boolean' } },
   needsDatabase: true,
   async run(context) {
     // --seal: first seal what is due, so that rows written a moment ago are verified too.
     if (context.args.options.seal) await context.app.get(AuditChainService).seal();
-    const report = await context.app.get(AuditVerifierService).verify();
+    const report = await context.app
+      .get(AuditVerifierService)
+      .verify({ from: context.args.options.full ? 'start' : 'last-verified', trigger: 'cli' });
     if (context.args.options.json) {
       context.out(JSON.stringify(report, null, 2));
       return report.ok ? 0 : 1;
     }
     const latest = report.checkpoints.latest;
+    context.out(
+      `walked from:    ${report.from ? `checkpoint ${report.from.seq} (verified before)` : "the chain's start"}`,
+    );
     context.out(`links verified: ${report.links}`);
     context.out(
       `head:           ${report.head ? `${report.head.seq} ${report.head.chainHash}` : '(empty chain)'}`,

@@ -390,7 +390,7 @@ export interface paths {
         };
         /**
          * Verify the tamper-evident chain (auditor)
-         * @description Walks the chain over every status change and access-log row from its first link: numbering, each row against the hash it was sealed with, each link hash, each signed checkpoint; then rows outside the chain. Reports the first break precisely.
+         * @description Walks the chain over the status changes and access-log rows from the newest signed checkpoint a verification passed (from its first link with `full=true`, or when none passed): numbering, each row against the hash it was sealed with, each link hash, each signed checkpoint; then rows outside the chain. Reports the first break precisely, and records the verification.
          */
         get: operations["verifyAuditChain"];
         put?: never;
@@ -4316,6 +4316,10 @@ export interface components {
         VerificationReportView: {
             checkpoints: components["schemas"]["CheckpointSummary"];
             firstBreak?: components["schemas"]["ChainBreakView"] | null;
+            /** @description The checkpoint the walk started after (null: a full walk) */
+            from?: components["schemas"]["ChainLinkRef"] | null;
+            /** @description True: walked from the chain's first link (or its retention cut); false: from `from`, the newest signed checkpoint a verification passed before */
+            full: boolean;
             /** @description The last link verified */
             head?: components["schemas"]["ChainLinkRef"] | null;
             /**
@@ -6834,7 +6838,10 @@ export interface operations {
     };
     verifyAuditChain: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Walk the whole chain from its first link (or its retention cut) instead of from the newest checkpoint a verification passed */
+                full?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;

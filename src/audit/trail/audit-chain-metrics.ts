@@ -4,7 +4,7 @@ import { stateGauge } from '#src/platform/metrics/state-gauge.js';
 import { AuditChainRepository } from './audit-chain.repository.js';
 
 /**
- * The sealer's lag and the last signed checkpoint, read from the database at each scrape: what an
+ * The sealer's lag, the last signed checkpoint and the last verification, read from the database at each scrape: what an
  * operator watches to know the trail is being sealed and signed (the seal job's failures are in
  * `portico_job_runs_total{job="audit-seal"}`).
  */
@@ -40,6 +40,22 @@ export class AuditChainMetrics implements OnModuleInit {
       read: async () => {
         const at = await this.links.lastCheckpointAt();
         return at ? [{ value: at.getTime() / 1000 }] : [];
+      },
+    });
+    stateGauge(this.metrics, {
+      name: 'portico_audit_last_verification_timestamp_seconds',
+      help: 'When the newest verification of the audit chain finished (Unix seconds; absent before the first)',
+      read: async () => {
+        const last = await this.links.lastVerification();
+        return last ? [{ value: last.at.getTime() / 1000 }] : [];
+      },
+    });
+    stateGauge(this.metrics, {
+      name: 'portico_audit_last_verification_ok',
+      help: 'Whether the newest verification of the audit chain found it whole (1) or a break (0); absent before the first',
+      read: async () => {
+        const last = await this.links.lastVerification();
+        return last ? [{ value: last.ok ? 1 : 0 }] : [];
       },
     });
   }

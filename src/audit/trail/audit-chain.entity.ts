@@ -1,4 +1,4 @@
-import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 
 /** The audited tables whose rows the chain seals. */
 export const CHAINED_KINDS = ['status_change', 'access_log'] as const;
@@ -109,4 +109,58 @@ export class AuditRetentionCut {
 
   @Column({ name: 'rows_removed', type: 'integer' })
   rowsRemoved: number;
+}
+
+/**
+ * One verification of the chain, as it started and, once done, how it ended: the next verification
+ * starts from the newest checkpoint an ok one verified (a full walk on request). Written by whoever
+ * verifies (the scheduled job, the CLI, an auditor's request); the job's claim across replicas is its
+ * row without `finished_at`.
+ */
+@Entity({ name: 'audit_verifications' })
+@Index(['finishedAt'])
+export class AuditVerification {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ name: 'started_at', type: 'timestamptz', default: () => 'now()' })
+  startedAt: Date;
+
+  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
+  finishedAt: Date | null;
+
+  /** `scheduled`, `cli` or `api`. */
+  @Column({ type: 'varchar', length: 16 })
+  trigger: string;
+
+  /** Walked from the chain's start (or its retention cut) rather than from a verified checkpoint. */
+  @Column({ type: 'boolean' })
+  full: boolean;
+
+  @Column({ type: 'boolean', nullable: true })
+  ok: boolean | null;
+
+  /** The checkpoint the walk started after (null: a full walk). */
+  @Column({ name: 'from_seq', type: 'bigint', nullable: true })
+  fromSeq: string | null;
+
+  @Column({ type: 'bigint', default: 0 })
+  links: string;
+
+  @Column({ name: 'head_seq', type: 'bigint', nullable: true })
+  headSeq: string | null;
+
+  @Column({ name: 'head_hash', type: 'char', length: 64, nullable: true })
+  headHash: string | null;
+
+  /** The newest signed checkpoint verified: where the next walk starts. */
+  @Column({ name: 'checkpoint_seq', type: 'bigint', nullable: true })
+  checkpointSeq: string | null;
+
+  @Column({ name: 'checkpoint_hash', type: 'char', length: 64, nullable: true })
+  checkpointHash: string | null;
+
+  /** The first break's kind (BreakKind), when not ok. */
+  @Column({ type: 'varchar', length: 32, nullable: true })
+  problem: string | null;
 }

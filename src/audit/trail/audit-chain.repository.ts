@@ -8,6 +8,8 @@ import { WRITER_ID, WRITER_LEASE_MS, writerMayHoldSql } from './writer-lease.js'
 
 /** One sealer at a time, across every replica on the database. */
 export const SEAL_LOCK_KEY = 74_111_002;
+/** One replica at a time claims the scheduled verification. */
+const VERIFY_LOCK_KEY = 74_111_011;
 /** How long after its call's deadline a row still `sent` waits for the call's outcome to be written. */
 export const OUTCOME_SLACK_MS = 5_000;
 /** How far behind the newest rows the sealer's floor stays (see advanceFloor). */
@@ -61,6 +63,23 @@ export interface LinkWithRow {
   sealed_at: Date;
   current_hash: string | null;
   at: Date | null;
+}
+
+/** The newest checkpoint a verification passed: where the next one starts. */
+export interface VerifiedCheckpoint {
+  checkpoint_seq: string;
+  checkpoint_hash: string;
+}
+
+/** How a verification ended, as recorded. */
+export interface VerificationRecord {
+  ok: boolean;
+  full: boolean;
+  fromSeq: string | null;
+  links: number;
+  head: { seq: string; chainHash: string } | null;
+  checkpoint: { seq: string; chainHash: string } | null;
+  problem: string | null;
 }
 
 /** The sealer's timing, in milliseconds, on which the moment a row becomes sealable depends. */
@@ -309,8 +328,14 @@ export class AuditChainRepository {
     kind: ChainedKind,
     windowMs: number,
     timing: SealTiming,
+    aboveFloor = false,
   ): Promise<{ id: string; at: Date } | undefined> {
     const { table, at } = CHAINED_TABLES[kind];
+    // Above the sealer's floor only (an incremental verification): a row the sealer skipped keeps the
+    // floor below it; one slipped in below the floor afterwards is for the full walk to find.
+    const above = aboveFloor
+      ? `AND t.id > coalesce((SELECT floor FROM audit_seal_floors WHERE entry_kind = '${kind}'), 0)`
+      : '';
     // A `sent` row whose writer lives, or died lately, is waiting for it legitimately (see unsealed).
     const waiting =
       kind === 'access_log'
@@ -319,7 +344,7 @@ export class AuditChainRepository {
         : '';
     const [row] = (await manager.query(
       `SELECT t.id, t.${at} AS at FROM ${table} t
-         WHERE ${sealableAtSql(kind, 't', ['$2::int', '$3::int', '$4::int'])} < now() - ${interval('$1::int')} ${waiting}
+         WHERE ${sealableAtSql(kind, 't', ['$2::int', '$3::int', '$4::int'])} < now() - ${interval('$1::int')} ${waiting} ${above}
            AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id)
          ORDER BY t.id LIMIT 1`,
       [windowMs, ...timingParams(kind, timing)],
@@ -412,5 +437,75 @@ export class AuditChainRepository {
       'SELECT max(signed_at) AS at FROM audit_checkpoints',
     )) as { at: Date | null }[];
     return row?.at ?? undefined;
+  }
+
+  /** The newest checkpoint an ok verification verified, if any. */
+  async lastVerifiedCheckpoint(manager: EntityManager): Promise<VerifiedCheckpoint | undefined> {
+    const [row] = (await manager.query(
+      `SELECT checkpoint_seq, checkpoint_hash FROM audit_verifications
+        WHERE ok AND checkpoint_seq IS NOT NULL ORDER BY checkpoint_seq DESC LIMIT 1`,
+    )) as VerifiedCheckpoint[];
+    return row;
+  }
+
+  /** Records a verification as it starts; returns its id. */
+  async startVerification(trigger: string, full: boolean): Promise<string> {
+    const [row] = (await this.dataSource.query(
+      `INSERT INTO audit_verifications (trigger, "full") VALUES ($1, $2) RETURNING id`,
+      [trigger, full],
+    )) as { id: string }[];
+    return String(row.id);
+  }
+
+  /**
+   * Claims the scheduled verification for this replica: its row, unless another replica holds the claim
+   * now or a scheduled verification started within `withinMs` (undefined).
+   */
+  claimScheduledVerification(withinMs: number): Promise<string | undefined> {
+    return this.transaction(async (manager) => {
+      const [{ locked }] = (await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [
+        VERIFY_LOCK_KEY,
+      ])) as { locked: boolean }[];
+      if (!locked) return undefined;
+      const [row] = (await manager.query(
+        `INSERT INTO audit_verifications (trigger, "full")
+           SELECT 'scheduled', false WHERE NOT EXISTS (
+             SELECT 1 FROM audit_verifications WHERE trigger = 'scheduled'
+                AND started_at > now() - make_interval(secs => $1::double precision / 1000))
+         RETURNING id`,
+        [withinMs],
+      )) as { id: string }[];
+      return row ? String(row.id) : undefined;
+    });
+  }
+
+  async finishVerification(id: string, record: VerificationRecord): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE audit_verifications SET finished_at = now(), ok = $2, "full" = $3, from_seq = $4,
+              links = $5, head_seq = $6, head_hash = $7, checkpoint_seq = $8, checkpoint_hash = $9,
+              problem = $10
+        WHERE id = $1`,
+      [
+        id,
+        record.ok,
+        record.full,
+        record.fromSeq,
+        record.links,
+        record.head?.seq ?? null,
+        record.head?.chainHash ?? null,
+        record.checkpoint?.seq ?? null,
+        record.checkpoint?.chainHash ?? null,
+        record.problem,
+      ],
+    );
+  }
+
+  /** For the metrics: when the newest finished verification finished, and whether it passed. */
+  async lastVerification(): Promise<{ at: Date; ok: boolean } | undefined> {
+    const [row] = (await this.dataSource.query(
+      `SELECT finished_at AS at, ok FROM audit_verifications
+        WHERE finished_at IS NOT NULL ORDER BY finished_at DESC LIMIT 1`,
+    )) as { at: Date; ok: boolean }[];
+    return row;
   }
 }

@@ -9,6 +9,7 @@ import {
   AuditChainLink,
   AuditCheckpoint,
   AuditRetentionCut,
+  AuditVerification,
   AuditSealFloor,
   WriterLease,
 } from './audit-chain.entity.js';
@@ -17,6 +18,7 @@ import { AuditChainRepository } from './audit-chain.repository.js';
 import { AuditChainService } from './audit-chain.service.js';
 import { AuditVerifierService } from './audit-verifier.service.js';
 import { AuditRetentionService } from './audit-retention.service.js';
+import { AuditVerificationJob } from './audit-verification.job.js';
 import { StatusTransitionsModule } from './status-transition-listeners.js';
 
 /**
@@ -32,6 +34,7 @@ import { StatusTransitionsModule } from './status-transition-listeners.js';
       AuditCheckpoint,
       AuditSealFloor,
       AuditRetentionCut,
+      AuditVerification,
       WriterLease,
     ]),
     StatusTransitionsModule,
@@ -43,6 +46,7 @@ import { StatusTransitionsModule } from './status-transition-listeners.js';
     AuditChainService,
     AuditVerifierService,
     AuditRetentionService,
+    AuditVerificationJob,
     WriterLeaseService,
     AuditChainMetrics,
   ],
@@ -52,6 +56,7 @@ import { StatusTransitionsModule } from './status-transition-listeners.js';
     AuditChainService,
     AuditVerifierService,
     AuditRetentionService,
+    AuditVerificationJob,
   ],
 })
 export class AuditTrailModule {}

@@ -33,6 +33,9 @@ export interface ChainBreak {
 export interface VerificationReport {
   ok: boolean;
   verifiedAt: string;
+  /** Walked from the chain's start (or its retention cut); false: from `from`, a checkpoint verified before. */
+  full: boolean;
+  from: { seq: string; chainHash: string } | null;
   links: number;
   head: { seq: string; chainHash: string } | null;
   checkpoints: {
@@ -46,7 +49,19 @@ export interface VerificationReport {
 
 const BATCH = 5000;
 
+/** Who asked: recorded with the verification. */
+export type VerificationTrigger = 'scheduled' | 'cli' | 'api' | 'export' | 'internal';
+
 export interface VerifyOptions {
+  /**
+   * `start` (the default): a full walk from the chain's first link or retention cut. `last-verified`:
+   * from the newest signed checkpoint a verification passed (still signed, still in the chain, past the
+   * last cut), so a daily verification costs what a day wrote; a full walk when there is none.
+   */
+  from?: 'start' | 'last-verified';
+  trigger?: VerificationTrigger;
+  /** The verification's row, when the caller claimed it (the scheduled job). */
+  recordId?: string;
   /** How much earlier than a row linked ahead of it a row may have become sealable (default lagMs). */
   lateSealMs?: number;
   /**
@@ -72,7 +87,23 @@ export class AuditVerifierService {
   ) {}
 
   async verify(options: VerifyOptions = {}): Promise<VerificationReport> {
-    return this.links.readSnapshot((manager) => this.verifyIn(manager, options));
+    const id =
+      options.recordId ??
+      (await this.links.startVerification(
+        options.trigger ?? 'internal',
+        options.from !== 'last-verified',
+      ));
+    const report = await this.links.readSnapshot((manager) => this.verifyIn(manager, options));
+    await this.links.finishVerification(id, {
+      ok: report.ok,
+      full: report.full,
+      fromSeq: report.from?.seq ?? null,
+      links: report.links,
+      head: report.head,
+      checkpoint: report.checkpoints.latest,
+      problem: report.firstBreak?.problem ?? null,
+    });
+    return report;
   }
 
   private async verifyIn(
@@ -97,6 +128,28 @@ export class AuditVerifierService {
       );
       return valid ? ('signed' as const) : ('bad-signature' as const);
     };
+    let since = options.since;
+    let latest: VerificationReport['checkpoints']['latest'] = null;
+    if (!since && options.from === 'last-verified') {
+      const verified = await this.links.lastVerifiedCheckpoint(manager);
+      const checkpoint = verified && bySeq.get(String(verified.checkpoint_seq));
+      const lastCut = await this.links.latestCut(manager);
+      // Anything else (re-signed, gone, cut away) is for the full walk to judge.
+      if (
+        checkpoint &&
+        checkpoint.chain_hash === verified.checkpoint_hash &&
+        signatureOf(checkpoint) === 'signed' &&
+        (!lastCut || BigInt(lastCut.seq) < BigInt(checkpoint.seq))
+      ) {
+        since = { seq: String(checkpoint.seq), chainHash: checkpoint.chain_hash };
+        latest = {
+          ...since,
+          signedAt: checkpoint.signed_at.toISOString(),
+          keyId: checkpoint.key_id,
+        };
+      }
+    }
+    const from = since ? { seq: since.seq, chainHash: since.chainHash } : null;
     const report = (
       firstBreak: ChainBreak | null,
       links: number,
@@ -105,6 +158,8 @@ export class AuditVerifierService {
     ): VerificationReport => ({
       ok: firstBreak === null,
       verifiedAt: new Date().toISOString(),
+      full: from === null,
+      from,
       links,
       head,
       checkpoints: { count: checkpoints.length, latest },
@@ -114,9 +169,8 @@ export class AuditVerifierService {
     let expected = 1n;
     let previous = GENESIS_HASH;
     let links = 0;
-    let latest: VerificationReport['checkpoints']['latest'] = null;
     // After a retention cut the chain starts from the cut's link, which a signed checkpoint vouches for.
-    const cut = options.since ? undefined : await this.links.latestCut(manager);
+    const cut = since ? undefined : await this.links.latestCut(manager);
     if (cut) {
       const seq = String(cut.seq);
       const retentionMs = this.config.audit.retentionDays * 86_400_000;
@@ -160,8 +214,8 @@ export class AuditVerifierService {
     const lateSealMs = options.lateSealMs ?? this.chain.lagMs();
     const timing = this.chain.timing();
     let newestSealed = 0;
-    if (options.since) {
-      const { seq, chainHash } = options.since;
+    if (since) {
+      const { seq, chainHash } = since;
       const [link] = await this.links.linksFrom(manager, seq, timing, 1);
       if (String(link?.seq) !== seq || link.chain_hash !== chainHash)
         return report(
@@ -281,7 +335,8 @@ export class AuditVerifierService {
       }
       if (rows.length < BATCH) break;
     }
-    const head = links > 0 ? { seq: (expected - 1n).toString(), chainHash: previous } : null;
+    const head =
+      links > 0 ? { seq: (expected - 1n).toString(), chainHash: previous } : (from ?? null);
     for (const checkpoint of checkpoints)
       if (BigInt(checkpoint.seq) >= expected)
         return report(
@@ -294,17 +349,21 @@ export class AuditVerifierService {
           head,
           latest,
         );
-    const unsealed = await this.firstUnsealed(manager);
+    const unsealed = await this.firstUnsealed(manager, since !== undefined);
     return report(unsealed, links, head, latest);
   }
 
-  private async firstUnsealed(manager: EntityManager): Promise<ChainBreak | null> {
+  private async firstUnsealed(
+    manager: EntityManager,
+    aboveFloor: boolean,
+  ): Promise<ChainBreak | null> {
     for (const kind of CHAINED_KINDS) {
       const row = await this.links.firstUnsealed(
         manager,
         kind,
         this.chain.lagMs(),
         this.chain.timing(),
+        aboveFloor,
       );
       if (row)
         return {

@@ -133,6 +133,8 @@ export interface AppConfig {
     /** Trail rows older than this many days are removed by the retention job (0: kept for ever). */
     retentionDays: number;
     retentionIntervalMs: number;
+    /** How often one replica verifies the chain from the last verified checkpoint (0: never). */
+    verifyIntervalMs: number;
     /** Ed25519 private key (PKCS#8 PEM) that signs checkpoints; unset: a development key (sandbox) or none. */
     signingKeyPem?: string;
     /** PEM bundle of the public keys of retired signing keys, whose checkpoints still verify. */
@@ -483,6 +485,10 @@ export const VARIABLES = {
     doc: 'How often the retention job runs (0: never)',
     default: '86400000',
   },
+  AUDIT_VERIFY_INTERVAL_MS: {
+    doc: 'How often one replica verifies the audit chain from the newest checkpoint a verification passed (what was sealed since), and records the result (portico_audit_last_verification_*); 0: never. A full walk: npm run cli -- audit:verify --full',
+    default: '86400000',
+  },
   AUDIT_SIGNING_KEY: {
     unset:
       'sandbox mode: a development key in SANDBOX_CERTS_DIR; production: checkpoints are not signed',
@@ -698,6 +704,7 @@ export const VARIABLE_GROUPS: { title: string; about?: string; names: VariableNa
       'AUDIT_CHECKPOINT_INTERVAL_MS',
       'AUDIT_RETENTION_DAYS',
       'AUDIT_RETENTION_INTERVAL_MS',
+      'AUDIT_VERIFY_INTERVAL_MS',
       'AUDIT_SIGNING_KEY',
       'AUDIT_TRUSTED_KEYS_FILE',
     ],
@@ -948,6 +955,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       checkpointIntervalMs: integer('AUDIT_CHECKPOINT_INTERVAL_MS', 0, 31 * 86_400_000),
       retentionDays: integer('AUDIT_RETENTION_DAYS', 0, 36_500),
       retentionIntervalMs: integer('AUDIT_RETENTION_INTERVAL_MS', 0, 31 * 86_400_000),
+      verifyIntervalMs: integer('AUDIT_VERIFY_INTERVAL_MS', 0, 31 * 86_400_000),
       signingKeyPem: raw('AUDIT_SIGNING_KEY'),
       trustedKeysFile: raw('AUDIT_TRUSTED_KEYS_FILE'),
     },

@@ -20,6 +20,7 @@ import { ProviderResources1795710000000 } from './1795710000000-ProviderResource
 import { WriterLeases1795853166705 } from './1795853166705-WriterLeases.js';
 import { EventSequence1795864454094 } from './1795864454094-EventSequence.js';
 import { Reconciliation1795865637860 } from './1795865637860-Reconciliation.js';
+import { AuditVerifications1795876372140 } from './1795876372140-AuditVerifications.js';
 
 export const MIGRATIONS = [
   Initial1795216535010,
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   WriterLeases1795853166705,
   EventSequence1795864454094,
   Reconciliation1795865637860,
+  AuditVerifications1795876372140,
 ];
