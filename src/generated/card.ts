@@ -1459,6 +1459,8 @@ export interface components {
             date_created: components["schemas"]["Timestamp"];
             /** @description Empty when none was given. */
             description: components["schemas"]["Text255"];
+            /** @description Portico's, never the provider's; with `parent_payment`, the child payment's due date. */
+            due_date?: components["schemas"]["Timestamp"];
             fee_amount: components["schemas"]["CentsTotal"];
             installments: components["schemas"]["Installment"][];
             /**
@@ -1470,6 +1472,8 @@ export interface components {
             mandate_reference?: components["schemas"]["MandateReference"];
             merchant_ref: string | null;
             metadata: components["schemas"]["Metadata"];
+            /** @description Portico's, never the provider's: on a child payment of an installment payment, as Portico's facade answers it by its own `pmt_` id (GET /v1/card/payments/{child}), the payment it is a part of. */
+            parent_payment?: components["schemas"]["PaymentToken"];
             /** Format: email */
             payee_email: string | null;
             payee_phone: string | null;
@@ -1480,7 +1484,7 @@ export interface components {
             refunds: components["schemas"]["Refund"][];
             split: boolean;
             /** @enum {string} */
-            status: "Captured" | "Failed" | "Refunded" | "Partially Refunded" | "Disputed" | "Pending" | "Pre Authorized" | "Pre authorized" | "Canceled" | "Expired";
+            status: "Captured" | "Failed" | "Refunded" | "Partially Refunded" | "Disputed" | "Pending" | "Pre Authorized" | "Pre authorized" | "Canceled" | "Expired" | "Pending installment";
             token: components["schemas"]["PaymentToken"];
             /** @description What the payment's transfers hold now (their amounts less what reversals took back). */
             transfer_amount: components["schemas"]["CentsTotal"];

@@ -2866,6 +2866,12 @@ export interface components {
             dateCreated: components["schemas"]["CardTimestamp"];
             /** @description Empty when none was given. */
             description: components["schemas"]["CardText255"];
+            /**
+             * Format: date-time
+             * @description Portico's, never the provider's; with `parent_payment`, the child payment's due date.
+             * @example 2026-11-28T05:56:01Z
+             */
+            dueDate?: string;
             feeAmount: components["schemas"]["CardCentsTotal"];
             installments: components["schemas"]["CardInstallment"][];
             /**
@@ -2877,6 +2883,8 @@ export interface components {
             mandateReference?: components["schemas"]["CardMandateReference"];
             merchantRef: string | null;
             metadata: components["schemas"]["CardMetadata"];
+            /** @description Portico's, never the provider's: on a child payment of an installment payment, as Portico's facade answers it by its own `pmt_` id (GET /v1/card/payments/{child}), the payment it is a part of. */
+            parentPayment?: components["schemas"]["CardPaymentToken"];
             /** Format: email */
             payeeEmail: string | null;
             payeePhone: string | null;
@@ -2887,7 +2895,7 @@ export interface components {
             refunds: components["schemas"]["CardRefund"][];
             split: boolean;
             /** @enum {string} */
-            status: "Captured" | "Failed" | "Refunded" | "Partially Refunded" | "Disputed" | "Pending" | "Pre Authorized" | "Canceled" | "Expired";
+            status: "Captured" | "Failed" | "Refunded" | "Partially Refunded" | "Disputed" | "Pending" | "Pre Authorized" | "Canceled" | "Expired" | "Pending installment";
             token: components["schemas"]["CardPaymentToken"];
             /** @description What the payment's transfers hold now (their amounts less what reversals took back). */
             transferAmount: components["schemas"]["CardCentsTotal"];

@@ -85,9 +85,53 @@ export class CardPaymentsService {
         throw outcomeNotKnown(row);
       }
       id = row.token;
+    } else if (!(await this.store.owned(tenantId, 'payment', id))) {
+      // Not one of the tenant's payments: maybe a child of one of its installment payments.
+      const parent = await this.store.installmentParent(tenantId, id);
+      if (parent?.token) return this.installment(tenantId, parent.token, id);
     }
     const [payment] = await this.withFailedRefunds(tenantId, [await this.read(tenantId, id)]);
     return payment;
+  }
+
+  /**
+   * A child payment of an installment payment, which the provider answers only on its parent (read
+   * afresh, so the child's status is the provider's now): as a payment of its own, with the parent's
+   * description, card, payee and metadata, `parent_payment` and `due_date` (card.yaml retrievePayment).
+   */
+  private async installment(
+    tenantId: string,
+    parentToken: string,
+    token: string,
+  ): Promise<ProviderPayment> {
+    const parent = await this.read(tenantId, parentToken);
+    const child = parent.installments.find((part) => part.token === token);
+    if (!child) throw notFound('payment', token);
+    return {
+      token,
+      date_created: child.date_created ?? parent.date_created,
+      description: parent.description,
+      currency: child.currency ?? parent.currency,
+      status: child.status ?? 'Pending installment',
+      amount: child.amount,
+      refund_amount: 0,
+      fee_amount: child.fee_amount ?? 0,
+      payee_email: parent.payee_email,
+      payee_phone: parent.payee_phone,
+      merchant_ref: null,
+      card: parent.card,
+      metadata: parent.metadata,
+      refunded: false,
+      refunds: [],
+      installments_count: 0,
+      installments: [],
+      split: false,
+      transfer_amount: 0,
+      transfers: [],
+      branch_token: parent.branch_token,
+      parent_payment: parent.token,
+      due_date: child.due_date,
+    };
   }
 
   async list(tenantId: string, query: CardQueryOf<'listPayments'>) {

@@ -110,6 +110,24 @@ export class CardStore extends ResourceStore<CardKinds> {
     return rows.map((row) => this.typed<'refund'>(row).data!);
   }
 
+  /**
+   * The tenant's installment payment one of whose child payments has the provider's id `childToken`
+   * (the provider answers a child only on its parent's `installments`), if Portico holds it.
+   */
+  async installmentParent(
+    tenantId: string,
+    childToken: string,
+  ): Promise<CardRow<'payment'> | undefined> {
+    const row = await this.rows
+      .createQueryBuilder('r')
+      .where("r.tenant_id = :tenantId AND r.kind = 'payment' AND r.token IS NOT NULL", { tenantId })
+      .andWhere("r.data -> 'installments' @> CAST(:child AS jsonb)", {
+        child: JSON.stringify([{ token: childToken }]),
+      })
+      .getOne();
+    return row ? this.typed<'payment'>(row) : undefined;
+  }
+
   /** The tenant's payment row holding a merchant_ref that is not failed (at most one: unique index). */
   async liveByMerchantRef(
     tenantId: string,
