@@ -1536,7 +1536,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List the tenant's POS transactions
+         * @description From Portico's own record, without calling the provider: every payment and void the provider took (not those it refused), newest first, each as GET answers it (a voided payment `VOIDED` with `voidedBy`; one the terminal has not decided as Portico last saw it). Filtered by terminal, status, type and when it was started (`createdFrom` inclusive, `createdTo` exclusive); paged by `page` and `pageSize`.
+         */
+        get: operations["listPosTransactions"];
         put?: never;
         /**
          * Start a payment or a void on a terminal
@@ -3836,9 +3840,11 @@ export interface components {
             transactionTime?: string;
             /** @enum {string} */
             type?: "payment" | "void" | "refund";
+            /** @description Portico's, never the provider's: on a payment whose void was captured (status `VOIDED`), the void's transaction_id. */
+            voidedBy?: components["schemas"]["PosTransactionId"];
         };
         /** @enum {string} */
-        PosTransactionStatus: "CAPTURED" | "CANCELLED" | "FAILED" | "PENDING" | "INITIATING" | "DEVICE_NOT_CONNECTED";
+        PosTransactionStatus: "CAPTURED" | "CANCELLED" | "FAILED" | "PENDING" | "INITIATING" | "DEVICE_NOT_CONNECTED" | "VOIDED";
         PosVoidRequest: {
             amount?: components["schemas"]["PosAmount"];
             currency: components["schemas"]["PosCurrency"];
@@ -17528,6 +17534,170 @@ export interface operations {
             };
             /** @description Unknown or disabled terminal, or not linked to an ERP (`upstream.code` 10003) */
             422: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key used up its requests for this minute (see Retry-After) */
+            429: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before the next request */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected failure; the body carries only the request id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider failed or answered something unusable, or something that breaks its contract (`upstream` carries its status and code, or the failure) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider has been failing and the call was not sent (circuit open; see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The provider did not answer within the deadline */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPosTransactions: {
+        parameters: {
+            query?: {
+                /** @description Started at or after (an ISO date or date-time) */
+                createdFrom?: string;
+                /** @description Started before (an ISO date or date-time) */
+                createdTo?: string;
+                page?: number;
+                pageSize?: number;
+                /** @description Only transactions in this status (`INITIATING` and `PENDING` alike select those the terminal has not decided yet) */
+                status?: "INITIATING" | "PENDING" | "CAPTURED" | "FAILED" | "CANCELLED" | "VOIDED";
+                /** @description Only transactions on this terminal (`trm_…`) */
+                terminal?: string;
+                /** @description Only payments, or only voids */
+                type?: "payment" | "void";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of transactions */
+            200: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["PosTransactionResult"][];
+                        /** Format: int32 */
+                        page: number;
+                        /** Format: int32 */
+                        pageSize: number;
+                        /** Format: int32 */
+                        totalCount: number;
+                    };
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors` names each field) */
+            400: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or an unknown or revoked one */
+            401: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /**
+             * @description The key's role is not app
+             *
+             *     The provider refused the tenant: the terminal or transaction is not its merchant's, or its POS key is not valid (`upstream.code` 10002 / 10005)
+             */
+            403: {
+                headers: {
+                    /** @description Requests this API key may make per minute */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current minute */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the current minute ends */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant has no POS key (an operator sets it), or the terminal is not connected (`upstream.code` 10006) */
+            409: {
                 headers: {
                     /** @description Requests this API key may make per minute */
                     "RateLimit-Limit"?: number;

@@ -204,9 +204,11 @@ export interface components {
             transaction_time?: string;
             /** @enum {string} */
             type?: "payment" | "void" | "refund";
+            /** @description Portico's, never the provider's: on a payment whose void was captured (status `VOIDED`), the void's transaction_id. */
+            voided_by?: components["schemas"]["PosTransactionId"];
         };
         /** @enum {string} */
-        PosTransactionStatus: "CAPTURED" | "CANCELLED" | "FAILED" | "PENDING" | "INITIATING" | "DEVICE_NOT_CONNECTED";
+        PosTransactionStatus: "CAPTURED" | "CANCELLED" | "FAILED" | "PENDING" | "INITIATING" | "DEVICE_NOT_CONNECTED" | "VOIDED";
         PosVoidRequest: {
             amount?: components["schemas"]["PosAmount"];
             currency: components["schemas"]["PosCurrency"];

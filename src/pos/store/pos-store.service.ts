@@ -35,6 +35,8 @@ export type PosRowData = {
   result: PosTransactionResult | null;
   /** The provider's refusal, when it refused it. */
   refusal: PosRefusal | null;
+  /** A payment's void, once Portico saw it captured (the payment is then `VOIDED`). */
+  voidedBy?: string;
 };
 
 /** POS kinds of the ledger's rows: `token` is the transaction_id, `parent_token` a void's original. */
@@ -109,9 +111,66 @@ export class PosStore extends ResourceStore<PosKinds> {
     return this.typed(await this.rows.findOneByOrFail({ id: row.id }));
   }
 
-  /** Takes the provider's answer: the result and its status (with history and webhook). */
+  /**
+   * Takes the provider's answer: the result and its status (with history and webhook). A captured void
+   * makes its original `VOIDED`; so does a payment settled after a void of it was (its answer was late).
+   */
   async settleResult(row: PosRow, result: PosTransactionResult, cause: string): Promise<void> {
     await this.settle(row, { ...dataOf(row), result }, result.status, cause);
+    if (result.status !== 'CAPTURED') return;
+    if (row.kind === 'pos_void' && row.parentToken) {
+      const original = await this.byTransactionId(row.tenantId, row.parentToken);
+      if (original) await this.voided(original, row.token!);
+    } else if (row.kind === 'pos_payment') {
+      const voiding = await this.rows.findOneBy({
+        tenantId: row.tenantId,
+        kind: 'pos_void',
+        parentToken: row.token!,
+        status: 'CAPTURED',
+      });
+      if (voiding) await this.voided(row, voiding.token!);
+    }
+  }
+
+  /** A captured payment whose void was captured: `VOIDED`, naming its void (history and webhook). */
+  private async voided(payment: PosRow, voidTransactionId: string): Promise<void> {
+    if (payment.kind !== 'pos_payment' || payment.status !== 'CAPTURED') return;
+    await this.settle(
+      payment,
+      { ...dataOf(payment), voidedBy: voidTransactionId },
+      'VOIDED',
+      'voided',
+    );
+  }
+
+  /**
+   * A page of the tenant's transactions as Portico holds them, newest first: those the provider took
+   * (not the ones it refused or that were never made), filtered by terminal, status, type and start time.
+   */
+  async page(tenantId: string, filter: PosTransactionFilter): Promise<[PosRow[], number]> {
+    const query = this.rows
+      .createQueryBuilder('r')
+      .where('r.tenant_id = :tenantId AND r.kind IN (:...kinds)', { tenantId, kinds: POS_KINDS })
+      .andWhere("r.status <> 'failed'");
+    if (filter.terminal)
+      query.andWhere("r.data -> 'request' ->> 'terminal' = :terminal", {
+        terminal: filter.terminal,
+      });
+    if (filter.type)
+      query.andWhere('r.kind = :kind', {
+        kind: filter.type === 'void' ? 'pos_void' : 'pos_payment',
+      });
+    if (filter.statuses)
+      query.andWhere('r.status IN (:...statuses)', { statuses: filter.statuses });
+    if (filter.from) query.andWhere('r.created_at >= :from', { from: filter.from });
+    if (filter.before) query.andWhere('r.created_at < :before', { before: filter.before });
+    const [rows, total] = await query
+      .orderBy('r.created_at', 'DESC')
+      .addOrderBy('r.id', 'DESC')
+      .skip((filter.page - 1) * filter.pageSize)
+      .take(filter.pageSize)
+      .getManyAndCount();
+    return [rows.map((row) => this.typed(row)), total];
   }
 
   /** The provider refused it: kept with the refusal, status `failed`. */
@@ -150,8 +209,31 @@ export class PosStore extends ResourceStore<PosKinds> {
   }
 }
 
+/** What a page of the tenant's transactions is filtered by (`statuses`: the rows' statuses). */
+export interface PosTransactionFilter {
+  terminal?: string;
+  type?: 'payment' | 'void';
+  statuses?: string[];
+  from?: Date;
+  before?: Date;
+  page: number;
+  pageSize: number;
+}
+
 /** A POS row's data: written with the row (PosStore.start), so never null. */
 export function dataOf(row: PosRow): PosRowData {
   if (!row.data) throw new Error(`POS row ${row.id} has no data`);
   return row.data;
+}
+
+/**
+ * The stored result as the facade answers it: a voided payment `VOIDED` with its void (`voided_by`);
+ * undefined while the provider has not decided it.
+ */
+export function resultOf(row: PosRow): PosTransactionResult | undefined {
+  const { result, voidedBy } = dataOf(row);
+  if (!result) return undefined;
+  return row.status === 'VOIDED' && voidedBy
+    ? { ...result, status: 'VOIDED', voided_by: voidedBy }
+    : result;
 }

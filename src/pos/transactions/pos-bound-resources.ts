@@ -5,11 +5,11 @@ import {
 } from '#src/platform/idempotency/bound-resources.js';
 import { ProblemException } from '#src/platform/errors/problem.js';
 import { posFacade } from '../common/pos-api.js';
-import { dataOf, PosStore } from '../store/pos-store.service.js';
+import { dataOf, PosStore, resultOf } from '../store/pos-store.service.js';
 import { notMade, refusalProblem } from './pos-refusal.js';
 import { POS_TRANSACTIONS, PosTransactionsService } from './pos-transactions.service.js';
 
-const DECIDED = new Set(['CAPTURED', 'FAILED', 'CANCELLED']);
+const DECIDED = new Set(['CAPTURED', 'FAILED', 'CANCELLED', 'VOIDED']);
 
 /**
  * Lets a repeat with the Idempotency-Key of a POS transaction whose first answer was 202 or "outcome
@@ -40,8 +40,9 @@ export class PosBoundResources implements OnModuleInit {
         state: 'failed',
         problem: data.refusal ? refusalProblem(data.refusal) : notMade(row),
       };
-    if (!DECIDED.has(row.status) || !data.result) return this.undecided(tenantId, transactionId);
-    return { state: 'settled', status: 200, body: posFacade('PosTransactionResult', data.result) };
+    const result = DECIDED.has(row.status) ? resultOf(row) : undefined;
+    if (!result) return this.undecided(tenantId, transactionId);
+    return { state: 'settled', status: 200, body: posFacade('PosTransactionResult', result) };
   }
 
   private async undecided(tenantId: string, transactionId: string): Promise<BoundResourceState> {

@@ -1,5 +1,11 @@
 import { Body, Controller, Get, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiOperation, ApiQuery, ApiTags, type HeadersObject } from '@nestjs/swagger';
+import {
+  ApiOkResponse,
+  ApiOperation,
+  ApiQuery,
+  ApiTags,
+  type HeadersObject,
+} from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Auth, CurrentPrincipal } from '#src/access/auth/auth.decorator.js';
 import type { Principal } from '#src/access/tenants/tenants.service.js';
@@ -9,6 +15,7 @@ import { ApiProblems, ApiStandardProblems } from '#src/platform/errors/api-probl
 import { Inject } from '@nestjs/common';
 import { Idempotent } from '#src/platform/idempotency/idempotent.decorator.js';
 import type { PosTransactionRequest } from '#src/upstreams/pos/pos.client.js';
+import { POS } from '#src/upstreams/pos/pos-schemas.js';
 import {
   ApiPosAnswer,
   ApiPosBody,
@@ -18,6 +25,7 @@ import {
   PosPath,
   posFacade,
 } from '../common/pos-api.js';
+import { POS_LIST_STATUSES, PosTransactionsQuery } from './pos-transactions-query.dto.js';
 import { PosTransactionsService } from './pos-transactions.service.js';
 import { WaitSeconds } from './wait-seconds.pipe.js';
 
@@ -87,6 +95,41 @@ export class PosTransactionsController {
     return posFacade('PosTransactionResult', answer.body);
   }
 
+  @Get()
+  @ApiOperation({
+    summary: "List the tenant's POS transactions",
+    description:
+      "From Portico's own record, without calling the provider: every payment and void the provider took (not those it refused), newest first, each as GET answers it (a voided payment `VOIDED` with `voidedBy`; one the terminal has not decided as Portico last saw it). Filtered by terminal, status, type and when it was started (`createdFrom` inclusive, `createdTo` exclusive); paged by `page` and `pageSize`.",
+  })
+  @ApiOkResponse({
+    description: 'A page of transactions',
+    schema: {
+      type: 'object',
+      required: ['totalCount', 'page', 'pageSize', 'items'],
+      properties: {
+        totalCount: { type: 'integer', format: 'int32', minimum: 0, maximum: 100000000 },
+        page: { type: 'integer', format: 'int32', minimum: 1, maximum: 100000 },
+        pageSize: { type: 'integer', format: 'int32', minimum: 1, maximum: 200 },
+        items: { type: 'array', maxItems: 200, items: POS.ref('PosTransactionResult') },
+      },
+    },
+  })
+  async listPosTransactions(
+    @CurrentPrincipal() principal: Principal,
+    @Query() query: PosTransactionsQuery,
+  ) {
+    const page = await this.transactions.list(principal.tenantId, {
+      terminal: query.terminal,
+      type: query.type,
+      statuses: query.status && statusesOf(query.status),
+      from: query.createdFrom ? new Date(query.createdFrom) : undefined,
+      before: query.createdTo ? new Date(query.createdTo) : undefined,
+      page: query.page ?? 1,
+      pageSize: query.pageSize ?? 50,
+    });
+    return { ...page, items: page.items.map((item) => posFacade('PosTransactionResult', item)) };
+  }
+
   @Get(':transactionId')
   @ApiOperation({
     summary: 'Get a POS transaction',
@@ -107,4 +150,9 @@ export class PosTransactionsController {
     const answer = await this.transactions.get(principal.tenantId, transactionId);
     return posFacade('PosTransactionResult', answer.body);
   }
+}
+
+/** The rows' statuses a listed status selects: an undecided transaction's row is `creating` or `unknown`. */
+function statusesOf(status: (typeof POS_LIST_STATUSES)[number]): string[] {
+  return status === 'INITIATING' || status === 'PENDING' ? ['creating', 'unknown'] : [status];
 }

@@ -8,7 +8,13 @@ import { bindIdempotentResource } from '#src/platform/idempotency/idempotency-bi
 import { LOGGER } from '#src/platform/logging/logging.module.js';
 import { outcomeUnknown, type UpstreamAnswer } from '#src/upstreams/http/upstream-caller.js';
 import type { PosTransactionRequest, PosTransactionResult } from '#src/upstreams/pos/pos.client.js';
-import { dataOf, PosStore, type PosRow } from '../store/pos-store.service.js';
+import {
+  dataOf,
+  PosStore,
+  resultOf,
+  type PosRow,
+  type PosTransactionFilter,
+} from '../store/pos-store.service.js';
 import { notMade, refusalOf, refusalProblem } from './pos-refusal.js';
 
 /** What became of a transaction so far: its final result, a refusal, or still in flight (with the latest view). */
@@ -76,6 +82,19 @@ export class PosTransactionsService {
     const local = this.inFlight.get(row.id);
     const settled = local ? await this.within(local, 0) : undefined;
     return this.reply(row, settled ?? (await this.current(row)));
+  }
+
+  /**
+   * A page of the tenant's transactions from Portico's own rows (no call to the provider): each as GET
+   * answers it once decided, an undecided one as Portico last saw it (INITIATING or PENDING).
+   */
+  async list(tenantId: string, filter: PosTransactionFilter) {
+    const [rows, totalCount] = await this.store.page(tenantId, filter);
+    const items = rows.map((row) => {
+      const decided = IN_FLIGHT.has(row.status) ? undefined : resultOf(row);
+      return decided ?? undecided(dataOf(row).request, dataOf(row).result ?? {});
+    });
+    return { totalCount, page: filter.page, pageSize: filter.pageSize, items };
   }
 
   /** Settles a row left in doubt (the resolver): by reading it at the provider. */
@@ -171,7 +190,8 @@ export class PosTransactionsService {
     const data = dataOf(row);
     if (row.status === 'failed')
       return { problem: data.refusal ? refusalProblem(data.refusal) : notMade(row) };
-    if (!IN_FLIGHT.has(row.status) && data.result) return { result: data.result };
+    const result = IN_FLIGHT.has(row.status) ? undefined : resultOf(row);
+    if (result) return { result };
     return this.lookup(row, 'upstream-status').catch(() => ({ pending: data.result ?? {} }));
   }
 
@@ -225,27 +245,30 @@ export class PosTransactionsService {
     const location = `${POS_TRANSACTIONS}${request.transaction_id}`;
     if (outcome && 'problem' in outcome) throw outcome.problem;
     if (outcome && 'result' in outcome) return { status: 200, body: outcome.result, location };
-    const { transaction_id, amount, currency, type, terminal } = request;
-    const tip = request.type === 'payment' ? request.tip : undefined;
-    const original_transaction_id =
-      request.type === 'void' ? request.original_transaction_id : undefined;
-    const pending = outcome?.pending ?? {};
-    return {
-      status: 202,
-      location,
-      body: {
-        transaction_id,
-        currency,
-        type,
-        terminal,
-        ...(amount === undefined ? {} : { amount }),
-        ...(tip === undefined ? {} : { tip }),
-        ...(original_transaction_id === undefined ? {} : { original_transaction_id }),
-        ...pending,
-        status: pending.status ?? 'INITIATING',
-      },
-    };
+    return { status: 202, location, body: undecided(request, outcome?.pending ?? {}) };
   }
+}
+
+/** A transaction the terminal has not decided: what was asked, with what the provider shows so far. */
+function undecided(
+  request: PosTransactionRequest,
+  pending: Partial<PosTransactionResult>,
+): PosTransactionResult {
+  const { transaction_id, amount, currency, type, terminal } = request;
+  const tip = request.type === 'payment' ? request.tip : undefined;
+  const original_transaction_id =
+    request.type === 'void' ? request.original_transaction_id : undefined;
+  return {
+    transaction_id,
+    currency,
+    type,
+    terminal,
+    ...(amount === undefined ? {} : { amount }),
+    ...(tip === undefined ? {} : { tip }),
+    ...(original_transaction_id === undefined ? {} : { original_transaction_id }),
+    ...pending,
+    status: pending.status ?? 'INITIATING',
+  };
 }
 
 const ageMs = (row: PosRow) => Date.now() - row.createdAt.getTime();
