@@ -15,12 +15,19 @@ import {
   type ReconciliationRunPage,
   type ReconciliationRunsQuery,
 } from './reconciliation.dto.js';
+import { LIST_KINDS } from './list-kinds.js';
+import { RECONCILIATION_CAPABILITIES } from './reconciliation.entities.js';
 import { ReconciliationRepository } from './reconciliation.repository.js';
 import { ReconciliationService } from './reconciliation.service.js';
 
 const DAY_MS = 86_400_000;
 /** The widest window one run takes. */
 export const MAX_WINDOW_DAYS = 31;
+
+/** The capabilities reconciled from the provider's card lists, for each tenant with card keys. */
+const LISTED_CAPABILITIES = RECONCILIATION_CAPABILITIES.filter(
+  (capability) => LIST_KINDS[capability],
+);
 
 const dayOf = (at: number) => new Date(at).toISOString().slice(0, 10);
 
@@ -48,33 +55,35 @@ export class ReconciliationRuns implements OnModuleInit {
     });
   }
 
-  /** One turn: for every tenant with card keys, the previous day if not done, and the recent window. */
+  /**
+   * One turn: for every tenant with card keys and every capability of the provider's lists, the
+   * previous day if not done, and the recent window.
+   */
   async due(now = Date.now()): Promise<void> {
     const { intervalMs, recentDays } = this.config.reconciliation;
     const today = dayOf(now);
-    for (const tenantId of await this.repository.cardTenants()) {
-      try {
-        const yesterday = dayOf(now - DAY_MS);
-        await this.reconciliation.run(
-          { tenantId, capability: 'card', from: yesterday, to: yesterday },
-          'daily',
-        );
-        if (recentDays > 0)
+    const yesterday = dayOf(now - DAY_MS);
+    for (const tenantId of await this.repository.cardTenants())
+      for (const capability of LISTED_CAPABILITIES) {
+        try {
           await this.reconciliation.run(
-            {
-              tenantId,
-              capability: 'card',
-              from: dayOf(now - (recentDays - 1) * DAY_MS),
-              to: today,
-            },
-            'recent',
-            // Another replica's run of this window in this interval is this interval's.
-            Math.floor(intervalMs * 0.9),
+            { tenantId, capability, from: yesterday, to: yesterday },
+            'daily',
           );
-      } catch (error) {
-        this.logger.error({ err: error, tenantId }, 'reconciliation of a tenant could not start');
+          if (recentDays > 0)
+            await this.reconciliation.run(
+              { tenantId, capability, from: dayOf(now - (recentDays - 1) * DAY_MS), to: today },
+              'recent',
+              // Another replica's run of this window in this interval is this interval's.
+              Math.floor(intervalMs * 0.9),
+            );
+        } catch (error) {
+          this.logger.error(
+            { err: error, tenantId, capability },
+            'reconciliation of a tenant could not start',
+          );
+        }
       }
-    }
   }
 
   /** An operator's run of a window (the API's and the CLI's). */

@@ -34,7 +34,10 @@ export class CreateReconciliationRunRequest {
   @Matches(DAY, { message: 'to must be a day, YYYY-MM-DD' })
   to: string;
 
-  /** What is compared (default `card`: card payments and refunds). */
+  /**
+   * What is compared (default `card`: card payments and refunds; `customers`, `notifications`,
+   * `marketplace`: sellers, transfers, reversals and payouts).
+   */
   @ApiPropertyOptional({ enum: RECONCILIATION_CAPABILITIES, default: 'card' })
   @IsOptional()
   @IsIn(RECONCILIATION_CAPABILITIES)

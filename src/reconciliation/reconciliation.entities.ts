@@ -1,8 +1,16 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
 import type { JsonObject } from '../platform/common/json.js';
 
-/** What a run compares: the card API's payments and refunds (more capabilities to come). */
-export const RECONCILIATION_CAPABILITIES = ['card'] as const;
+/**
+ * What a run compares: `card` the card API's payments and refunds, `customers`, `notifications` (hosted
+ * payment links), `marketplace` its sellers, transfers, reversals and payouts (docs/reconciliation.md).
+ */
+export const RECONCILIATION_CAPABILITIES = [
+  'card',
+  'customers',
+  'notifications',
+  'marketplace',
+] as const;
 export type ReconciliationCapability = (typeof RECONCILIATION_CAPABILITIES)[number];
 
 /** Why a run ran: the day after, the rolling recent window, or an operator's request (API or CLI). */
@@ -122,7 +130,7 @@ export class ReconciliationDrift {
   @Column({ type: 'varchar', length: 16 })
   capability: ReconciliationCapability;
 
-  /** The kind of resource (`payment`, `refund`). */
+  /** The kind of resource (`payment`, `refund`, `customer`, `transfer`, …). */
   @Column({ type: 'varchar', length: 16 })
   kind: string;
 

@@ -3,7 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { CardModule } from '../card/card.module.js';
 import { ProviderLedgerModule } from '../provider-ledger/provider-ledger.module.js';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
-import { CardReconciler } from './card-reconciler.js';
+import { ListReconciler } from './list-reconciler.js';
 import { ReconciliationRuns } from './reconciliation-runs.service.js';
 import { ReconciliationController } from './reconciliation.controller.js';
 import { RECONCILIATION_ENTITIES } from './reconciliation.entities.js';
@@ -23,7 +23,7 @@ import { ReconciliationService } from './reconciliation.service.js';
     WebhookOutboxModule,
   ],
   controllers: [ReconciliationController],
-  providers: [ReconciliationRepository, CardReconciler, ReconciliationService, ReconciliationRuns],
+  providers: [ReconciliationRepository, ListReconciler, ReconciliationService, ReconciliationRuns],
   exports: [ReconciliationRuns],
 })
 export class ReconciliationModule {}

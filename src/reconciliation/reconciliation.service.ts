@@ -5,7 +5,8 @@ import type { AppConfig } from '../platform/config/app-config.js';
 import { APP_CONFIG } from '../platform/config/config.module.js';
 import { LOGGER } from '../platform/logging/logging.module.js';
 import { Metrics } from '../platform/metrics/metrics.service.js';
-import { CardReconciler } from './card-reconciler.js';
+import { LIST_KINDS } from './list-kinds.js';
+import { ListReconciler } from './list-reconciler.js';
 import {
   RECONCILIATION_CLASSES,
   type ReconciliationRun,
@@ -33,7 +34,7 @@ export class ReconciliationService {
 
   constructor(
     private readonly runs: ReconciliationRepository,
-    private readonly card: CardReconciler,
+    private readonly lists: ListReconciler,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     @Optional() private readonly metrics?: Metrics,
@@ -79,7 +80,7 @@ export class ReconciliationService {
       durationMs: Math.round(performance.now() - started),
     });
     try {
-      await this.card.reconcile(context);
+      await this.lists.reconcile(context, LIST_KINDS[window.capability] ?? []);
     } catch (error) {
       if (error instanceof LeaseLost) {
         this.logger.warn(

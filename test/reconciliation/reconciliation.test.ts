@@ -337,12 +337,20 @@ describe('reconciliation: Portico proves its records match the provider', () => 
       replica.app.get(ReconciliationRuns).due(tomorrow),
     ]);
     await replica.app.get(ReconciliationRuns).due(tomorrow);
-    const daily = await query<{ tenant_id: string; n: string }>(
-      `SELECT tenant_id, count(*) AS n FROM reconciliation_runs
-        WHERE trigger = 'daily' AND window_from = $1 AND status = 'succeeded' GROUP BY tenant_id`,
+    const daily = await query<{ tenant_id: string; capability: string; n: string }>(
+      `SELECT tenant_id, capability, count(*) AS n FROM reconciliation_runs
+        WHERE trigger = 'daily' AND window_from = $1 AND status = 'succeeded'
+        GROUP BY tenant_id, capability`,
       [day],
     );
-    expect(daily.length).toBeGreaterThanOrEqual(4);
+    // Each tenant's day of each list capability: card, customers, notifications, marketplace.
+    expect(
+      daily
+        .filter((row) => row.tenant_id === app.tenantId)
+        .map((row) => row.capability)
+        .sort(),
+    ).toEqual(['card', 'customers', 'marketplace', 'notifications']);
+    expect(daily.length).toBeGreaterThanOrEqual(16);
     expect(daily.every((row) => Number(row.n) === 1)).toBe(true);
     const adopted = await query<{ origin: string }>(
       'SELECT origin FROM provider_resources WHERE tenant_id = $1 AND token = $2',

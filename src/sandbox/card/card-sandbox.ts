@@ -237,6 +237,16 @@ export class CardSandbox {
     }
   }
 
+  /**
+   * One of the card API's writes made in the merchant's dashboard (a control): as the API answers it,
+   * never counted among the API's calls; undefined when there is no such write (reads are the API's).
+   */
+  dashboard(merchantId: string, request: CardRequest): CardAnswer | CardError | undefined {
+    const operation = this.operations[request.operationId];
+    if (!operation || /^(list|retrieve)/.test(request.operationId)) return undefined;
+    return this.act(merchantId, (context) => operation(context, request));
+  }
+
   /** A sandbox control's change on each merchant's book (or one's), stored as an operation's is. */
   forMerchants<T>(change: (context: CardContext) => T, merchantId?: string): T[] {
     try {

@@ -19,22 +19,33 @@ type Body = Record<string, unknown>;
  *   POST /sandbox/card/merchants/:merchantId/dashboard/payments/:paymentId/amount {amount}
  *                                                   the provider's correction of a payment's amount (its
  *                                                   fee follows; 200: the payment)
- * A pre-authorisation lapses with the clock (POST /sandbox/card/clock past its 7 days).
+ *   POST /sandbox/card/merchants/:merchantId/dashboard/operations/:operationId {params?, body?}
+ *                                                   any other write of the card API made in the dashboard
+ *                                                   (createCustomer, deleteCustomer, createSeller,
+ *                                                   createTransfer, createReversal, cancelNotification, …;
+ *                                                   `params` its path's, `body` its form as card.yaml names
+ *                                                   it): the API's answer (404 for a read or no operation)
+ * A pre-authorisation lapses with the clock (POST /sandbox/card/clock past its 7 days); a hosted payment
+ * link is paid on its page (POST /pay/:pnt) and expires with the clock; a seller's status is the
+ * provider's decision (POST /sandbox/card/marketplace/sellers/:sellerId/status); payouts are made and
+ * deposited by the payout run (POST /sandbox/card/marketplace/payouts/run).
  */
 export function registerDashboardControls(server: FastifyInstance, card: CardSandbox): void {
-  const run = async (
-    reply: FastifyReply,
-    merchantId: string,
-    change: (context: CardContext) => CardAnswer,
-  ) => {
-    if (!card.merchantBook(merchantId)) return reply.code(404).send({ error: 'no such merchant' });
-    const answer = card.act(merchantId, change);
+  const answered = async (reply: FastifyReply, answer: CardAnswer | CardError) => {
     await card.persisted();
     if (answer instanceof CardError)
       return reply
         .code(answer.status)
         .send({ error: { status: answer.status, code: answer.code } });
     return reply.code(answer.status).send(answer.body);
+  };
+  const run = (
+    reply: FastifyReply,
+    merchantId: string,
+    change: (context: CardContext) => CardAnswer,
+  ) => {
+    if (!card.merchantBook(merchantId)) return reply.code(404).send({ error: 'no such merchant' });
+    return answered(reply, card.act(merchantId, change));
   };
   const amountOf = (body: Body, required: boolean): number | undefined | string => {
     const amount = body.amount;
@@ -92,6 +103,31 @@ export function registerDashboardControls(server: FastifyInstance, card: CardSan
         context.state.put(context.book, 'payment', payment);
         return { status: 200, body: viewPayment(context, payment) };
       });
+    },
+  );
+
+  server.post(
+    '/sandbox/card/merchants/:merchantId/dashboard/operations/:operationId',
+    async (request, reply) => {
+      const { merchantId, operationId } = request.params as {
+        merchantId: string;
+        operationId: string;
+      };
+      if (!card.merchantBook(merchantId))
+        return reply.code(404).send({ error: 'no such merchant' });
+      const body = (request.body ?? {}) as { params?: unknown; body?: unknown };
+      const isObject = (value: unknown) =>
+        value === undefined || (typeof value === 'object' && value !== null);
+      if (!isObject(body.params) || !isObject(body.body))
+        return reply.code(400).send({ error: 'params and body must be objects' });
+      const answer = card.dashboard(merchantId, {
+        operationId,
+        params: (body.params ?? {}) as Record<string, string>,
+        query: {},
+        body: (body.body ?? {}) as Body,
+      });
+      if (!answer) return reply.code(404).send({ error: `no write ${operationId} in card.yaml` });
+      return answered(reply, answer);
     },
   );
 }
