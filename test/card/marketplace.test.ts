@@ -51,8 +51,13 @@ describe('marketplace facade: sellers, transfers, reversals, payouts and balance
       body: response.json() as Json,
     };
   };
-  const ok = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => {
-    const response = await call(method, url, payload);
+  const ok = async (
+    method: 'GET' | 'POST' | 'PUT',
+    url: string,
+    payload?: object,
+    key = app.key,
+  ) => {
+    const response = await call(method, url, payload, key);
     const expected = method === 'POST' ? 201 : 200;
     if (response.status !== expected)
       throw new Error(`${method} ${url}: ${response.status} ${JSON.stringify(response.body)}`);
@@ -65,8 +70,9 @@ describe('marketplace facade: sellers, transfers, reversals, payouts and balance
     payload: object | undefined,
     status: number,
     code: string,
+    key = app.key,
   ) => {
-    const response = await call(method, url, payload);
+    const response = await call(method, url, payload, key);
     expect(response.headers['content-type']).toContain('application/problem+json');
     expect({ status: response.status, upstream: response.body.upstream }).toEqual({
       status,
@@ -83,39 +89,53 @@ describe('marketplace facade: sellers, transfers, reversals, payouts and balance
     return (await response.json()) as Json;
   };
   let sellers = 0;
-  const seller = async (extra: object = {}) => {
+  const seller = async (extra: object = {}, key = app.key) => {
     sellers++;
-    return ok('POST', '/v1/marketplace/sellers', {
-      email: `seller${sellers}@shop.example`,
-      contactPhone: '+306900000000',
-      description: `Seller ${sellers}`,
-      business: {
-        name: `Business ${sellers}`,
-        title: `Business ${sellers} S.A.`,
-        taxNumber: `EL${200000000 + sellers}`,
-        address: 'Ermou 12, Athens',
+    return ok(
+      'POST',
+      '/v1/marketplace/sellers',
+      {
+        email: `seller${sellers}@shop.example`,
+        contactPhone: '+306900000000',
+        description: `Seller ${sellers}`,
+        business: {
+          name: `Business ${sellers}`,
+          title: `Business ${sellers} S.A.`,
+          taxNumber: `EL${200000000 + sellers}`,
+          address: 'Ermou 12, Athens',
+        },
+        bankAccount: {
+          iban: ibanOf('GR', `0110125${String(sellers).padStart(16, '0')}`),
+          beneficiaryName: `Business ${sellers}`,
+        },
+        ...extra,
       },
-      bankAccount: {
-        iban: ibanOf('GR', `0110125${String(sellers).padStart(16, '0')}`),
-        beneficiaryName: `Business ${sellers}`,
-      },
-      ...extra,
-    });
+      key,
+    );
   };
-  const pay = (amount: number, extra: object = {}) =>
-    ok('POST', '/v1/card/payments', { amount, split: 1, ...CARD, ...extra });
-  const split = (payment: string, body: object) =>
-    ok('POST', `/v1/marketplace/payments/${payment}/transfers`, {
-      description: 'Order share',
-      ...body,
-    });
-  const splitRefused = (payment: string, body: object, status: number, code: string) =>
+  const pay = (amount: number, extra: object = {}, key = app.key) =>
+    ok('POST', '/v1/card/payments', { amount, split: 1, ...CARD, ...extra }, key);
+  const split = (payment: string, body: object, key = app.key) =>
+    ok(
+      'POST',
+      `/v1/marketplace/payments/${payment}/transfers`,
+      { description: 'Order share', ...body },
+      key,
+    );
+  const splitRefused = (
+    payment: string,
+    body: object,
+    status: number,
+    code: string,
+    key = app.key,
+  ) =>
     refused(
       'POST',
       `/v1/marketplace/payments/${payment}/transfers`,
       { description: 'Order share', ...body },
       status,
       code,
+      key,
     );
   const today = async () => ((await control('/sandbox/card/clock')).now as string).slice(0, 10);
   const runPayouts = (date: string) =>
@@ -249,23 +269,40 @@ describe('marketplace facade: sellers, transfers, reversals, payouts and balance
   });
 
   it('rule 6: above the remaining amount only with the account option and a sufficient balance', async () => {
-    const { token: sellerId } = await seller();
-    const paid = await pay(2000);
+    // Its own marketplace, so the balance it starts from is known (zero), whatever ran before.
+    const own = await sut.newTenantWithKey('app');
+    const [row] = (await sut.dataSource.query(
+      'SELECT merchant_id FROM card_credentials WHERE tenant_id = $1',
+      [own.tenantId],
+    )) as { merchant_id: string }[];
+    const { token: sellerId } = await seller({}, own.key);
+    const paid = await pay(2000, {}, own.key);
     const body = { seller: sellerId, amount: 2500, commissionAmount: 0 };
-    await splitRefused(paid.token, body, 400, '60015');
+    await splitRefused(paid.token, body, 400, '60015', own.key);
     await control('/sandbox/card/marketplace/options', {
-      merchantId,
+      merchantId: row.merchant_id,
       transferAboveRemaining: true,
     });
-    const before = (await ok('GET', '/v1/marketplace/balance')).availableAmount as number;
-    if (before < 500) await splitRefused(paid.token, body, 400, '60014');
-    const funding = await pay(10000);
-    await split(funding.token, { seller: sellerId, amount: 10000, commissionAmount: 1000 });
-    const above = await split(paid.token, body);
+    expect(await ok('GET', '/v1/marketplace/balance', undefined, own.key)).toEqual({
+      availableAmount: 0,
+      currentAmount: 2000,
+    });
+    await splitRefused(paid.token, body, 400, '60014', own.key);
+    const funding = await pay(10000, {}, own.key);
+    await split(
+      funding.token,
+      { seller: sellerId, amount: 10000, commissionAmount: 1000 },
+      own.key,
+    );
+    expect(await ok('GET', '/v1/marketplace/balance', undefined, own.key)).toEqual({
+      availableAmount: 1000,
+      currentAmount: 2000,
+    });
+    const above = await split(paid.token, body, own.key);
     expect(above).toMatchObject({ amount: 2500, additionalAmount: 500 });
-    await control('/sandbox/card/marketplace/options', {
-      merchantId,
-      transferAboveRemaining: false,
+    expect(await ok('GET', '/v1/marketplace/balance', undefined, own.key)).toEqual({
+      availableAmount: 500,
+      currentAmount: 0,
     });
   });
 
