@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { until } from '../support/chaos.js';
 import {
   CompletionQueue,
   type Completion,
@@ -11,7 +12,8 @@ const completion = (id: string): Completion => ({
   upstreamStatus: 200,
   latencyMs: 3,
 });
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+/** Once every promise reaction already queued has run (a flush that wrongly resolved has by then). */
+const settled = () => new Promise((done) => setImmediate(done));
 
 /** A queue whose own statements are recorded, and answered when `release` is called (or at once). */
 function queueWithWrites(options: { delayMs?: number; held?: boolean } = {}) {
@@ -29,7 +31,9 @@ function queueWithWrites(options: { delayMs?: number; held?: boolean } = {}) {
     (error) => errors.push(error),
   );
   const releaseFirst = () => releases.shift()?.();
-  return { sut, written, errors, held, releaseFirst };
+  /** Statements the database holds now. */
+  const holding = () => releases.length;
+  return { sut, written, errors, held, releaseFirst, holding };
 }
 
 describe('the completions written after the answer', () => {
@@ -71,7 +75,7 @@ describe('the completions written after the answer', () => {
     const { sut, written } = queueWithWrites({ delayMs: 5 });
     sut.add(completion('1'));
     expect(written).toEqual([]);
-    for (let waited = 0; written.length === 0 && waited < 2000; waited += 5) await sleep(5);
+    await until(() => written.length > 0, 2_000);
     expect(written).toEqual([['1']]);
   });
 
@@ -87,17 +91,20 @@ describe('the completions written after the answer', () => {
   });
 
   it('answers a flush only once everything waiting or on its way when it was asked is written', async () => {
-    const { sut, written, held, releaseFirst } = queueWithWrites({ delayMs: 1, held: true });
+    const { sut, written, held, releaseFirst, holding } = queueWithWrites({
+      delayMs: 1,
+      held: true,
+    });
     sut.add(completion('1'));
     // Carried by another statement, which the database holds.
     const carrier = sut.carry(held);
     sut.add(completion('2'));
-    await sleep(30); // the timer's own statement has taken it by now
+    await until(() => holding() === 2); // the timer's own statement has taken '2'
     let flushed = false;
     const flush = sut.flush().then(() => (flushed = true));
     releaseFirst();
     await carrier;
-    await sleep(30);
+    await settled();
     expect(flushed).toBe(false); // '2' is still on its way
     releaseFirst();
     await flush;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { PorticoClient } from '#src/client/portico-client.js';
 import { AccessLogService } from '#src/audit/trail/access-log.service.js';
+import { eventually } from '../support/chaos.js';
 import { approvedConsent } from '../support/consent-flow.js';
 import { domesticPayment } from '../support/fixtures.js';
 import { porticoClient } from '../support/inject-fetch.js';
@@ -190,7 +191,11 @@ describe('a replica that missed the revocation notice', () => {
     expect((await api.GET('/v1/me')).response.status).toBe(200);
     // Revoked behind Portico's back (plain SQL, no NOTIFY): only the TTL bounds the cached key.
     await gateway.dataSource.query(`UPDATE api_keys SET revoked_at = now() WHERE id = $1`, [keyId]);
-    await new Promise((done) => setTimeout(done, 1100));
+    await eventually(
+      async () => (await api.GET('/v1/me')).response.status === 401,
+      5_000,
+      'the revoked key refused once its cached copy expired',
+    );
     expect((await api.GET('/v1/me')).response.status).toBe(401);
   });
 });
