@@ -7,6 +7,7 @@ import { AccessLogService } from '#src/audit/trail/access-log.service.js';
 import { AuditChainService } from '#src/audit/trail/audit-chain.service.js';
 import { AuditVerifierService } from '#src/audit/trail/audit-verifier.service.js';
 import { AuditRetentionService } from '#src/audit/trail/audit-retention.service.js';
+import { eventually } from '../support/chaos.js';
 import { domesticPayment } from '../support/fixtures.js';
 import { linkHash } from '#src/audit/trail/chain-hash.js';
 import { approvedConsent } from '../support/consent-flow.js';
@@ -432,8 +433,19 @@ describe('the chain after POS payments', () => {
         WHERE r.token = $1 AND a.deadline_at IS NOT NULL`,
       [fast],
     );
-    // Later than the verifier's tolerance, given here (the default is two passes and a minute).
-    await sleep(1500);
+    // Sealed later than the verifier's tolerance after it, given here (the default is two passes and a
+    // minute): the database's clock is past that before the row is slipped in.
+    await eventually(
+      async () =>
+        (
+          await sql<{ past: boolean }>(
+            `SELECT now() > $1::timestamptz + interval '1.2 seconds' AS past`,
+            [pos.created_at],
+          )
+        )[0].past,
+      10_000,
+      "the database's clock past the POS row's tolerance",
+    );
     await tamper([
       [
         `INSERT INTO access_log (tenant_id, operation, psu_present, outcome, upstream_status, latency_ms, created_at, completed_at)

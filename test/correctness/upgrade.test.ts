@@ -168,6 +168,7 @@ describe('an upgrade beside the previous release', () => {
       gateways.push(previous);
       let phase = 'before';
       const onPrevious = new Traffic(previous, () => phase);
+      // The point: traffic on the previous release for a while (2 s) before the upgrade begins.
       await new Promise((done) => setTimeout(done, 2000));
 
       // The current build starts under that traffic and applies the migrations the previous one lacks.
@@ -176,6 +177,7 @@ describe('an upgrade beside the previous release', () => {
       gateways.push(current);
       phase = 'after';
       const onCurrent = new Traffic(current, () => phase);
+      // …and on both releases for 5 s after the current one has started.
       await new Promise((done) => setTimeout(done, 5000));
       const previousStatuses = await onPrevious.stop();
       const currentStatuses = await onCurrent.stop();

@@ -236,6 +236,8 @@ describe('the gateway process', () => {
     socket.write(
       `POST /v1/tenants HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
     );
+    // Nothing tells when the server has read the partial request from the socket: a fixed 200 ms lets
+    // it, so that the signal meets a request under way rather than one not yet seen.
     await new Promise((resolve) => setTimeout(resolve, 200));
 
     gateway.child.kill('SIGTERM');

@@ -139,7 +139,8 @@ async function jobRuns(replica: Replica): Promise<Map<string, number>> {
           await sleep(20);
         }
       })();
-      await sleep(1000);
+      // The restart comes once the traffic is seen under way (consents made on both replicas).
+      await eventually(async () => during.length >= 4, 10_000, 'traffic under way');
       const runsBefore = await Promise.all(replicas.map(jobRuns));
       server.restart();
       const seenAtRestart = receiver.received.length;

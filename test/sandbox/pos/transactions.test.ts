@@ -135,6 +135,7 @@ describe('POS payments on the sandbox terminal', () => {
     const body = payment(terminal.token);
     const first = create(body);
     await sut.shown(terminal.token);
+    // The point: the repeat comes well into the first hold, and ends with it, not a new hold later.
     await new Promise((resolve) => setTimeout(resolve, 600));
     const started = Date.now();
     const repeat = await create(body);
