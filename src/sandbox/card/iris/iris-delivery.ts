@@ -2,8 +2,14 @@ import type { IrisDeliveryPlan } from './iris-record.js';
 import { callbackPage, closePage } from './iris-pages-html.js';
 import type { IrisMessages } from './iris-messages.js';
 
-/** A webhook not answered 2xx is sent again after these delays (card.yaml IrisCallback). */
-export const WEBHOOK_RETRY_DELAYS_MS = [1_000, 2_000, 4_000];
+/**
+ * A webhook not answered 2xx is sent again after these delays (card.yaml IrisCallback): doubling from
+ * 1 s, then every minute, about five minutes in all, so that a merchant's server restarting or its
+ * database failing over does not lose a payer's approval.
+ */
+export const WEBHOOK_RETRY_DELAYS_MS = [
+  1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000, 60_000, 60_000,
+];
 /** In the order callback then webhook, the webhook waits this long unless released earlier. */
 export const DEFAULT_WEBHOOK_HOLD_MS = 1_000;
 
