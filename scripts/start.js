@@ -2,7 +2,7 @@
 // point in this very process. npm runs a script through `sh -c` and passes SIGTERM and SIGINT to that
 // shell only, which does not pass them on; so the scripts say `exec node scripts/start.js …`, the shell
 // becomes this process, and the signal npm forwards reaches the running gateway.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -52,6 +52,32 @@ async function builder() {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Installed packages whose `engines` ask for a newer Node major than this one (`>=22` on Node 20), read
+ * from the lockfile: npm has just warned about each (EBADENGINE). Only the plain `>=N` form is read; it
+ * is the one they use.
+ */
+function newerNodeAsked() {
+  if (!existsSync('package-lock.json')) return [];
+  const major = Number(process.versions.node.split('.')[0]);
+  const { packages = {} } = JSON.parse(readFileSync('package-lock.json', 'utf8'));
+  return Object.entries(packages)
+    .filter(([path, { engines }]) => {
+      const asked = /^>=\s*(\d+)/.exec(engines?.node ?? '');
+      return path !== '' && asked !== null && Number(asked[1]) > major && existsSync(path);
+    })
+    .map(([path]) => path.replace(/^.*node_modules\//, ''));
+}
+
+if (PREPARE) {
+  const asked = newerNodeAsked();
+  if (asked.length > 0)
+    process.stderr.write(
+      `portico: the EBADENGINE warnings above (${asked.join(', ')}) are expected on Node ${process.versions.node}: ` +
+        'those packages work on Node 20 and the suite passes there (README, Requirements)\n',
+    );
 }
 
 try {
