@@ -86,7 +86,7 @@ describe('the scheduler', () => {
     expect(await runs(metrics, 'slow', 'ok')).toBe(2);
   });
 
-  it('keeps jobs of one group from running at the same time', async () => {
+  it('keeps jobs of one group from running at the same time, each turn run after the run it met', async () => {
     const { sut } = sutWithLines();
     const held = runsHeld();
     const started: string[] = [];
@@ -110,16 +110,27 @@ describe('the scheduler', () => {
     expect(started).toEqual(['seal']);
     await advance(2); // the checkpoint's turn, while the seal runs: it waits for it
     expect(started).toEqual(['seal']);
-    held.end(); // at 7 ms: the seal's next turn at 12, the checkpoint's at 14
+    held.end(); // at 7 ms: the checkpoint runs now; the seal's next turn at 12
+    await advance(0);
+    expect(started).toEqual(['seal', 'checkpoint']);
+    await advance(5); // the seal's turn, while the checkpoint runs
+    expect(started).toEqual(['seal', 'checkpoint']);
+    held.end(); // at 12 ms: the seal runs now; the checkpoint's next turn at 19
+    await advance(0);
+    expect(started).toEqual(['seal', 'checkpoint', 'seal']);
+    held.end(); // at 12 ms the seal's run ends: its next turn at 17
     await advance(5);
+    expect(started).toEqual(['seal', 'checkpoint', 'seal', 'seal']);
+    await advance(2); // at 19 ms the checkpoint's turn, while the seal runs
+    expect(started).toEqual(['seal', 'checkpoint', 'seal', 'seal']);
     held.end();
-    await advance(2);
-    expect(started).toEqual(['seal', 'seal', 'checkpoint']);
-    await advance(3); // the seal's turn, while the checkpoint runs
-    expect(started).toEqual(['seal', 'seal', 'checkpoint']);
+    await advance(0);
+    expect(started).toEqual(['seal', 'checkpoint', 'seal', 'seal', 'checkpoint']);
+    const stopping = sut.beforeApplicationShutdown();
     held.end();
-    await sut.beforeApplicationShutdown();
+    await stopping;
     expect(most).toBe(1);
+    expect(held.open).toBe(0);
   });
 
   it('logs and counts a failed run, and runs the job again at its next turn', async () => {

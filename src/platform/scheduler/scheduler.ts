@@ -51,7 +51,8 @@ interface Scheduled {
 @Injectable()
 export class Scheduler implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly jobs: Scheduled[] = [];
-  private readonly running = new Map<string, Promise<void>>();
+  /** The run under way per slot (the job's group, else its name), and whose it is. */
+  private readonly running = new Map<string, { job: PeriodicJob; run: Promise<void> }>();
   private started = false;
   private stopped = false;
 
@@ -77,10 +78,15 @@ export class Scheduler implements OnApplicationBootstrap, BeforeApplicationShutd
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     for (const scheduled of this.jobs) clearTimeout(scheduled.timer);
-    await Promise.all(this.running.values());
+    // A run under way may be followed by another job of its group that was waiting for it.
+    while (this.running.size > 0)
+      await Promise.all([...this.running.values()].map((entry) => entry.run));
   }
 
-  /** Runs a job now, unless it (or its group) is running: then waits for that run. */
+  /**
+   * Runs a job now: a run of the same job under way is joined; a run of another job of its group is
+   * waited for, and this job runs after it.
+   */
   runNow(name: string): Promise<void> {
     const scheduled = this.jobs.find((entry) => entry.job.name === name);
     if (!scheduled) throw new Error(`no periodic job named ${name}`);
@@ -126,7 +132,10 @@ export class Scheduler implements OnApplicationBootstrap, BeforeApplicationShutd
   private execute(job: PeriodicJob): Promise<void> {
     const slot = job.group ?? job.name;
     const under = this.running.get(slot);
-    if (under) return under;
+    if (under?.job === job) return under.run;
+    // Another job of the group runs: this one's turn follows it (else a job whose turns fall in its
+    // group's runs would never run).
+    if (under) return under.run.then(() => (this.stopped ? undefined : this.execute(job)));
     const started = performance.now();
     const run = (async () => {
       try {
@@ -140,7 +149,7 @@ export class Scheduler implements OnApplicationBootstrap, BeforeApplicationShutd
         );
       }
     })().finally(() => this.running.delete(slot));
-    this.running.set(slot, run);
+    this.running.set(slot, { job, run });
     return run;
   }
 }
