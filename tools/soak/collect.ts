@@ -52,7 +52,13 @@ const PROVIDER_VIEW: Record<
 > = {
   payment: (_, book, token) => pick(book?.payments.get(token)),
   refund: (_, book, token) => pick(book?.refunds.get(token)),
-  pos_payment: (sandbox, _, token) => pick(sandbox.pos.transaction(token)),
+  // The provider answers a voided payment CAPTURED (its void is a transaction of its own); Portico
+  // holds it VOIDED once the void is captured.
+  pos_payment: (sandbox, _, token) => {
+    const payment = sandbox.pos.transaction(token);
+    if (!payment) return undefined;
+    return { status: payment.voidedBy ? 'VOIDED' : payment.status, amount: payment.amount };
+  },
   pos_void: (sandbox, _, token) => pick(sandbox.pos.transaction(token)),
   notification: (_, book, token) => pick(book?.notifications.get(token)),
   // The soak moves the provider's clock two hours ahead; Portico expires a session on its own clock (its
