@@ -976,7 +976,7 @@ export interface paths {
         put?: never;
         /**
          * Tokenise web-wallet payment data
-         * @description Sends the wallet token the checkout got from the wallet provider to the provider (with the tenant's public key and Portico's own callback address). Cryptogram flow: Portico verifies the provider's signed card token and answers it `verified` with `cardToken`. PAN-only flow: the answer is `pending` with the provider's `form` for the payer; once the payer completes it, the signed card token comes back through Portico, which verifies it and sends the browser to `returnUrl`. Charge a verified `cardToken` once with `POST /v1/card/payments` (`token`, the same `amount`); Portico refuses any other card token of a tokenisation without calling the provider.
+         * @description Sends the wallet token the checkout got from the wallet provider to the provider (with the tenant's public key and Portico's own callback address). Cryptogram flow: Portico verifies the provider's signed card token and answers it `verified` with `cardToken`. PAN-only flow: the answer is `pending` with the provider's `form` for the payer; once the payer completes it, the signed card token comes back through Portico, which verifies it and sends the browser to `returnUrl`. Charge a verified `cardToken` once with `POST /v1/card/payments` (`token`, the same `amount`); Portico refuses any other card token of a tokenisation without calling the provider. The provider's constraint: a PAN-only token needs `payerEmail` or `payerPhone` (400 validation-failed naming both, before the call when the token shows its method, else from the provider's refusal).
          */
         post: operations["createWalletTokenization"];
         delete?: never;
@@ -1518,7 +1518,7 @@ export interface paths {
         };
         /**
          * List transactions a terminal did not report to the ERP
-         * @description For ERP reconciliation: the transactions an ERP-linked terminal made on its own (manual after a reported malfunction, preload results, manual credits), most recent first; `from`/`to` are days (YYYY-MM-DD).
+         * @description For ERP reconciliation: the transactions an ERP-linked terminal made on its own (manual after a reported malfunction, preload results, manual credits), most recent first; `from`/`to` are days (YYYY-MM-DD), `to` not before `from` (refused by Portico, naming `to`, without calling the provider). Only a terminal linked to an ERP system has a pending list: the provider’s 10003 is answered 422 naming `terminal`.
          */
         get: operations["listPendingPosTransactions"];
         put?: never;
@@ -3046,7 +3046,7 @@ export interface components {
         CardTokenizationConfig: {
             /**
              * Format: uri
-             * @description Portico's tokenisation page, to embed in an iframe: add `publicKey` and `origin` (your page's origin) as query arguments. The card is sent from it straight to the provider; the token comes back to your page by `postMessage` (`{ type: 'portico.cardToken', token, card }`).
+             * @description Portico's tokenisation page, to embed in an iframe: add `publicKey` and `origin` (your page's origin) as query arguments. It sends your page `postMessage({ type: 'portico.cardFormReady' })` first, once its form is ready; the card is sent from it straight to the provider and the token comes back to your page by `postMessage` (`{ type: 'portico.cardToken', token, card }`, or `portico.cardTokenError` with `code` and `message`).
              * @example https://portico.example.com/card/tokenize
              */
             pageUrl: string;
@@ -17532,7 +17532,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Unknown or disabled terminal, or not linked to an ERP (`upstream.code` 10003) */
+            /** @description Unknown or disabled terminal, or not linked to an ERP system (`upstream.code` 10003; `errors` names `terminal`) */
             422: {
                 headers: {
                     /** @description Requests this API key may make per minute */

@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sandboxWalletToken } from '#src/sandbox/card/wallets/wallet-token.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
+import { posCall, posTenant, terminals } from '../support/pos-gateway.js';
+
+type Problem = {
+  type: string;
+  detail: string;
+  errors: { field: string; reason: string }[];
+  upstream?: unknown;
+};
 
 describe("the provider's constraints, checked by the facade before calling it", () => {
   let sut: TestGateway;
@@ -24,13 +33,14 @@ describe("the provider's constraints, checked by the facade before calling it", 
         expirationDate,
       },
     });
-  const calls = async () =>
+  const callsOf = async (operation: string, tenantId = app.tenantId) =>
     (
       (await sut.dataSource.query(
-        `SELECT count(*)::int AS n FROM access_log WHERE tenant_id = $1 AND operation = 'createNotification'`,
-        [app.tenantId],
+        `SELECT count(*)::int AS n FROM access_log WHERE tenant_id = $1 AND operation = $2`,
+        [tenantId, operation],
       )) as { n: number }[]
     )[0].n;
+  const calls = () => callsOf('createNotification');
 
   it("refuses a notification's expirationDate less than 5 minutes ahead, naming the field and the earliest date, without calling the provider", async () => {
     const soon = await link(new Date(Date.now() + 60_000).toISOString());
@@ -50,5 +60,65 @@ describe("the provider's constraints, checked by the facade before calling it", 
     expect(taken.statusCode).toBe(201);
     expect(taken.json()).toMatchObject({ status: 'Pending', expirationDate: expect.any(String) });
     expect(await calls()).toBe(1);
+  });
+
+  const tokenize = (
+    authMethod: 'PAN_ONLY' | 'CRYPTOGRAM_3DS',
+    payer: Record<string, string> = {},
+  ) =>
+    sut.app.inject({
+      method: 'POST',
+      url: '/v1/card/wallets/tokenizations',
+      headers: bearer(app.key),
+      payload: {
+        amount: 1250,
+        type: 'webwallet',
+        token: sandboxWalletToken({ authMethod, expiresAt: Date.now() + 600_000 }),
+        locale: 'en',
+        returnUrl: 'https://shop.example/checkout/done',
+        ...payer,
+      },
+    });
+
+  it("refuses a PAN-only wallet token without the payer's email or phone, naming both fields, without calling the provider", async () => {
+    const refused = await tokenize('PAN_ONLY');
+    expect(refused.statusCode).toBe(400);
+    const problem = refused.json<Problem>();
+    expect(problem.type).toBe('urn:portico:problem:validation-failed');
+    expect(problem.errors).toEqual([
+      { field: 'payerEmail', reason: expect.stringMatching(/PAN-only.*payerEmail or payerPhone/) },
+      { field: 'payerPhone', reason: expect.stringMatching(/PAN-only.*payerEmail or payerPhone/) },
+    ]);
+    expect(await callsOf('tokenizeWebWallet')).toBe(0);
+
+    expect((await tokenize('PAN_ONLY', { payerPhone: '+306900000001' })).statusCode).toBe(201);
+    expect((await tokenize('CRYPTOGRAM_3DS')).statusCode).toBe(201);
+    expect(await callsOf('tokenizeWebWallet')).toBe(2);
+  });
+
+  it('refuses an ERP pending list whose range is reversed before the call, and says why a terminal has no pending list', async () => {
+    const tenant = await posTenant(sut);
+    const [plain] = terminals(sut, tenant);
+    const [erp] = terminals(sut, tenant, { erpPendingTransactions: 2 });
+    const pending = (terminal: string, query = '') =>
+      posCall(sut, tenant, 'GET', `/v1/pos/terminals/${terminal}/pending${query}`);
+
+    const reversed = await pending(erp.token, '?from=2026-11-20&to=2026-11-19');
+    expect(reversed.statusCode).toBe(400);
+    expect(reversed.json<Problem>().errors).toEqual([
+      { field: 'to', reason: expect.stringMatching(/not before from/) },
+    ]);
+    expect(await callsOf('listPendingPosTransactions', tenant.tenantId)).toBe(0);
+
+    // Not linked to an ERP: the provider's 10003 "Device is not registered", said as the app can act on it.
+    const notErp = await pending(plain.token);
+    expect(notErp.statusCode).toBe(422);
+    const problem = notErp.json<Problem>();
+    expect(problem.errors).toEqual([
+      { field: 'terminal', reason: expect.stringMatching(/linked to an ERP/) },
+    ]);
+    expect(problem.upstream).toMatchObject({ code: '10003' });
+
+    expect((await pending(erp.token)).json()).toMatchObject({ totalCount: 2 });
   });
 });

@@ -27,7 +27,7 @@ export class CardTokenizationConfig {
 
   @ApiProperty({
     description:
-      "Portico's tokenisation page, to embed in an iframe: add `publicKey` and `origin` (your page's origin) as query arguments. The card is sent from it straight to the provider; the token comes back to your page by `postMessage` (`{ type: 'portico.cardToken', token, card }`).",
+      "Portico's tokenisation page, to embed in an iframe: add `publicKey` and `origin` (your page's origin) as query arguments. It sends your page `postMessage({ type: 'portico.cardFormReady' })` first, once its form is ready; the card is sent from it straight to the provider and the token comes back to your page by `postMessage` (`{ type: 'portico.cardToken', token, card }`, or `portico.cardTokenError` with `code` and `message`).",
     format: 'uri',
     maxLength: 2048,
     example: 'https://portico.example.com/card/tokenize',

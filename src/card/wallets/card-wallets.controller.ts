@@ -27,7 +27,7 @@ export class CardWalletsController {
   @ApiOperation({
     summary: 'Tokenise web-wallet payment data',
     description:
-      "Sends the wallet token the checkout got from the wallet provider to the provider (with the tenant's public key and Portico's own callback address). Cryptogram flow: Portico verifies the provider's signed card token and answers it `verified` with `cardToken`. PAN-only flow: the answer is `pending` with the provider's `form` for the payer; once the payer completes it, the signed card token comes back through Portico, which verifies it and sends the browser to `returnUrl`. Charge a verified `cardToken` once with `POST /v1/card/payments` (`token`, the same `amount`); Portico refuses any other card token of a tokenisation without calling the provider.",
+      "Sends the wallet token the checkout got from the wallet provider to the provider (with the tenant's public key and Portico's own callback address). Cryptogram flow: Portico verifies the provider's signed card token and answers it `verified` with `cardToken`. PAN-only flow: the answer is `pending` with the provider's `form` for the payer; once the payer completes it, the signed card token comes back through Portico, which verifies it and sends the browser to `returnUrl`. Charge a verified `cardToken` once with `POST /v1/card/payments` (`token`, the same `amount`); Portico refuses any other card token of a tokenisation without calling the provider. The provider's constraint: a PAN-only token needs `payerEmail` or `payerPhone` (400 validation-failed naming both, before the call when the token shows its method, else from the provider's refusal).",
   })
   @ApiWalletTokenizationBody()
   @ApiResponse({

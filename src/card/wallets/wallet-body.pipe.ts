@@ -69,8 +69,47 @@ export class WalletTokenizationBodyPipe implements PipeTransform {
       byField.set(field, [...(byField.get(field) ?? []), problem.message]);
     }
     errors.push(...[...byField].map(([field, reasons]) => ({ field, reason: reasons.join('; ') })));
+    if (errors.length === 0)
+      errors.push(...payerRequired(value as CardForm<'WebWalletPaymentData'>));
     if (errors.length) throw new ValidationFailedException(errors);
     // Valid against card.yaml's WebWalletPaymentData, in its spelling.
     return { returnUrl: returnUrl as string, form: value as CardForm<'WebWalletPaymentData'> };
+  }
+}
+
+const PAYER_REQUIRED =
+  "a PAN-only wallet token needs the payer's payerEmail or payerPhone (the provider's 3-D Secure for it reaches the payer there)";
+
+/**
+ * The provider's constraint on a PAN-only wallet token (seed 002: payer_email, else payer_phone), checked
+ * before the call when the token says its method: the sandbox's tokens and any other whose signedMessage
+ * is not encrypted. A wallet provider's encrypted token hides it; the provider's refusal (80002 payer_email)
+ * is then answered the same way (walletPayerRefusal).
+ */
+function payerRequired(form: CardForm<'WebWalletPaymentData'>) {
+  if (form.payer_email || form.payer_phone || authMethodOf(form.token) !== 'PAN_ONLY') return [];
+  return PAYER_FIELDS.map((field) => ({ field, reason: PAYER_REQUIRED }));
+}
+
+const PAYER_FIELDS = ['payerEmail', 'payerPhone'];
+
+/** The problem of a tokenisation the provider refused for want of the payer's email or phone. */
+export const walletPayerProblem = () =>
+  new ValidationFailedException(PAYER_FIELDS.map((field) => ({ field, reason: PAYER_REQUIRED })));
+
+/** `paymentMethodDetails.authMethod` of a wallet token whose message can be read, else undefined. */
+function authMethodOf(token: unknown): unknown {
+  if (typeof token !== 'string') return undefined;
+  try {
+    const outer = JSON.parse(Buffer.from(token, 'base64').toString('utf8')) as {
+      signedMessage?: unknown;
+    };
+    if (typeof outer?.signedMessage !== 'string') return undefined;
+    const message = JSON.parse(outer.signedMessage) as {
+      paymentMethodDetails?: { authMethod?: unknown };
+    };
+    return message?.paymentMethodDetails?.authMethod;
+  } catch {
+    return undefined;
   }
 }

@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import { ProblemException } from '#src/platform/errors/problem.js';
+import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
 import type { UpstreamAnswer } from '#src/upstreams/http/upstream-caller.js';
 import type { PosQueryOf } from '#src/upstreams/pos/pos.client.js';
 import { PosStore } from '../store/pos-store.service.js';
@@ -13,17 +15,40 @@ export class PosTerminalsService {
     return pageOf(await this.store.call(tenantId, 'listPosTerminals', { query }));
   }
 
+  /**
+   * The provider's pending list of an ERP-linked terminal. Its constraints are said as an app can act on
+   * them: a reversed range is refused before the call (the provider's 10001), and its 10003 (unknown,
+   * disabled, or not linked to an ERP: the terminal object does not show the link, so only the provider
+   * knows) names the terminal and what it must be.
+   */
   async pending(
     tenantId: string,
     terminal: string,
     query: PosQueryOf<'listPendingPosTransactions'>,
   ) {
-    return pageOf(
-      await this.store.call(tenantId, 'listPendingPosTransactions', {
-        path: { terminalToken: terminal },
-        query,
-      }),
-    );
+    if (query.from && query.to && query.to < query.from)
+      throw new ValidationFailedException(
+        [{ field: 'to', reason: `to must be a day not before from (${query.from})` }],
+        'request query',
+      );
+    const answer = await this.store.call(tenantId, 'listPendingPosTransactions', {
+      path: { terminalToken: terminal },
+      query,
+    });
+    if (answer.status === 422 && answer.messages[0]?.code === '10003') {
+      const problem = refusalProblem(refusalOf(answer));
+      throw new ProblemException({
+        ...problem.init,
+        detail: `${terminal} has no pending list: only an enabled terminal of the merchant that is linked to an ERP system has one (10003)`,
+        errors: [
+          {
+            field: 'terminal',
+            reason: `terminal must be an enabled terminal linked to an ERP system (ask the provider to link ${terminal} to the merchant's ERP)`,
+          },
+        ],
+      });
+    }
+    return pageOf(answer);
   }
 }
 
