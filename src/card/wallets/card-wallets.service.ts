@@ -9,7 +9,7 @@ import type { CardForm } from '../common/card-body.pipe.js';
 import { CardStore, type CardRow } from '../store/card-store.service.js';
 import type { WalletTokenizationView } from './card-wallets.dto.js';
 import { CardWalletResultsService } from './card-wallet-results.service.js';
-import { walletPayerProblem, type WalletTokenizationRequest } from './wallet-body.pipe.js';
+import { walletPayerRefusal, type WalletTokenizationRequest } from './wallet-body.pipe.js';
 import {
   walletCallbackUrlOf,
   walletReferenceDigest,
@@ -62,7 +62,7 @@ export class CardWalletsService {
         this.store
           .call(tenantId, 'tokenizeWebWallet', { form }, row, { publicKey: true })
           .catch((error: unknown) => {
-            throw payerRefusal(error) ?? error;
+            throw walletPayerRefusal(error) ?? error;
           }),
       settle: (answer) => this.answered(row, reference, base, answer),
     });
@@ -115,19 +115,4 @@ export class CardWalletsService {
       await this.store.transition(row, 'expired', 'payer-did-not-return');
     return walletView(row);
   }
-}
-
-/**
- * The provider's refusal of a PAN-only token without the payer's email or phone (80002 payer_email), which
- * Portico could not see coming in an encrypted token: said as the facade's own check says it.
- */
-function payerRefusal(error: unknown): ProblemException | undefined {
-  const upstream = (error as ProblemException).init?.extensions?.upstream as
-    { code?: string; text?: string } | undefined;
-  if (upstream?.code !== '80002' || !upstream.text?.includes('payer_email')) return undefined;
-  const problem = walletPayerProblem();
-  return new ProblemException({
-    ...problem.init,
-    extensions: { ...problem.init.extensions, upstream },
-  });
 }

@@ -1,5 +1,6 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
 import { ApiBody } from '@nestjs/swagger';
+import { ProblemException } from '#src/platform/errors/problem.js';
 import { ValidationFailedException } from '#src/platform/errors/to-problem.js';
 import { CARD } from '#src/upstreams/card/card-schemas.js';
 import type { CardForm } from '../common/card-body.pipe.js';
@@ -93,9 +94,20 @@ function payerRequired(form: CardForm<'WebWalletPaymentData'>) {
 
 const PAYER_FIELDS = ['payerEmail', 'payerPhone'];
 
-/** The problem of a tokenisation the provider refused for want of the payer's email or phone. */
-export const walletPayerProblem = () =>
-  new ValidationFailedException(PAYER_FIELDS.map((field) => ({ field, reason: PAYER_REQUIRED })));
+/**
+ * The provider's refusal of a PAN-only token without the payer's email or phone (80002 payer_email),
+ * which Portico could not see coming in an encrypted token, said as the facade's own check says it (the
+ * provider's answer kept in `upstream`); undefined for any other error.
+ */
+export function walletPayerRefusal(error: unknown): ProblemException | undefined {
+  const upstream = (error as ProblemException | undefined)?.init?.extensions?.upstream as
+    { code?: string; text?: string } | undefined;
+  if (upstream?.code !== '80002' || !upstream.text?.includes('payer_email')) return undefined;
+  const { init } = new ValidationFailedException(
+    PAYER_FIELDS.map((field) => ({ field, reason: PAYER_REQUIRED })),
+  );
+  return new ProblemException({ ...init, extensions: { ...init.extensions, upstream } });
+}
 
 /** `paymentMethodDetails.authMethod` of a wallet token whose message can be read, else undefined. */
 function authMethodOf(token: unknown): unknown {
