@@ -115,9 +115,15 @@ describe("the provider's constraints, checked by the facade before calling it", 
     expect(notErp.statusCode).toBe(422);
     const problem = notErp.json<Problem>();
     expect(problem.errors).toEqual([
-      { field: 'terminal', reason: expect.stringMatching(/linked to an ERP/) },
+      { field: 'terminal', reason: expect.stringMatching(/must be linked to an ERP/) },
     ]);
     expect(problem.upstream).toMatchObject({ code: '10003' });
+
+    // An unknown terminal is the provider's plain 10003: nothing of it is Portico's to name.
+    const unknown = await pending('trm_unknown1');
+    expect(unknown.statusCode).toBe(422);
+    expect(unknown.json<Problem>()).toMatchObject({ upstream: { code: '10003' } });
+    expect(unknown.json<Problem>().errors).toBeUndefined();
 
     expect((await pending(erp.token)).json()).toMatchObject({ totalCount: 2 });
   });

@@ -41,7 +41,7 @@ export class PosTerminalsController {
   @ApiOperation({
     summary: 'List transactions a terminal did not report to the ERP',
     description:
-      'For ERP reconciliation: the transactions an ERP-linked terminal made on its own (manual after a reported malfunction, preload results, manual credits), most recent first; `from`/`to` are days (YYYY-MM-DD), `to` not before `from` (refused by Portico, naming `to`, without calling the provider). Only a terminal linked to an ERP system has a pending list: the provider’s 10003 is answered 422 naming `terminal`.',
+      'For ERP reconciliation: the transactions an ERP-linked terminal made on its own (manual after a reported malfunction, preload results, manual credits), most recent first; `from`/`to` are days (YYYY-MM-DD), `to` not before `from` (refused by Portico, naming `to`, without calling the provider). Only a terminal linked to an ERP system has a pending list: the provider’s 10003 about an enabled terminal of the merchant is answered 422 naming `terminal`.',
   })
   @ApiPosPathParam('terminal', 'PosTerminalToken', 'The terminal (`trm_…`)')
   @ApiPosQuery('listPendingPosTransactions')

@@ -17,9 +17,9 @@ export class PosTerminalsService {
 
   /**
    * The provider's pending list of an ERP-linked terminal. Its constraints are said as an app can act on
-   * them: a reversed range is refused before the call (the provider's 10001), and its 10003 (unknown,
-   * disabled, or not linked to an ERP: the terminal object does not show the link, so only the provider
-   * knows) names the terminal and what it must be.
+   * them: a reversed range is refused before the call (the provider's 10001); its 10003 (unknown,
+   * disabled, or not linked to an ERP: the terminal object does not show the link) about a terminal the
+   * merchant has, enabled, names the terminal and the link it lacks.
    */
   async pending(
     tenantId: string,
@@ -35,20 +35,38 @@ export class PosTerminalsService {
       path: { terminalToken: terminal },
       query,
     });
-    if (answer.status === 422 && answer.messages[0]?.code === '10003') {
+    if (
+      answer.status === 422 &&
+      answer.messages[0]?.code === '10003' &&
+      (await this.enabled(tenantId, terminal))
+    ) {
       const problem = refusalProblem(refusalOf(answer));
       throw new ProblemException({
         ...problem.init,
-        detail: `${terminal} has no pending list: only an enabled terminal of the merchant that is linked to an ERP system has one (10003)`,
+        detail: `${terminal} is not linked to an ERP system: only a terminal linked to one has a pending list (10003)`,
         errors: [
           {
             field: 'terminal',
-            reason: `terminal must be an enabled terminal linked to an ERP system (ask the provider to link ${terminal} to the merchant's ERP)`,
+            reason: `terminal must be linked to an ERP system (ask the provider to link ${terminal} to the merchant's ERP)`,
           },
         ],
       });
     }
     return pageOf(answer);
+  }
+
+  /**
+   * Whether the merchant has this terminal, enabled: then the provider's 10003 on its pending list can
+   * only mean it is not linked to an ERP. Read from the terminal list (at most 20 pages of 50).
+   */
+  private async enabled(tenantId: string, terminal: string): Promise<boolean> {
+    for (let page = 1; page <= 20; page++) {
+      const list = await this.list(tenantId, { page, limit: 50 });
+      const found = list.items.find((item) => item.token === terminal);
+      if (found) return found.status === 'enabled';
+      if (page * 50 >= list.total_count) return false;
+    }
+    return false;
   }
 }
 
