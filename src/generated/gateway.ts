@@ -4522,6 +4522,8 @@ export interface components {
             transactionId?: string | null;
             /** Format: date */
             validUntil?: string | null;
+            /** @description pos_transaction.status_changed: the transactionId of the void of a payment that is `VOIDED`, null otherwise */
+            voidedBy?: string | null;
         };
         WebhookEventDetail: {
             /** Format: date-time */

@@ -52,6 +52,11 @@ function notificationPayment(data: JsonObject | null): JsonObject {
   };
 }
 
+/** A POS payment's void once it was captured (null for any other transaction). */
+const posVoidedBy = (data: JsonObject | null): JsonObject => ({
+  voidedBy: typeof data?.voidedBy === 'string' ? data.voidedBy : null,
+});
+
 /**
  * The event a status change of each audited kind of resource sends, the name of its id in `data`, and
  * what else its `data` carries from the card resource's stored answer.
@@ -89,16 +94,18 @@ export const STATUS_CHANGE_EVENTS: Record<
   card_transfer: null,
   card_reversal: null,
   card_payout: null,
-  // A POS payment or void, named by its transaction_id.
+  // A POS payment or void, named by its transaction_id; a voided payment names its void.
   pos_payment: {
     type: 'pos_transaction.status_changed',
     idField: 'transactionId',
     cardResource: true,
+    detail: posVoidedBy,
   },
   pos_void: {
     type: 'pos_transaction.status_changed',
     idField: 'transactionId',
     cardResource: true,
+    detail: posVoidedBy,
   },
   // Wallets: the app learns the outcome from its own calls and the browser's return (no events yet).
   wallet_token: null,

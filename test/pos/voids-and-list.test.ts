@@ -70,10 +70,27 @@ describe('a voided POS payment reads VOIDED, with the void that voided it', () =
       'GET',
       `/v1/webhooks/events?resourceId=${paid.transactionId}`,
     );
-    const statuses = events
-      .json<{ items: { payload: { data: { status: string; previousStatus: string } } }[] }>()
-      .items.map((item) => `${item.payload.data.previousStatus}→${item.payload.data.status}`);
-    expect(statuses).toContain('CAPTURED→VOIDED');
+    const data = events
+      .json<{ items: { payload: { data: Record<string, string | null> } }[] }>()
+      .items.map((item) => item.payload.data);
+    expect(data.map((event) => `${event.previousStatus}→${event.status}`)).toContain(
+      'CAPTURED→VOIDED',
+    );
+    expect(data.find((event) => event.status === 'VOIDED')).toMatchObject({
+      transactionId: paid.transactionId,
+      voidedBy: voiding.transactionId,
+      cause: 'voided',
+    });
+    // Every event of the type carries the same names, the void's own included (voidedBy null there).
+    const ofVoid = await posCall(
+      sut,
+      tenant,
+      'GET',
+      `/v1/webhooks/events?resourceId=${voiding.transactionId}`,
+    );
+    expect(
+      ofVoid.json<{ items: { payload: { data: object } }[] }>().items[0].payload.data,
+    ).toMatchObject({ voidedBy: null });
   });
 });
 

@@ -284,6 +284,13 @@ export class WebhookEventData {
 
   @ApiPropertyOptional({
     description:
+      'pos_transaction.status_changed: the transactionId of the void of a payment that is `VOIDED`, null otherwise',
+    ...PROVIDER_ID_DOC,
+  })
+  voidedBy?: string | null;
+
+  @ApiPropertyOptional({
+    description:
       "Card, notification, IRIS and POS events: Portico's id of the resource, in every event of it (the provider's id is null until the provider answered)",
     format: 'uuid',
     maxLength: 36,
