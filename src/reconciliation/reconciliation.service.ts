@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AppConfig } from '../platform/config/app-config.js';
 import { APP_CONFIG } from '../platform/config/config.module.js';
 import { LOGGER } from '../platform/logging/logging.module.js';
+import { requestContext } from '../platform/logging/request-context.js';
 import { Metrics } from '../platform/metrics/metrics.service.js';
 import { LIST_KINDS } from './list-kinds.js';
 import { ListReconciler } from './list-reconciler.js';
@@ -60,7 +61,12 @@ export class ReconciliationService {
       call: async (send) => {
         await this.turn(window.tenantId);
         requests += 1;
-        return send();
+        // Each call has the upstream's deadline of its own: an operator's run (POST
+        // /v1/reconciliation/runs) is one facade request, whose shared deadline would end a long run.
+        const context = requestContext.getStore();
+        return context
+          ? requestContext.run({ ...context, upstreamDeadline: undefined }, send)
+          : send();
       },
       pageDone: async () => {
         if (!(await this.runs.renew(run.id, leaseMs))) throw new LeaseLost();

@@ -4,7 +4,7 @@ import type { FoundDrift, RunWindow } from './reconciliation.repository.js';
 /** What a capability's reconciler is given for one run. */
 export interface RunContext {
   readonly window: RunWindow;
-  /** One provider call: at the tenant's request rate, counted in the run's requests. */
+  /** One provider call: at the tenant's request rate, with a deadline of its own, counted in the run's requests. */
   call<T>(send: () => Promise<T>): Promise<T>;
   /** After each page: the run's lease renewed (a run whose lease was taken over stops here). */
   pageDone(): Promise<void>;

@@ -42,15 +42,21 @@ describe("reconciliation of the provider's other lists", () => {
   let sut: TestGateway;
   let replica: TestGateway;
   let auditorKey: string;
+  let operatorKey: string;
 
   beforeAll(async () => {
     database = await ownDatabase('recon_lists');
     sut = await startTestGateway({ DATABASE_URL: database.url });
+    // The replica's runs are slower than the upstream deadline (2 calls a second, 1 s for a call):
+    // an operator's run over HTTP, one facade request, must give each call a deadline of its own.
     replica = await startTestGateway({
       DATABASE_URL: database.url,
       UPSTREAM_CARD_BASE_URL: sut.sandbox.cardUrl,
+      UPSTREAM_DEADLINE_MS: '1000',
+      RECONCILIATION_REQUESTS_PER_SECOND: '2',
     });
     auditorKey = (await sut.newTenantWithKey('auditor')).key;
+    operatorKey = (await sut.newTenantWithKey('operator')).key;
   }, 120_000);
   afterAll(async () => {
     await replica?.close();
@@ -322,4 +328,23 @@ describe("reconciliation of the provider's other lists", () => {
     expect(deposited.total('moved')).toBe(created.length);
     for (const token of created) expect(deposited.causes[token]).toBe('reconciled:Deposited');
   }, 120_000);
+
+  it("runs an operator's window over HTTP for longer than one request's upstream deadline", async () => {
+    const app = await posTenant(sut);
+    const day = await providerDay();
+    await dashboard(app, 'createSeller', sellerForm(904));
+    const response = await replica.app.inject({
+      method: 'POST',
+      url: '/v1/reconciliation/runs',
+      headers: bearer(operatorKey),
+      payload: { tenantId: app.tenantId, from: day, to: day, capability: 'marketplace' },
+    });
+    expect(response.json()).toMatchObject({
+      status: 'succeeded',
+      capability: 'marketplace',
+      counts: { adopted: 1 },
+      // Four lists at two calls a second: past the 1 s the request's calls would share.
+      requests: 4,
+    });
+  }, 60_000);
 });
