@@ -4,6 +4,7 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+import { ReconciliationService } from '#src/reconciliation/reconciliation.service.js';
 import { launchBrowser } from '../support/browser.js';
 import { approvedConsent } from '../support/consent-flow.js';
 import { porticoClient } from '../support/inject-fetch.js';
@@ -235,6 +236,61 @@ describe("the auditor's web page", () => {
       'retrievePayment: ok (provider 200)',
       'Captured → Partially Refunded',
     ]);
+    // Reconciliation: a run of Alpha's customers finds one the provider never made; the run, then the drift.
+    const phantom = `cus_${suffix}notmade`;
+    await gateway.dataSource.query(
+      `INSERT INTO provider_resources (id, tenant_id, kind, token, status, data)
+       VALUES ($1, $2, 'customer', $3, 'active', '{}')`,
+      [randomUUID(), alpha.tenantId, phantom],
+    );
+    const day = new Date().toISOString().slice(0, 10);
+    const run = await gateway.app
+      .get(ReconciliationService)
+      .run({ tenantId: alpha.tenantId, capability: 'customers', from: day, to: day }, 'on-demand');
+    expect(run?.status).toBe('succeeded');
+    await page.locator('#kind').selectOption('reconciliation:runs');
+    await page.locator('#search button').click();
+    const runRow = page.locator(`#results tr[data-id="${run!.id}"]`);
+    await runRow.waitFor();
+    await expect(page.locator('#total').innerText()).resolves.toBe('(1)');
+    const runCells = await runRow.locator('td').allInnerTexts();
+    expect(runCells.slice(1)).toEqual([
+      `customers ${day}`,
+      alpha.name,
+      'Run, on-demand',
+      'succeeded',
+      '1 drift',
+    ]);
+    await runRow.click();
+    await page.locator('#detail-title', { hasText: 'Reconciliation run' }).waitFor();
+    await expect(page.locator('#detail-title').innerText()).resolves.toBe(
+      `Reconciliation run customers ${day} to ${day}`,
+    );
+    await page.locator('#timeline li').first().waitFor();
+    await expect(page.locator('#timeline li strong').allInnerTexts()).resolves.toEqual([
+      `portico-only: Customer ${phantom}`,
+    ]);
+    await page.locator('#kind').selectOption('reconciliation:drifts');
+    await page.locator('#status').fill('portico-only');
+    await page.locator('#search button').click();
+    const driftRow = page.locator('#results tbody tr', { hasText: phantom });
+    await driftRow.waitFor();
+    await expect(page.locator('#total').innerText()).resolves.toBe('(1)');
+    expect((await driftRow.locator('td').allInnerTexts()).slice(2)).toEqual([
+      alpha.name,
+      'Drift of a customer',
+      'portico-only',
+      '',
+    ]);
+    await driftRow.click();
+    await page.locator('#detail-title', { hasText: 'Drift' }).waitFor();
+    await expect(page.locator('#detail-title').innerText()).resolves.toBe(
+      `Drift portico-only ${phantom}`,
+    );
+    const driftFacts = await page.locator('#detail-facts').innerText();
+    expect(driftFacts).toContain('status active');
+    expect(driftFacts).toContain('not found at the provider');
+    await page.locator('#status').fill('');
     const screenshot = join(mkdtempSync(join(tmpdir(), 'portico-auditor-')), 'auditor-kinds.png');
     await page.screenshot({ path: screenshot, fullPage: true });
     expect(statSync(screenshot).size).toBeGreaterThan(10_000);

@@ -36,10 +36,11 @@ export const AUDITOR_PAGE_HTML = `<!doctype html>
         <optgroup label="POS"><option value="card:pos_payment">POS transactions</option><option value="card:pos_void">POS voids</option></optgroup>
         <optgroup label="Marketplace"><option value="card:seller">Sellers</option><option value="card:transfer">Transfers</option><option value="card:reversal">Reversals</option><option value="card:payout">Payouts</option></optgroup>
         <optgroup label="Wallets"><option value="card:wallet_token">Wallet tokenisations</option><option value="card:wallet_domain">Wallet domains</option></optgroup>
+        <optgroup label="Reconciliation"><option value="reconciliation:runs">Reconciliation runs</option><option value="reconciliation:drifts">Drifts</option></optgroup>
       </select></label>
       <label>Tenant <input id="tenant" list="tenant-names" autocomplete="off" placeholder="name or id"></label>
       <datalist id="tenant-names"></datalist>
-      <label>Status <input id="status" placeholder="valid, RCVD, Captured..."></label>
+      <label>Status or class <input id="status" placeholder="valid, RCVD, Captured, amount-differs..."></label>
       <label>Provider's id <input id="provider-id" placeholder="pmt_..., sel_..., a POS transactionId"></label>
       <label>From <input id="from" type="datetime-local"></label>
       <label>To <input id="to" type="datetime-local"></label>
@@ -159,6 +160,8 @@ export const AUDITOR_PAGE_JS = `'use strict';
   function sourceOf(kind) {
     if (kind === 'consents') return { path: '/v1/audit/consents', query: {}, row: (i) => ({ id: i.consentId, shown: i.consentId, detail: i.brandId, amount: '' }) };
     if (kind === 'payments') return { path: '/v1/audit/payments', query: {}, row: (i) => ({ id: i.paymentId, shown: i.paymentId, detail: i.brandId, amount: paymentAmount(i) }) };
+    if (kind === 'reconciliation:runs') return { path: '/v1/audit/reconciliation/runs', query: {}, row: (i) => ({ id: i.id, at: i.startedAt, shown: i.capability + ' ' + i.from + (i.to === i.from ? '' : ' to ' + i.to), detail: 'Run, ' + i.trigger, status: i.status, amount: driftsOf(i) }), open: showRun };
+    if (kind === 'reconciliation:drifts') return { path: '/v1/audit/reconciliation/drifts', query: {}, statusFilter: 'class', row: (i) => ({ id: i.id, at: i.detectedAt, shown: i.token || i.porticoId || '', detail: 'Drift of a ' + (KIND_NAMES[i.kind] || i.kind).toLowerCase(), status: i.class, amount: '' }), open: showDrift };
     const cardKind = kind.slice('card:'.length);
     return { path: '/v1/audit/card-resources', query: { kind: cardKind }, card: true, row: (i) => ({ id: i.id, shown: i.token || i.id, detail: KIND_NAMES[i.kind] || i.kind, amount: euros(i.amount) }) };
   }
@@ -168,7 +171,7 @@ export const AUDITOR_PAGE_JS = `'use strict';
     const source = sourceOf(kind);
     const query = new URLSearchParams({ pageSize: '50', ...source.query });
     const tenant = $('tenant').value.trim();
-    const filters = { [UUID.test(tenant) ? 'tenantId' : 'tenantName']: tenant, status: $('status').value.trim(), createdFrom: isoOf($('from').value), createdTo: isoOf($('to').value) };
+    const filters = { [UUID.test(tenant) ? 'tenantId' : 'tenantName']: tenant, [source.statusFilter || 'status']: $('status').value.trim(), createdFrom: isoOf($('from').value), createdTo: isoOf($('to').value) };
     if (source.card) filters.providerId = $('provider-id').value.trim();
     for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
     const body = $('results').tBodies[0];
@@ -182,8 +185,8 @@ export const AUDITOR_PAGE_JS = `'use strict';
         const shown = source.row(item);
         const row = el('tr');
         row.dataset.id = shown.id;
-        for (const text of [item.createdAt, shown.shown, tenantOf(item.tenantId), shown.detail, item.status, shown.amount]) row.append(el('td', text));
-        row.addEventListener('click', () => show(kind, shown.id));
+        for (const text of [shown.at || item.createdAt, shown.shown, tenantOf(item.tenantId), shown.detail, shown.status || item.status, shown.amount]) row.append(el('td', text));
+        row.addEventListener('click', () => (source.open ? source.open(item) : show(kind, shown.id)));
         return row;
       }));
     } catch (error) {
@@ -195,7 +198,6 @@ export const AUDITOR_PAGE_JS = `'use strict';
   async function show(kind, id) {
     const source = sourceOf(kind);
     const detail = await api(source.path + '/' + encodeURIComponent(id));
-    $('detail').hidden = false;
     let title;
     let facts;
     if (source.card) {
@@ -205,18 +207,54 @@ export const AUDITOR_PAGE_JS = `'use strict';
       title = (kind === 'consents' ? 'Consent ' : 'Payment ') + id;
       facts = { Tenant: tenantOf(detail.tenantId), 'Tenant id': detail.tenantId, Bank: detail.brandId, Status: detail.status, Created: detail.createdAt, "Bank's id": detail.upstreamConsentId || detail.upstreamPaymentId || '-', 'Last SCA': detail.lastScaAt || '-' };
     }
+    showDetail(title, facts, timelineOf(detail, source.card));
+  }
+
+  function showDetail(title, facts, events) {
+    $('detail').hidden = false;
     $('detail-title').textContent = title;
     $('detail-facts').replaceChildren(...Object.entries(facts).flatMap(([name, value]) => [el('dt', name), el('dd', value)]));
-    const events = [
-      ...detail.history.map((h) => ({ at: h.at, cls: 'change', text: (h.from || 'new') + ' \\u2192 ' + h.to, note: 'cause ' + h.cause + (h.requestId ? ', request ' + h.requestId : '') })),
-      ...detail.accessLog.map((a) => ({ at: a.at, cls: 'access' + (/^(ok|sent)/.test(a.outcome) ? '' : ' failed'), text: a.operation + ': ' + a.outcome + (a.upstreamStatus ? (source.card ? ' (provider ' : ' (bank ') + a.upstreamStatus + ')' : ''), note: (source.card ? '' : (a.psuPresent ? 'user present' : 'user not present') + (a.accountId ? ', account ' + a.accountId : '') + ', ') + (a.latencyMs !== null ? a.latencyMs + ' ms' : 'no outcome yet') + (a.requestId ? ', request ' + a.requestId : '') })),
-    ].sort((x, y) => x.at.localeCompare(y.at));
     $('timeline').replaceChildren(...events.map((event) => {
       const item = el('li', undefined, event.cls);
       item.append(el('time', event.at), el('strong', event.text), el('div', event.note));
       return item;
     }));
     $('detail').scrollIntoView();
+  }
+
+  function timelineOf(detail, card) {
+    return [
+      ...detail.history.map((h) => ({ at: h.at, cls: 'change', text: (h.from || 'new') + ' \\u2192 ' + h.to, note: 'cause ' + h.cause + (h.requestId ? ', request ' + h.requestId : '') })),
+      ...detail.accessLog.map((a) => ({ at: a.at, cls: 'access' + (/^(ok|sent)/.test(a.outcome) ? '' : ' failed'), text: a.operation + ': ' + a.outcome + (a.upstreamStatus ? (card ? ' (provider ' : ' (bank ') + a.upstreamStatus + ')' : ''), note: (card ? '' : (a.psuPresent ? 'user present' : 'user not present') + (a.accountId ? ', account ' + a.accountId : '') + ', ') + (a.latencyMs !== null ? a.latencyMs + ' ms' : 'no outcome yet') + (a.requestId ? ', request ' + a.requestId : '') })),
+    ].sort((x, y) => x.at.localeCompare(y.at));
+  }
+
+  /** A run's drifts in its counts (the classes Portico flags), for its row. */
+  const DRIFT_CLASSES = ['amount-differs', 'portico-ahead', 'portico-only'];
+  const driftsOf = (run) => {
+    if (!run.counts) return '';
+    const n = DRIFT_CLASSES.reduce((sum, name) => sum + (run.counts[name] || 0), 0);
+    return n + (n === 1 ? ' drift' : ' drifts');
+  };
+  const valuesText = (values) => (values ? Object.entries(values).map(([name, value]) => name + ' ' + (value === null ? '-' : value)).join(', ') : 'not found at the provider');
+
+  /** A run: its window, outcome and counts, and its drifts as the timeline. */
+  async function showRun(run) {
+    const drifts = await api('/v1/audit/reconciliation/drifts?pageSize=200&runId=' + encodeURIComponent(run.id));
+    const counts = Object.fromEntries(Object.entries(run.counts || {}).map(([name, n]) => [name, String(n)]));
+    showDetail('Reconciliation run ' + run.capability + ' ' + run.from + ' to ' + run.to, {
+      Tenant: tenantOf(run.tenantId), 'Tenant id': run.tenantId, Capability: run.capability, Window: run.from + ' to ' + run.to, Trigger: run.trigger, Status: run.status, ...counts,
+      'Provider requests': String(run.requests), Duration: run.durationMs === null ? '-' : run.durationMs + ' ms', Started: run.startedAt, Finished: run.finishedAt || '-', Error: run.error || '-', "Run's id": run.id,
+    }, drifts.items.map((d) => ({ at: d.detectedAt, cls: 'change', text: d.class + ': ' + (KIND_NAMES[d.kind] || d.kind) + ' ' + (d.token || d.porticoId), note: 'Portico: ' + valuesText(d.portico) + '; provider: ' + valuesText(d.provider) })));
+  }
+
+  /** A drift: both sides' values, and the history of Portico's row of it. */
+  async function showDrift(drift) {
+    const row = drift.porticoId ? await api('/v1/audit/card-resources/' + encodeURIComponent(drift.porticoId)) : undefined;
+    showDetail('Drift ' + drift.class + ' ' + (drift.token || drift.porticoId), {
+      Tenant: tenantOf(drift.tenantId), 'Tenant id': drift.tenantId, Class: drift.class, Kind: KIND_NAMES[drift.kind] || drift.kind, "Provider's id": drift.token || '-', "Portico's id": drift.porticoId || '-',
+      "Portico's values": valuesText(drift.portico), "Provider's values": valuesText(drift.provider), Detected: drift.detectedAt, Run: drift.runId,
+    }, row ? timelineOf(row, true) : []);
   }
 
   if (key) enter().catch(() => { sessionStorage.removeItem('portico-auditor-key'); key = null; });
