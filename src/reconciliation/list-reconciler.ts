@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { And, IsNull, LessThan, MoreThanOrEqual, Not, type Repository } from 'typeorm';
+import { And, In, IsNull, LessThan, MoreThanOrEqual, Not, type Repository } from 'typeorm';
 import type { JsonObject } from '../platform/common/json.js';
 import { ProblemException } from '../platform/errors/problem.js';
 import { ProviderResource } from '../provider-ledger/provider-resource.entity.js';
@@ -49,13 +49,16 @@ export class ListReconciler {
 
   private async reconcileKind(context: RunContext, kind: ListKind): Promise<void> {
     const seen = new Set<string>();
-    for await (const item of this.list(context, kind)) {
-      if (seen.has(item.token)) continue;
-      seen.add(item.token);
-      const row = await this.owned(context, kind, item.token);
-      if (row === null) continue;
-      if (row) await this.compare(context, kind, row, item);
-      else await this.adopt(context, kind, item);
+    for await (const page of this.list(context, kind)) {
+      const items = page.filter((item) => !seen.has(item.token));
+      for (const item of items) seen.add(item.token);
+      const held = await this.held(context, kind, items);
+      for (const item of items) {
+        const row = held.get(item.token);
+        if (row === null) continue;
+        if (row) await this.compare(context, kind, row, item);
+        else await this.adopt(context, kind, item);
+      }
     }
     for (const row of await this.unseen(context, kind, seen)) {
       const found = await this.read(context, kind, row);
@@ -72,8 +75,8 @@ export class ListReconciler {
     }
   }
 
-  /** Every item of the provider's list of the window's days, at the provider's largest page. */
-  private async *list(context: RunContext, kind: ListKind): AsyncGenerator<Item> {
+  /** Every page of the provider's list of the window's days, at the provider's largest page. */
+  private async *list(context: RunContext, kind: ListKind): AsyncGenerator<Item[]> {
     const { tenantId, from, to } = context.window;
     for (let offset = 0; ; offset += PROVIDER_PAGE) {
       const query = { date_from: from, date_to: to, count: PROVIDER_PAGE, offset };
@@ -81,9 +84,34 @@ export class ListReconciler {
         this.store.call(tenantId, kind.list, { query } as never),
       )) as { items: Item[] };
       await context.pageDone();
-      yield* page.items;
+      yield page.items;
       if (page.items.length < PROVIDER_PAGE) return;
     }
+  }
+
+  /**
+   * The tenant's rows of a page's provider ids, in one statement (as `owned`: null for an id another
+   * tenant holds; none for an id no row holds).
+   */
+  private async held(
+    context: RunContext,
+    kind: ListKind,
+    items: readonly Item[],
+  ): Promise<Map<string, CardRow | null>> {
+    const held = new Map<string, CardRow | null>();
+    if (items.length === 0) return held;
+    const rows = await this.rows.findBy({
+      kind: kind.kind,
+      token: In(items.map((item) => item.token)),
+    });
+    for (const row of rows)
+      held.set(
+        row.token!,
+        row.tenantId === context.window.tenantId && held.get(row.token!) !== null
+          ? (row as CardRow)
+          : null,
+      );
+    return held;
   }
 
   /**
