@@ -94,4 +94,37 @@ describe("sandbox dashboard controls: acting at the provider outside the merchan
     );
     expect(unknown.status).toBe(404);
   });
+
+  it('makes any other write of card.yaml in the dashboard: a customer made and deleted, the API seeing both', async () => {
+    const before = await calls();
+    const made = await dashboard('/operations/createCustomer', {
+      body: { ...cardFields(), full_name: 'Desk Customer' },
+    });
+    expect(made.status).toBe(200);
+    const customer = made.body as { token: string; is_active: boolean };
+    expect(customer).toMatchObject({ token: expect.stringMatching(/^cus_/), is_active: true });
+    const deleted = await dashboard('/operations/deleteCustomer', {
+      params: { customerId: customer.token },
+    });
+    expect(deleted.status).toBe(200);
+    const read = await client.call<{ is_active: boolean }>('retrieveCustomer', {
+      key: merchant.secretKey,
+      params: { customerId: customer.token },
+    });
+    expect(read.body.is_active).toBe(false);
+    const after = await calls();
+    expect([after.createCustomer ?? 0, after.deleteCustomer ?? 0]).toEqual([
+      before.createCustomer ?? 0,
+      before.deleteCustomer ?? 0,
+    ]);
+    // The API's refusals as the API gives them; a read or an unknown operation is no dashboard write.
+    const again = await dashboard('/operations/deleteCustomer', {
+      params: { customerId: customer.token },
+    });
+    expect(again.status).toBeGreaterThanOrEqual(400);
+    expect(again.body).toMatchObject({ error: { status: again.status } });
+    expect((await dashboard('/operations/listPayments', {})).status).toBe(404);
+    expect((await dashboard('/operations/noSuchOperation', {})).status).toBe(404);
+    expect((await dashboard('/operations/createCustomer', { body: 'x' })).status).toBe(400);
+  });
 });
