@@ -149,7 +149,7 @@ describe('an upgrade beside the previous release', () => {
 
   beforeAll(async () => {
     buildRelease(release.commit, dir);
-    if (onPostgres) database = await ownDatabase('upgrade');
+    if (onPostgres) database = await ownDatabase('upgrade', { empty: true });
   });
 
   afterAll(async () => {

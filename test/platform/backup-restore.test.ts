@@ -32,7 +32,7 @@ interface Engines {
 
 async function postgresEngines(): Promise<Engines> {
   const source = await ownDatabase('backup');
-  const target = await ownDatabase('restored');
+  const target = await ownDatabase('restored', { empty: true });
   return {
     sourceUrl: source.url,
     backup: (file) => backupPostgres(source.url, file),

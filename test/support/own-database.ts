@@ -11,11 +11,19 @@ export interface OwnDatabase {
 /**
  * A database of one test file's own, so that its rows and the other files' never meet (a resolver
  * working another file's rows in doubt, a tampered audit chain). On PostgreSQL a fresh database beside
- * the test database (`label` in its name); on the embedded engine a fresh in-memory engine.
+ * the test database (`label` in its name); on the embedded engine a fresh in-memory engine. It starts
+ * migrated, a copy of the template the global setup made (the gateway's start finds nothing to
+ * migrate), or with `empty` as a new database is (a test of the migrations themselves, a restore).
  */
-export async function ownDatabase(label: string): Promise<OwnDatabase> {
+export async function ownDatabase(
+  label: string,
+  options: { empty?: boolean } = {},
+): Promise<OwnDatabase> {
+  const template = options.empty ? undefined : process.env.PORTICO_TEST_TEMPLATE;
+  if (!options.empty && !template)
+    throw new Error('PORTICO_TEST_TEMPLATE is set by the global setup');
   if (!process.env.DATABASE_URL) {
-    const engine = await startEmbeddedPostgres('memory://');
+    const engine = await startEmbeddedPostgres('memory://', undefined, { from: template });
     return { url: engine.url, drop: () => engine.stop() };
   }
   const admin = new URL(testDatabaseUrl());
@@ -26,7 +34,7 @@ export async function ownDatabase(label: string): Promise<OwnDatabase> {
     await client.connect();
     await client.query(sql).finally(() => client.end());
   };
-  await run(`CREATE DATABASE ${name}`);
+  await run(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   const url = new URL(admin.toString());
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };

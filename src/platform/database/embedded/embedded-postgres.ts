@@ -10,6 +10,11 @@ export interface EmbeddedPostgres {
   /** True when this process started the engine (and so stops it). */
   owned: boolean;
   stop(): Promise<void>;
+  /**
+   * Writes the data directory, as committed, to an archive that `startEmbeddedPostgres('memory://',
+   * undefined, { from })` starts from (an engine this process started only).
+   */
+  dump(file: string): Promise<void>;
 }
 
 interface ServerInfo {
@@ -64,12 +69,17 @@ const RESTART_DELAYS_MS = [0, 250, 1000, 2000, 5000];
 function forkEngine(
   directory: string,
   port: number,
+  from?: string,
 ): Promise<{ child: ChildProcess; port: number }> {
-  const child: ChildProcess = fork(SERVER_SCRIPT, [directory, String(port)], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    // The server collects what an in-memory engine's initdb left (pglite-server.mjs).
-    execArgv: ['--expose-gc'],
-  });
+  const child: ChildProcess = fork(
+    SERVER_SCRIPT,
+    [directory, String(port), ...(from ? [from] : [])],
+    {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      // The server collects what an in-memory engine's initdb left (pglite-server.mjs).
+      execArgv: ['--expose-gc'],
+    },
+  );
   return new Promise((done, fail) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -100,8 +110,10 @@ function forkEngine(
 export async function startEmbeddedPostgres(
   dataDir: string,
   supervisor?: EngineSupervisor,
+  options: { from?: string } = {},
 ): Promise<EmbeddedPostgres> {
   const inMemory = dataDir === 'memory://';
+  if (options.from && !inMemory) throw new Error('only an in-memory engine starts from an archive');
   const directory = inMemory ? dataDir : resolve(dataDir);
   const infoFile = inMemory ? undefined : `${directory}.server.json`;
 
@@ -110,14 +122,19 @@ export async function startEmbeddedPostgres(
     try {
       const info = JSON.parse(readFileSync(infoFile, 'utf8')) as ServerInfo;
       if (isAlive(info.pid) && (await portAnswers(info.port))) {
-        return { url: urlFor(info.port), owned: false, stop: async () => undefined };
+        return {
+          url: urlFor(info.port),
+          owned: false,
+          stop: async () => undefined,
+          dump: () => Promise.reject(new Error('the engine belongs to another process')),
+        };
       }
     } catch {
       // no running engine recorded
     }
   }
 
-  const started = await forkEngine(directory, 0);
+  const started = await forkEngine(directory, 0, options.from);
   const port = started.port;
   let child = started.child;
   let stopping = false;
@@ -132,7 +149,7 @@ export async function startEmbeddedPostgres(
     if (delay) await sleep(delay);
     if (stopping) return;
     try {
-      ({ child } = await forkEngine(directory, port));
+      ({ child } = await forkEngine(directory, port, options.from));
       if (stopping) {
         child.send?.('stop');
         return;
@@ -167,6 +184,18 @@ export async function startEmbeddedPostgres(
         child.once('exit', () => done());
         if (child.connected) child.send('stop');
         else child.kill('SIGTERM');
+      }),
+    dump: (file) =>
+      new Promise<void>((done, fail) => {
+        const answer = (message: { dumped?: string; error?: string }) => {
+          if (message?.dumped !== file) return;
+          child.off('message', answer);
+          if (message.error)
+            fail(new Error(`dumping the embedded engine failed: ${message.error}`));
+          else done();
+        };
+        child.on('message', answer);
+        child.send({ dump: file });
       }),
   };
 }
