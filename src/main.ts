@@ -2,20 +2,15 @@ import 'reflect-metadata';
 import { ConfigError, loadConfig, type AppConfig } from './platform/config/app-config.js';
 import { portInUseMessage } from './platform/config/port-in-use.js';
 import { recordRunning, startBlocked } from './platform/config/running-instance.js';
-import { CertificateStartupError } from './upstreams/open-banking/qwac/certificate-status.service.js';
 import { resolveDatabase } from './platform/database/database-url.js';
 import { ensureDevCertificates } from './sandbox/dev-certificates.js';
 import type { RunningSandbox } from './sandbox/sandbox.js';
-import { createGateway, listenGateway } from './gateway.js';
 import { createLogger } from './platform/logging/logger.js';
-import { DOCS_PATH } from './platform/openapi/openapi-document.js';
 import {
   DEMO_TENANT_SLUG,
   issueSandboxKeys,
   sandboxKeysFile,
 } from './access/tenants/demo-tenant.js';
-import { CardCredentialsService } from './access/merchant-credentials/card-credentials.service.js';
-import { TenantsService } from './access/tenants/tenants.service.js';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import cluster from 'node:cluster';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +24,34 @@ import {
 
 /** The configuration as loaded, for the failure message of a start that could not open a port. */
 let loaded: AppConfig | undefined;
+
+/**
+ * The gateway's modules (Nest, TypeORM, every feature module: most of a start's CPU time before the
+ * first request), loaded once, on first use. The primary asks for them right after it has started the
+ * embedded engine, so that they load while the engine (a process of its own) opens its data.
+ */
+let gatewayModules:
+  | Promise<{
+      gateway: typeof import('./gateway.js');
+      tenants: typeof import('./access/tenants/tenants.service.js');
+      cardCredentials: typeof import('./access/merchant-credentials/card-credentials.service.js');
+      openApi: typeof import('./platform/openapi/openapi-document.js');
+    }>
+  | undefined;
+function loadGatewayModules(): NonNullable<typeof gatewayModules> {
+  gatewayModules ??= Promise.all([
+    import('./gateway.js'),
+    import('./access/tenants/tenants.service.js'),
+    import('./access/merchant-credentials/card-credentials.service.js'),
+    import('./platform/openapi/openapi-document.js'),
+  ]).then(([gateway, tenants, cardCredentials, openApi]) => ({
+    gateway,
+    tenants,
+    cardCredentials,
+    openApi,
+  }));
+  return gatewayModules;
+}
 
 async function main(): Promise<void> {
   const worker = workerRole();
@@ -60,7 +83,7 @@ async function main(): Promise<void> {
     process.stderr.write(
       `portico: starting the embedded PostgreSQL (PGlite) on ${config.database.embeddedDir}…\n`,
     );
-  const database = await resolveDatabase(config, {
+  const resolving = resolveDatabase(config, {
     died: (details) =>
       logger.error(
         { ...details, dataDir: config.database.embeddedDir },
@@ -78,6 +101,15 @@ async function main(): Promise<void> {
     restartFailed: ({ attempt, error }) =>
       logger.error({ attempt, err: error }, 'embedded PostgreSQL (PGlite) could not be restarted'),
   });
+  // While the engine starts: the gateway's modules, the sandbox's, the development certificates. A
+  // failure to load surfaces where the module is used (here only a rejection nobody waits for yet).
+  const sandboxInProcess = config.mode === 'sandbox' && !config.upstreams.openBanking.baseUrl;
+  const sandboxModule = sandboxInProcess ? import('./sandbox/sandbox.js') : undefined;
+  sandboxModule?.catch(() => undefined);
+  if (config.http.workers <= 1) loadGatewayModules().catch(() => undefined);
+  if (config.mode === 'sandbox' && ensureDevCertificates(config.sandbox.certsDir))
+    logger.info({ dir: config.sandbox.certsDir }, 'made the development certificates');
+  const database = await resolving;
   config = database.config;
   const embedded = database.embedded;
   if (embedded)
@@ -88,14 +120,12 @@ async function main(): Promise<void> {
 
   // Sandbox mode runs the provider's sandbox in this process, unless UPSTREAM_OB_BASE_URL points at one elsewhere.
   let sandbox: RunningSandbox | undefined;
-  if (config.mode === 'sandbox' && ensureDevCertificates(config.sandbox.certsDir))
-    logger.info({ dir: config.sandbox.certsDir }, 'made the development certificates');
-  if (config.mode === 'sandbox' && !config.upstreams.openBanking.baseUrl) {
+  if (sandboxModule) {
     // The bank keeps its state beside the gateway's data (schema `sandbox`), so that both survive a
     // restart together; an embedded engine in memory keeps nothing, and neither does the bank.
     const volatile = embedded !== undefined && config.database.embeddedDir === 'memory://';
-    // Loaded only here: a gateway against a sandbox elsewhere keeps none of the sandbox's modules.
-    const { startSandbox } = await import('./sandbox/sandbox.js');
+    // Loaded only then: a gateway against a sandbox elsewhere keeps none of the sandbox's modules.
+    const { startSandbox } = await sandboxModule;
     sandbox = await startSandbox({
       ...config.sandbox,
       log: logger.child({ component: 'sandbox' }),
@@ -128,6 +158,7 @@ async function main(): Promise<void> {
   if (config.http.workers > 1)
     return superviseWorkers(config, logger, sandbox, closeSupport, onOwnData);
 
+  const { createGateway, listenGateway } = (await loadGatewayModules()).gateway;
   const app = await createGateway(config, logger);
   const { metricsUrl } = await listenGateway(app, config);
   const startedInMs = Math.round(performance.now());
@@ -136,12 +167,14 @@ async function main(): Promise<void> {
     await closeSupport();
   });
   const keyLines = config.mode === 'sandbox' ? await sandboxKeyLines(app, config, logger) : [];
-  printBanner(config, logger, { startedInMs, metricsUrl, sandbox, keyLines });
+  const docsPath = (await loadGatewayModules()).openApi.DOCS_PATH;
+  printBanner(config, logger, { startedInMs, metricsUrl, sandbox, keyLines, docsPath });
   if (onOwnData) recordRunning(config);
 }
 
 /** A gateway worker of several (GATEWAY_WORKERS): it serves the port the primary shares with it. */
 async function serve(config: AppConfig, logger: Logger, worker: WorkerRole): Promise<void> {
+  const { createGateway, listenGateway } = (await loadGatewayModules()).gateway;
   const app = await createGateway(config, logger);
   await listenGateway(app, config);
   logger.info('gateway worker listening');
@@ -176,7 +209,14 @@ async function superviseWorkers(
   });
   const keyLines = await primary.ready;
   const startedInMs = Math.round(performance.now());
-  printBanner(config, logger, { startedInMs, metricsUrl: primary.metricsUrl, sandbox, keyLines });
+  const { DOCS_PATH } = await import('./platform/openapi/openapi-document.js');
+  printBanner(config, logger, {
+    startedInMs,
+    metricsUrl: primary.metricsUrl,
+    sandbox,
+    keyLines,
+    docsPath: DOCS_PATH,
+  });
   if (onOwnData) recordRunning(config);
 }
 
@@ -220,11 +260,12 @@ async function sandboxKeyLines(
   logger: Logger,
 ): Promise<string[]> {
   const base = config.http.publicBaseUrl;
-  const tenants = app.get(TenantsService);
+  const modules = await loadGatewayModules();
+  const tenants = app.get(modules.tenants.TenantsService);
   const keys = await issueSandboxKeys(tenants, sandboxKeysFile(config.database.embeddedDir));
   // The demo tenant is a merchant of the sandbox's card API too (kept across restarts).
   const card = await app
-    .get(CardCredentialsService)
+    .get(modules.cardCredentials.CardCredentialsService)
     .ensureSandboxMerchant(await tenants.findTenant(DEMO_TENANT_SLUG))
     .then(() => 'ready')
     .catch((error: unknown) => {
@@ -258,6 +299,7 @@ function printBanner(
     metricsUrl?: string;
     sandbox?: RunningSandbox;
     keyLines: string[];
+    docsPath: string;
   },
 ): void {
   const { startedInMs, metricsUrl, sandbox } = shown;
@@ -269,8 +311,8 @@ function printBanner(
   const workers = config.http.workers > 1 ? `, ${config.http.workers} workers` : '';
   const lines = [
     `Portico is ready (${config.mode} mode${workers}) in ${startedInMs} ms`,
-    `  Swagger UI:   ${base}/${DOCS_PATH}`,
-    `  OpenAPI spec: ${base}/${DOCS_PATH}/openapi.json`,
+    `  Swagger UI:   ${base}/${shown.docsPath}`,
+    `  OpenAPI spec: ${base}/${shown.docsPath}/openapi.json`,
     `  Metrics:      ${metricsUrl ?? 'off (METRICS_PORT=off)'}`,
     ...keyLines,
   ];
@@ -298,7 +340,8 @@ function printBanner(
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof CertificateStartupError) {
+  // By name: the class's module (certificate-status.service.ts) is one of the gateway's, loaded late.
+  if (error instanceof Error && error.name === 'CertificateStartupError') {
     process.stderr.write(`portico: ${error.message}\n`);
     process.exit(1);
   }
