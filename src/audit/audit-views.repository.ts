@@ -156,7 +156,7 @@ export class AuditViewsRepository {
              s.request_id AS "requestId", NULL::boolean AS "psuPresent", NULL::int AS "upstreamStatus",
              NULL AS "outcome", NULL::int AS "latencyMs", c.seq::text AS "chainSeq", c.chain_hash AS "chainHash"
       FROM status_changes s
-      LEFT JOIN audit_chain c ON c.entry_kind = 'status_change' AND c.entry_id = s.id
+      LEFT JOIN audit_chain c ON c.entry_kind = 'status_change' AND c.entry_id = s.id AND c.entry_at = s.changed_at
       ${where('s', 'changed_at')}
       UNION ALL
       SELECT 'access_log', a.id::text, a.tenant_id, a.created_at,
@@ -165,7 +165,7 @@ export class AuditViewsRepository {
              coalesce(a.consent_id, a.payment_id, a.card_resource_id), a.operation, NULL, NULL, NULL, a.request_id,
              a.psu_present, a.upstream_status, a.outcome, a.latency_ms, c.seq::text, c.chain_hash
       FROM access_log a
-      LEFT JOIN audit_chain c ON c.entry_kind = 'access_log' AND c.entry_id = a.id
+      LEFT JOIN audit_chain c ON c.entry_kind = 'access_log' AND c.entry_id = a.id AND c.entry_at = a.created_at
       ${where('a', 'created_at')}
       ORDER BY "at", "kind", "id"`;
     const runner = this.dataSource.createQueryRunner();

@@ -218,16 +218,16 @@ describe('POS payment: its access-log row cannot be completed', () => {
     // Sealed behind the gateway's back while the call is held: the trigger refuses its completion.
     const logRow = await eventually(async () => {
       const [written] = (await sut.dataSource.query(
-        `SELECT a.id, a.tenant_id FROM access_log a JOIN provider_resources r ON r.id = a.card_resource_id
+        `SELECT a.id, a.tenant_id, a.created_at::text AS created_at FROM access_log a JOIN provider_resources r ON r.id = a.card_resource_id
           WHERE r.token = $1`,
         [transactionId],
-      )) as { id: string; tenant_id: string }[];
+      )) as { id: string; tenant_id: string; created_at: string }[];
       return written;
     }, 5000);
     await sut.dataSource.query(
-      `INSERT INTO audit_chain (seq, entry_kind, entry_id, tenant_id, row_hash, chain_hash)
-       VALUES (1, 'access_log', $1, $2, $3, $3)`,
-      [logRow.id, logRow.tenant_id, '0'.repeat(64)],
+      `INSERT INTO audit_chain (seq, entry_kind, entry_id, tenant_id, row_hash, chain_hash, entry_at)
+       VALUES (1, 'access_log', $1, $2, $3, $3, $4)`,
+      [logRow.id, logRow.tenant_id, '0'.repeat(64), logRow.created_at],
     );
     const settled = await eventually(async () => {
       const answer = await posCall(sut, app, 'GET', `/v1/pos/transactions/${transactionId}`);

@@ -54,7 +54,8 @@ export class AccessLogEntry {
   @Column({ name: 'latency_ms', type: 'integer', nullable: true })
   latencyMs: number | null;
 
-  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  /** Part of the key: the table is partitioned by month on it (AuditPartitionsService). */
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', primary: true })
   createdAt: Date;
 
   /**

@@ -15,6 +15,7 @@ import {
   type CompletionParams,
 } from './completion-queue.js';
 import { WRITER_SQL } from './writer-lease.js';
+import { sameMonthSql } from './chain-hash.js';
 
 /** Who made a call, under what, and on which account: the part of a row known before the call. */
 export type AccessSubject = Pick<AccessLogEntry, 'tenantId' | 'operation' | 'psuPresent'> &
@@ -58,6 +59,12 @@ const RECORDED_PARAMETERS = 9;
 /** Where the outcome is among them. */
 const OUTCOME_PARAMETER = 7;
 
+/**
+ * A row is completed within this long of being written ahead, or never: it bounds the completion to the
+ * newest month partitions (a row is sealed, and can no longer be completed, minutes after its deadline).
+ */
+const COMPLETION_WINDOW_MS = 86_400_000;
+
 /** How long a completion written after the answer waits for a statement to carry it (completeSoon). */
 export const COMPLETION_DELAY_MS = 5;
 
@@ -77,7 +84,8 @@ function completeSql(first: number, returning = ''): string {
            FROM unnest(${ids}::bigint[], ${outcomes}::text[], ${statuses}::int[], ${latencies}::int[])
                 AS u(id, outcome, upstream_status, latency_ms)
           WHERE a.id = u.id AND a.outcome = '${SENT}'
-            AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = 'access_log' AND c.entry_id = a.id OFFSET 0)
+            AND a.created_at > now() - make_interval(secs => ${COMPLETION_WINDOW_MS / 1000})
+            AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = 'access_log' AND c.entry_id = a.id AND ${sameMonthSql('c.entry_at', 'a.created_at')} OFFSET 0)
           ${returning}`;
 }
 

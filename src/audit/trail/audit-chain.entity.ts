@@ -11,7 +11,7 @@ export type ChainedKind = (typeof CHAINED_KINDS)[number];
  * fork. Append-only (a trigger refuses UPDATE and DELETE).
  */
 @Entity({ name: 'audit_chain' })
-@Index(['entryKind', 'entryId'], { unique: true })
+@Index(['entryKind', 'entryId', 'entryAt'], { unique: true })
 export class AuditChainLink {
   @PrimaryColumn({ type: 'bigint' })
   seq: string;
@@ -21,6 +21,13 @@ export class AuditChainLink {
 
   @Column({ name: 'entry_id', type: 'bigint' })
   entryId: string;
+
+  /**
+   * The sealed row's date (an access-log row's created_at, a status change's changed_at): the chain is
+   * partitioned by month on it, beside its rows, and a link finds its row in one partition.
+   */
+  @PrimaryColumn({ name: 'entry_at', type: 'timestamptz' })
+  entryAt: Date;
 
   @Column({ name: 'tenant_id', type: 'uuid' })
   tenantId: string;

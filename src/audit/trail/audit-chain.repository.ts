@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ChainedKind } from './audit-chain.entity.js';
-import { CHAINED_TABLES, rowHashSql } from './chain-hash.js';
+import { CHAINED_TABLES, rowHashSql, sameMonthSql } from './chain-hash.js';
 import { SENT } from './access-log.service.js';
 import { WRITER_ID, WRITER_LEASE_MS, writerMayHoldSql } from './writer-lease.js';
 
@@ -21,6 +21,8 @@ export interface UnsealedRow {
   tenant_id: string;
   row_hash: string;
   at: Date;
+  /** The row's date (its partition's key, and its link's), as text: a Date would lose its microseconds. */
+  entry_at: string;
 }
 
 /** A link to append: its number, the row it seals and the chain's hash up to it. */
@@ -30,6 +32,7 @@ export interface NewLink {
   id: string;
   tenant_id: string;
   row_hash: string;
+  entry_at: string;
   chainHash: string;
 }
 
@@ -184,7 +187,7 @@ export class AuditChainRepository {
     timing: SealTiming,
     limit: number,
   ): Promise<UnsealedRow[]> {
-    const { table } = CHAINED_TABLES[kind];
+    const { table, at } = CHAINED_TABLES[kind];
     const sealableAt = sealableAtSql(kind, 't', ['$2::int', '$3::int', '$4::int']);
     // …and while its writer lives, for that writer may still hold the outcome (WriterLeaseService).
     const waitForWriter =
@@ -195,13 +198,13 @@ export class AuditChainRepository {
     // Hashed only once chosen: the due rows are sorted by their moment, not read in id order.
     const rows = (await manager.query(
       `WITH due AS (
-         SELECT t.id, ${sealableAt} AS at
+         SELECT t.id, t.${at} AS entry_at, ${sealableAt} AS at
            FROM ${table} t
           WHERE t.id > $1 AND ${sealableAt} < now() ${waitForWriter}
-            AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id OFFSET 0)
+            AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id AND ${sameMonthSql('c.entry_at', `t.${at}`)} OFFSET 0)
           ORDER BY at, t.id LIMIT ${limit})
-       SELECT t.id, t.tenant_id, ${rowHashSql('t')} AS row_hash, due.at
-         FROM due JOIN ${table} t ON t.id = due.id
+       SELECT t.id, t.tenant_id, ${rowHashSql('t')} AS row_hash, due.at, t.${at}::text AS entry_at
+         FROM due JOIN ${table} t ON t.id = due.id AND t.${at} = due.entry_at
         ORDER BY due.at, due.id`,
       kind === 'access_log'
         ? [floor, ...timingParams(kind, timing), WRITER_ID]
@@ -220,8 +223,8 @@ export class AuditChainRepository {
 
   async append(manager: EntityManager, links: NewLink[]): Promise<void> {
     await manager.query(
-      `INSERT INTO audit_chain (seq, entry_kind, entry_id, tenant_id, row_hash, chain_hash)
-         SELECT * FROM unnest($1::bigint[], $2::varchar[], $3::bigint[], $4::uuid[], $5::char(64)[], $6::char(64)[])`,
+      `INSERT INTO audit_chain (seq, entry_kind, entry_id, tenant_id, row_hash, chain_hash, entry_at)
+         SELECT * FROM unnest($1::bigint[], $2::varchar[], $3::bigint[], $4::uuid[], $5::char(64)[], $6::char(64)[], $7::timestamptz[])`,
       [
         links.map((l) => l.seq),
         links.map((l) => l.kind),
@@ -229,6 +232,7 @@ export class AuditChainRepository {
         links.map((l) => l.tenant_id),
         links.map((l) => l.row_hash),
         links.map((l) => l.chainHash),
+        links.map((l) => l.entry_at),
       ],
     );
   }
@@ -251,7 +255,7 @@ export class AuditChainRepository {
       `SELECT LEAST(
          coalesce(
            (SELECT t.id - 1 FROM ${table} t WHERE t.id > $1
-              AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = $2 AND c.entry_id = t.id OFFSET 0)
+              AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = $2 AND c.entry_id = t.id AND ${sameMonthSql('c.entry_at', `t.${at}`)} OFFSET 0)
             ORDER BY t.id LIMIT 1),
            (SELECT max(c.entry_id) FROM audit_chain c WHERE c.entry_kind = $2),
            $1),
@@ -316,10 +320,27 @@ export class AuditChainRepository {
                   coalesce(${sealableAtSql('status_change', 's', params)}, ${sealableAtSql('access_log', 'a', params)}) AS at
            FROM audit_chain c
            LEFT JOIN status_changes s ON c.entry_kind = 'status_change' AND s.id = c.entry_id
-           LEFT JOIN access_log a ON c.entry_kind = 'access_log' AND a.id = c.entry_id
+           LEFT JOIN access_log a ON c.entry_kind = 'access_log' AND a.id = c.entry_id AND a.created_at = c.entry_at
            WHERE c.seq >= $1 ORDER BY c.seq LIMIT ${limit}`,
       [fromSeq, timing.graceMs, timing.readDeadlineMs, timing.longestDeadlineMs],
     ) as Promise<LinkWithRow[]>;
+  }
+
+  /**
+   * The current hash of the row of the kind with this id, whatever its date (a row whose date was
+   * changed is no longer where its link looks for it); null when there is none.
+   */
+  async currentHashById(
+    manager: EntityManager,
+    kind: ChainedKind,
+    id: string,
+  ): Promise<string | null> {
+    const { table } = CHAINED_TABLES[kind];
+    const [row] = (await manager.query(
+      `SELECT ${rowHashSql('t')} AS hash FROM ${table} t WHERE t.id = $1 LIMIT 1`,
+      [id],
+    )) as { hash: string }[];
+    return row?.hash ?? null;
   }
 
   /** The first row of the kind sealable for more than `windowMs` and not in the chain, if any. */
@@ -345,7 +366,7 @@ export class AuditChainRepository {
     const [row] = (await manager.query(
       `SELECT t.id, t.${at} AS at FROM ${table} t
          WHERE ${sealableAtSql(kind, 't', ['$2::int', '$3::int', '$4::int'])} < now() - ${interval('$1::int')} ${waiting} ${above}
-           AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id)
+           AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id AND ${sameMonthSql('c.entry_at', `t.${at}`)})
          ORDER BY t.id LIMIT 1`,
       [windowMs, ...timingParams(kind, timing)],
     )) as { id: string; at: Date }[];
@@ -355,10 +376,7 @@ export class AuditChainRepository {
   /** The first link that seals a row dated at or after `since` (everything before it may go). */
   async firstLinkSince(manager: EntityManager, since: Date): Promise<string | null> {
     const [{ keep }] = (await manager.query(
-      `SELECT min(c.seq) AS keep FROM audit_chain c
-         LEFT JOIN status_changes s ON c.entry_kind = 'status_change' AND s.id = c.entry_id
-         LEFT JOIN access_log a ON c.entry_kind = 'access_log' AND a.id = c.entry_id
-         WHERE coalesce(s.changed_at, a.created_at) >= $1`,
+      `SELECT min(c.seq) AS keep FROM audit_chain c WHERE c.entry_at >= $1`,
       [since],
     )) as { keep: string | null }[];
     return keep;
@@ -384,13 +402,11 @@ export class AuditChainRepository {
   async removeThrough(manager: EntityManager, seq: string): Promise<number> {
     await manager.query(`SET LOCAL portico.retention = 'on'`);
     let rowsRemoved = 0;
-    for (const [kind, table] of [
-      ['status_change', 'status_changes'],
-      ['access_log', 'access_log'],
-    ] as const) {
+    for (const kind of Object.keys(CHAINED_TABLES) as ChainedKind[]) {
+      const { table, at } = CHAINED_TABLES[kind];
       const [, removed] = (await manager.query(
         `DELETE FROM ${table} t USING audit_chain c
-           WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id AND c.seq <= $1`,
+           WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id AND ${sameMonthSql('c.entry_at', `t.${at}`)} AND c.seq <= $1`,
         [seq],
       )) as [unknown, number];
       rowsRemoved += removed;
@@ -423,7 +439,7 @@ export class AuditChainRepository {
           `SELECT count(*) AS rows, extract(epoch FROM now() - min(t.${at}))::float8 AS oldest_seconds
              FROM ${table} t
             WHERE t.id > coalesce((SELECT floor FROM audit_seal_floors WHERE entry_kind = $1), 0)
-              AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = $1 AND c.entry_id = t.id)`,
+              AND NOT EXISTS (SELECT 1 FROM audit_chain c WHERE c.entry_kind = $1 AND c.entry_id = t.id AND ${sameMonthSql('c.entry_at', `t.${at}`)})`,
           [kind],
         )) as { rows: string; oldest_seconds: number | null }[];
         return { kind, rows: Number(row!.rows), oldestSeconds: row!.oldest_seconds ?? 0 };

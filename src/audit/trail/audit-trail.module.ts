@@ -19,6 +19,7 @@ import { AuditChainService } from './audit-chain.service.js';
 import { AuditVerifierService } from './audit-verifier.service.js';
 import { AuditRetentionService } from './audit-retention.service.js';
 import { AuditVerificationJob } from './audit-verification.job.js';
+import { AuditPartitionsService } from './audit-partitions.js';
 import { StatusTransitionsModule } from './status-transition-listeners.js';
 
 /**
@@ -47,6 +48,7 @@ import { StatusTransitionsModule } from './status-transition-listeners.js';
     AuditVerifierService,
     AuditRetentionService,
     AuditVerificationJob,
+    AuditPartitionsService,
     WriterLeaseService,
     AuditChainMetrics,
   ],
@@ -57,6 +59,7 @@ import { StatusTransitionsModule } from './status-transition-listeners.js';
     AuditVerifierService,
     AuditRetentionService,
     AuditVerificationJob,
+    AuditPartitionsService,
   ],
 })
 export class AuditTrailModule {}

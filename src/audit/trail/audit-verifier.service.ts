@@ -240,6 +240,13 @@ export class AuditVerifierService {
             null,
             latest,
           );
+        // Not at its date: its date was changed (an edit), or it is gone.
+        if (row.current_hash === null)
+          row.current_hash = await this.links.currentHashById(
+            manager,
+            row.entry_kind,
+            String(row.entry_id),
+          );
         if (row.current_hash === null)
           return report(
             {

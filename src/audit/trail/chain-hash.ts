@@ -39,3 +39,11 @@ export function linkHash(
 export function checkpointStatement(seq: string, chainHash: string, signedAt: Date): string {
   return `portico-audit-checkpoint/v1 ${seq} ${chainHash} ${signedAt.toISOString()}`;
 }
+
+/**
+ * SQL: the link's date (`linkAt`) is in the month of the row's (`rowAt`). A link is looked for in its
+ * row's month partition only (a probe of one partition, not of every month's), and a row whose date
+ * was edited within its month is still the row its link seals (the verifier reports the edit).
+ */
+export const sameMonthSql = (linkAt: string, rowAt: string) =>
+  `${linkAt} >= date_trunc('month', ${rowAt}, 'UTC') AND ${linkAt} < date_trunc('month', ${rowAt}, 'UTC') + interval '1 month'`;

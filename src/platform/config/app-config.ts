@@ -135,6 +135,8 @@ export interface AppConfig {
     retentionIntervalMs: number;
     /** How often one replica verifies the chain from the last verified checkpoint (0: never). */
     verifyIntervalMs: number;
+    /** How often one replica creates the trail's monthly partitions ahead (0: never; at start too). */
+    partitionIntervalMs: number;
     /** Ed25519 private key (PKCS#8 PEM) that signs checkpoints; unset: a development key (sandbox) or none. */
     signingKeyPem?: string;
     /** PEM bundle of the public keys of retired signing keys, whose checkpoints still verify. */
@@ -489,6 +491,10 @@ export const VARIABLES = {
     doc: 'How often one replica verifies the audit chain from the newest checkpoint a verification passed (what was sealed since), and records the result (portico_audit_last_verification_*); 0: never. A full walk: npm run cli -- audit:verify --full',
     default: '86400000',
   },
+  AUDIT_PARTITION_INTERVAL_MS: {
+    doc: 'How often one replica creates the monthly partitions of the access log and the audit chain for the current month and the three after it, if missing (also at start; 0: never)',
+    default: '86400000',
+  },
   AUDIT_SIGNING_KEY: {
     unset:
       'sandbox mode: a development key in SANDBOX_CERTS_DIR; production: checkpoints are not signed',
@@ -705,6 +711,7 @@ export const VARIABLE_GROUPS: { title: string; about?: string; names: VariableNa
       'AUDIT_RETENTION_DAYS',
       'AUDIT_RETENTION_INTERVAL_MS',
       'AUDIT_VERIFY_INTERVAL_MS',
+      'AUDIT_PARTITION_INTERVAL_MS',
       'AUDIT_SIGNING_KEY',
       'AUDIT_TRUSTED_KEYS_FILE',
     ],
@@ -956,6 +963,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retentionDays: integer('AUDIT_RETENTION_DAYS', 0, 36_500),
       retentionIntervalMs: integer('AUDIT_RETENTION_INTERVAL_MS', 0, 31 * 86_400_000),
       verifyIntervalMs: integer('AUDIT_VERIFY_INTERVAL_MS', 0, 31 * 86_400_000),
+      partitionIntervalMs: integer('AUDIT_PARTITION_INTERVAL_MS', 0, 31 * 86_400_000),
       signingKeyPem: raw('AUDIT_SIGNING_KEY'),
       trustedKeysFile: raw('AUDIT_TRUSTED_KEYS_FILE'),
     },

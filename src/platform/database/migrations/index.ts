@@ -21,6 +21,7 @@ import { WriterLeases1795853166705 } from './1795853166705-WriterLeases.js';
 import { EventSequence1795864454094 } from './1795864454094-EventSequence.js';
 import { Reconciliation1795865637860 } from './1795865637860-Reconciliation.js';
 import { AuditVerifications1795876372140 } from './1795876372140-AuditVerifications.js';
+import { PartitionedTrail1795877524438 } from './1795877524438-PartitionedTrail.js';
 
 export const MIGRATIONS = [
   Initial1795216535010,
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   EventSequence1795864454094,
   Reconciliation1795865637860,
   AuditVerifications1795876372140,
+  PartitionedTrail1795877524438,
 ];
