@@ -9,6 +9,7 @@
 //   npm run bench:reconciliation -- --engine embedded    on the embedded engine
 //   npm run bench:reconciliation -- --payments 2000      fewer
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { request } from 'undici';
 import {
   freePort,
@@ -112,6 +113,7 @@ async function main(): Promise<void> {
       );
       log(`${label}: ${(wallMs / 1000).toFixed(1)} s, ${run.requests} requests`);
     }
+    log(`load average: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
     log(
       '\n| engine | run | payments | time | provider requests | payments/s | adopted / matched | floor at 5 requests/s |',
     );
