@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { startTestGateway, type TestGateway } from '../support/test-gateway.js';
 import { posCall, posTenant, terminals, type PosTenant } from '../support/pos-gateway.js';
+import { PosStore } from '#src/pos/store/pos-store.service.js';
 
 let sut: TestGateway;
 beforeAll(async () => {
@@ -91,6 +92,35 @@ describe('a voided POS payment reads VOIDED, with the void that voided it', () =
     expect(
       ofVoid.json<{ items: { payload: { data: object } }[] }>().items[0].payload.data,
     ).toMatchObject({ voidedBy: null });
+  });
+});
+
+describe('a void and its payment settled apart', () => {
+  it("are mended by the next read: a fault after the void's settlement leaves its payment CAPTURED only until then", async () => {
+    const tenant = await posTenant(sut);
+    const [terminal] = terminals(sut, tenant);
+    const paid = payment(terminal.token);
+    await posCall(sut, tenant, 'POST', '/v1/pos/transactions', paid);
+    // The payment's write fails once after the void's was made (a database fault between the two).
+    const store = sut.app.get(PosStore) as unknown as { voided: (...args: unknown[]) => unknown };
+    const voided = store.voided.bind(store);
+    let failures = 0;
+    store.voided = () => {
+      store.voided = voided;
+      failures++;
+      return Promise.reject(new Error('connection terminated'));
+    };
+    const voiding = voidOf(terminal.token, paid.transactionId);
+    await posCall(sut, tenant, 'POST', '/v1/pos/transactions', voiding);
+    expect(failures).toBe(1);
+    const [stored] = (await sut.dataSource.query(
+      "SELECT status FROM provider_resources WHERE kind = 'pos_payment' AND token = $1",
+      [paid.transactionId],
+    )) as { status: string }[];
+    expect(stored.status).toBe('CAPTURED');
+
+    const read = await posCall(sut, tenant, 'GET', `/v1/pos/transactions/${paid.transactionId}`);
+    expect(read.json()).toMatchObject({ status: 'VOIDED', voidedBy: voiding.transactionId });
   });
 });
 

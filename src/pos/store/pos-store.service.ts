@@ -117,7 +117,16 @@ export class PosStore extends ResourceStore<PosKinds> {
    */
   async settleResult(row: PosRow, result: PosTransactionResult, cause: string): Promise<void> {
     await this.settle(row, { ...dataOf(row), result }, result.status, cause);
-    if (result.status !== 'CAPTURED') return;
+    if (result.status === 'CAPTURED') await this.voidedIfSo(row);
+  }
+
+  /**
+   * A captured void's payment, or a captured payment with a captured void, made `VOIDED` if it is not yet:
+   * after a settlement, and on every read of a captured transaction, so that a fault between a void's
+   * settlement and its payment's (two writes) is mended by the next read of either.
+   */
+  async voidedIfSo(row: PosRow): Promise<void> {
+    if (row.status !== 'CAPTURED') return;
     if (row.kind === 'pos_void' && row.parentToken) {
       const original = await this.byTransactionId(row.tenantId, row.parentToken);
       if (original) await this.voided(original, row.token!);

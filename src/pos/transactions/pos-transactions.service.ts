@@ -190,6 +190,8 @@ export class PosTransactionsService {
     const data = dataOf(row);
     if (row.status === 'failed')
       return { problem: data.refusal ? refusalProblem(data.refusal) : notMade(row) };
+    // A void and its payment settled apart (a fault between the two writes) are mended here.
+    await this.store.voidedIfSo(row);
     const result = IN_FLIGHT.has(row.status) ? undefined : resultOf(row);
     if (result) return { result };
     return this.lookup(row, 'upstream-status').catch(() => ({ pending: data.result ?? {} }));
