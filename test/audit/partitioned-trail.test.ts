@@ -26,7 +26,8 @@ describe('the trail partitioned by month', () => {
   });
 
   it('moves every row and link of several months into their months, and the chain still verifies to the same head', async () => {
-    database = await ownDatabase('partition');
+    // Empty: migrated below only as far as the release before the partitions.
+    database = await ownDatabase('partition', { empty: true });
     const migration = MIGRATIONS.findIndex((m) => m.name.startsWith('PartitionedTrail'));
     const before = new DataSource({
       ...dataSourceOptions(database.url, 1),
