@@ -65,6 +65,7 @@ export default tseslint.config(
       'src/platform/config/app-config.ts',
       'src/platform/cluster/gateway-workers.ts',
       'tools/bench.ts',
+      'tools/trail-scale.ts',
       'tools/write-timeline.ts',
       'tools/soak.ts',
       'tools/soak/**/*.ts',
