@@ -7,6 +7,7 @@ import { CardNotificationsService } from './notifications/card-notifications.ser
 import { CardPaymentsService } from './payments/card-payments.service.js';
 import { CardRefundsService } from './refunds/card-refunds.service.js';
 import { CardStore } from './store/card-store.service.js';
+import { CardWalletsService } from './wallets/card-wallets.service.js';
 
 /** Why an IRIS session or a wallet tokenisation whose creation answer was lost is failed. */
 export const UNUSABLE_WITHOUT_ANSWER = 'resolver:unusable-without-answer';
@@ -28,6 +29,7 @@ export class CardInDoubtResolver implements OnModuleInit {
     private readonly refunds: CardRefundsService,
     private readonly customers: CardCustomersService,
     private readonly notifications: CardNotificationsService,
+    private readonly wallets: CardWalletsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -47,5 +49,7 @@ export class CardInDoubtResolver implements OnModuleInit {
         this.store.transition(row, 'failed', UNUSABLE_WITHOUT_ANSWER),
       ),
     ]);
+    // A wallet's card token charged, its tokenisation left `verified` by a fault between the two writes.
+    this.ledger.onMend('card wallets', () => this.wallets.mendCharged());
   }
 }

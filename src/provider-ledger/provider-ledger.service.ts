@@ -339,6 +339,14 @@ export class ProviderLedger {
    * Registers a capability's rows in doubt with the one resolver (under `name` in its log): each pass
    * settles the rows of each kind older than `olderThanMs()` (past any call still in flight).
    */
+  /**
+   * A capability's mending of what a fault parted between two of its writes (the second never
+   * written), run by the resolver with its writes in doubt; `mend` answers how many it mended.
+   */
+  onMend(name: string, mend: () => Promise<number>): void {
+    this.settlers.register({ name, settle: mend });
+  }
+
   onInDoubt(
     name: string,
     olderThanMs: () => number,

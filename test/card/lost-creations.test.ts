@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { CardPaymentsService } from '#src/card/payments/card-payments.service.js';
 import { InDoubtResolver } from '#src/platform/in-doubt/in-doubt-settlers.js';
 import { sandboxWalletToken } from '#src/sandbox/card/wallets/wallet-token.js';
 import { ibanOf } from '../support/marketplace.js';
@@ -486,4 +487,37 @@ describe('card creations whose answer was lost, settled by the resolver', () => 
       expect(sut.sandbox.card.callCounts().createPayment ?? 0).toBe(before);
     },
   );
+  it("a wallet's card token charged while its tokenisation's write failed: the resolver's next pass mends it", async () => {
+    const wallet = await tokenize('CRYPTOGRAM_3DS');
+    // The tokenisation's write fails once after the payment's was made (a database fault between the two).
+    const payments = sut.app.get(CardPaymentsService) as unknown as {
+      walletCharged: (...args: unknown[]) => Promise<void>;
+    };
+    const walletCharged = payments.walletCharged.bind(payments);
+    payments.walletCharged = () => {
+      payments.walletCharged = walletCharged;
+      return Promise.reject(new Error('connection terminated'));
+    };
+    await call('POST', '/v1/card/payments', { token: wallet.body.cardToken, amount: 1250 });
+    const [payment] = (await sut.dataSource.query(
+      "SELECT token, status FROM provider_resources WHERE kind = 'payment' AND parent_token = $1",
+      [wallet.body.cardToken],
+    )) as { token: string; status: string }[];
+    expect(payment).toMatchObject({ token: expect.stringMatching(/^pmt_/), status: 'Captured' });
+    const [stored] = (await sut.dataSource.query(
+      'SELECT status FROM provider_resources WHERE id = $1',
+      [wallet.body.id],
+    )) as { status: string }[];
+    expect(stored.status).toBe('verified');
+
+    await sut.app.get(InDoubtResolver).resolveOnce();
+    const [mended] = (await sut.dataSource.query(
+      'SELECT status FROM provider_resources WHERE id = $1',
+      [wallet.body.id],
+    )) as { status: string }[];
+    expect(mended.status).toBe('charged');
+    const read = await call('GET', `/v1/card/wallets/tokenizations/${wallet.body.id as string}`);
+    expect(read.body).toMatchObject({ status: 'charged', paymentId: payment.token });
+    expect((await history(wallet.body.id as string)).at(-1)).toBe('charged:resolver:payment-made');
+  });
 });

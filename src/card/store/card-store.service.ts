@@ -70,6 +70,33 @@ export class CardStore extends ResourceStore<CardKinds> {
     super(ledger, rows);
   }
 
+  /**
+   * Verified wallet tokenisations whose card token paid a payment Portico holds as made (a fault
+   * between the payment's settlement and its tokenisation's left them apart), with that payment's id;
+   * all of them, or `walletId`'s only.
+   */
+  async walletsPaid(
+    limit: number,
+    walletId?: string,
+  ): Promise<{ wallet: CardRow<'wallet_token'>; payment: string }[]> {
+    const found = (await this.rows.query(
+      `SELECT w.id, p.token AS payment FROM provider_resources w
+         JOIN LATERAL (SELECT token FROM provider_resources p
+                        WHERE p.tenant_id = w.tenant_id AND p.kind = 'payment' AND p.parent_token = w.token
+                          AND p.status NOT IN ('creating', 'unknown', 'failed')
+                        ORDER BY p.created_at LIMIT 1) p ON true
+        WHERE w.kind = 'wallet_token' AND w.status = 'verified' ${walletId ? 'AND w.id = $2' : ''}
+        LIMIT $1`,
+      walletId ? [limit, walletId] : [limit],
+    )) as { id: string; payment: string }[];
+    const paid: { wallet: CardRow<'wallet_token'>; payment: string }[] = [];
+    for (const { id, payment } of found) {
+      const wallet = await this.rows.findOneBy({ id });
+      if (wallet) paid.push({ wallet: this.typed<'wallet_token'>(wallet), payment });
+    }
+    return paid;
+  }
+
   /** As ResourceStore.begin; a payment's merchant_ref already held by a live payment is 409. */
   override async begin<K extends CardKind>(
     tenantId: string,

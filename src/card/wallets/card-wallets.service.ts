@@ -12,6 +12,7 @@ import { CardWalletResultsService } from './card-wallet-results.service.js';
 import { walletPayerRefusal, type WalletTokenizationRequest } from './wallet-body.pipe.js';
 import {
   walletCallbackUrlOf,
+  walletData,
   walletReferenceDigest,
   WALLET_PENDING_MS,
   walletView,
@@ -110,9 +111,27 @@ export class CardWalletsService {
   }
 
   async get(tenantId: string, id: string): Promise<WalletTokenizationView> {
-    const row = await this.store.byId(tenantId, 'wallet_token', id);
+    let row = await this.store.byId(tenantId, 'wallet_token', id);
+    if (row.status === 'verified' && (await this.mendCharged(row.id)) > 0)
+      row = await this.store.byId(tenantId, 'wallet_token', id);
     if (row.status === 'pending' && Date.now() - row.createdAt.getTime() >= WALLET_PENDING_MS)
       await this.store.transition(row, 'expired', 'payer-did-not-return');
     return walletView(row);
+  }
+
+  /**
+   * Tokenisations whose card token paid a payment Portico holds as made, still `verified` (the two
+   * writes were parted by a fault): made `charged` with that payment. Each resolver pass, and a read.
+   */
+  async mendCharged(walletId?: string): Promise<number> {
+    const paid = await this.store.walletsPaid(50, walletId);
+    for (const { wallet, payment } of paid)
+      await this.store.settle(
+        wallet,
+        walletData(wallet, { payment }),
+        'charged',
+        'resolver:payment-made',
+      );
+    return paid.length;
   }
 }
