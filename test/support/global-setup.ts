@@ -13,8 +13,11 @@ import pg from 'pg';
  * (an engine loads one in well under a second, where initdb takes seconds).
  */
 export default async function globalSetup(): Promise<void> {
-  // The product, then the tooling that reads it from dist/ (the spec and migration checks run it).
-  execFileSync(process.execPath, ['scripts/build.js', 'product', 'tools'], { stdio: 'inherit' });
+  // The product, then the tooling that reads it from dist/ (the spec and migration checks run it), each
+  // when a source is newer than its last build (as `npm start` does): a run beside another (CI runs the
+  // two engines' tiers at once) leaves a fresh build as it is rather than rewrite it under the other's
+  // running processes.
+  execFileSync(process.execPath, ['scripts/start.js', '--build-tools'], { stdio: 'inherit' });
   await import('reflect-metadata');
   const { ensureDevCertificates } = (await import(
     '../../dist/sandbox/dev-certificates.js' as string
