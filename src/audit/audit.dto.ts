@@ -1,3 +1,4 @@
+import { PageQuery } from '#src/platform/common/page-query.js';
 import { PageInfo } from '../platform/common/page-info.js';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
@@ -31,7 +32,7 @@ export const ACCESS_KINDS = ['consent', 'payment', 'card'] as const;
 export type AccessKind = (typeof ACCESS_KINDS)[number];
 
 /** Filters and paging every auditor list shares. */
-export class AuditPageQuery {
+export class AuditPageQuery extends PageQuery {
   @ApiPropertyOptional({ description: 'Only this tenant', format: 'uuid', maxLength: 36 })
   @IsOptional()
   @IsUUID()
@@ -69,34 +70,6 @@ export class AuditPageQuery {
   @IsOptional()
   @IsDateOrDateTime('createdTo')
   createdTo?: string;
-
-  @ApiPropertyOptional({
-    description: 'Page, from 1',
-    default: 1,
-    format: 'int32',
-    minimum: 1,
-    maximum: 100000,
-  })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100000)
-  page?: number;
-
-  @ApiPropertyOptional({
-    description: 'Items a page',
-    default: 50,
-    format: 'int32',
-    minimum: 1,
-    maximum: 200,
-  })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(200)
-  pageSize?: number;
 }
 
 export class AuditConsentsQuery extends AuditPageQuery {

@@ -17611,7 +17611,9 @@ export interface operations {
                 createdFrom?: string;
                 /** @description Started before (an ISO date or date-time) */
                 createdTo?: string;
+                /** @description Page, from 1 */
                 page?: number;
+                /** @description Items a page */
                 pageSize?: number;
                 /** @description Only transactions in this status (`INITIATING` and `PENDING` alike select those the terminal has not decided yet) */
                 status?: "INITIATING" | "PENDING" | "CAPTURED" | "FAILED" | "CANCELLED" | "VOIDED";
@@ -19796,7 +19798,9 @@ export interface operations {
                 createdTo?: string;
                 /** @description Only events with a delivery in this state (dead: dead-lettered) */
                 deliveryStatus?: "pending" | "delivered" | "dead" | "cancelled";
+                /** @description Page, from 1 */
                 page?: number;
+                /** @description Items a page */
                 pageSize?: number;
                 /** @description Only events about this resource: Portico's id (a consent, payment or provider resource, UUID) or the provider's (pmt_…, ref_…, pnt_…, src_…, a POS transaction_id) */
                 resourceId?: string;

@@ -1,6 +1,6 @@
+import { PageQuery } from '#src/platform/common/page-query.js';
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsOptional, Matches } from 'class-validator';
 import { DATE_OR_DATE_TIME, IsDateOrDateTime } from '#src/platform/common/date-or-date-time.js';
 
 /** The statuses a listed transaction can show (INITIATING and PENDING: not decided by the terminal yet). */
@@ -17,7 +17,7 @@ export type PosListStatus = (typeof POS_LIST_STATUSES)[number];
 const TERMINAL = '^trm_[A-Za-z0-9]{1,60}$';
 
 /** `GET /v1/pos/transactions`: filters and paging, as the other paged lists take them. */
-export class PosTransactionsQuery {
+export class PosTransactionsQuery extends PageQuery {
   @ApiPropertyOptional({
     description: 'Only transactions on this terminal (`trm_…`)',
     maxLength: 64,
@@ -58,20 +58,4 @@ export class PosTransactionsQuery {
   @IsOptional()
   @IsDateOrDateTime('createdTo')
   createdTo?: string;
-
-  @ApiPropertyOptional({ default: 1, format: 'int32', minimum: 1, maximum: 100000 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100000)
-  page?: number;
-
-  @ApiPropertyOptional({ default: 50, format: 'int32', minimum: 1, maximum: 200 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(200)
-  pageSize?: number;
 }

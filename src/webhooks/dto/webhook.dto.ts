@@ -1,20 +1,17 @@
+import { PageQuery } from '#src/platform/common/page-query.js';
 import { PageInfo } from '#src/platform/common/page-info.js';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayMinSize,
   ArrayUnique,
   IsArray,
   IsIn,
-  IsInt,
   IsOptional,
   IsString,
   IsUUID,
   Matches,
-  Max,
   MaxLength,
-  Min,
 } from 'class-validator';
 import { DATE_OR_DATE_TIME, IsDateOrDateTime } from '#src/platform/common/date-or-date-time.js';
 import { PRINTABLE_TEXT, PRINTABLE_TEXT_SOURCE } from '#src/platform/common/text.js';
@@ -191,7 +188,7 @@ export class WebhookEndpointList {
   items: WebhookEndpointView[];
 }
 
-export class WebhookEventsQuery {
+export class WebhookEventsQuery extends PageQuery {
   @ApiPropertyOptional({ enum: WEBHOOK_EVENT_TYPE_NAMES, description: 'Only this event type' })
   @IsOptional()
   @IsIn(WEBHOOK_EVENT_TYPE_NAMES)
@@ -234,22 +231,6 @@ export class WebhookEventsQuery {
   @IsOptional()
   @IsDateOrDateTime('createdTo')
   createdTo?: string;
-
-  @ApiPropertyOptional({ default: 1, format: 'int32', minimum: 1, maximum: 100000 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100000)
-  page?: number;
-
-  @ApiPropertyOptional({ default: 50, format: 'int32', minimum: 1, maximum: 200 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(200)
-  pageSize?: number;
 }
 
 /** What `data` may hold; each event type uses some of these (docs/audit-and-webhooks.md). */
