@@ -89,6 +89,9 @@ class MemoryStore {
     await this.transition(row, result.status, cause);
   }
 
+  /** Voids are PosStore's (test/pos/voids-and-list.test.ts); these tests make none. */
+  async voidedIfSo() {}
+
   async refuse(row: PosRow, refusal: PosRefusal) {
     const stored = this.rows.get(row.id)!;
     stored.data = { ...stored.data!, refusal };
