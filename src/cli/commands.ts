@@ -497,7 +497,7 @@ COMMANDS.reconcile = {
   summary:
     "Reconcile a tenant's records with the provider's for a window of days (UTC, inclusive) and print the run",
   synopsis:
-    'reconcile <tenant slug or id> --from YYYY-MM-DD [--to YYYY-MM-DD] [--capability card|customers|notifications|marketplace]',
+    'reconcile <tenant slug or id> --from YYYY-MM-DD [--to YYYY-MM-DD] [--capability card|customers|notifications|marketplace|open-banking|pos]',
   positionals: 1,
   options: {
     from: { type: 'string' },

@@ -3528,7 +3528,7 @@ export interface components {
              * @default card
              * @enum {string}
              */
-            capability: "card" | "customers" | "notifications" | "marketplace";
+            capability: "card" | "customers" | "notifications" | "marketplace" | "open-banking" | "pos";
             /**
              * Format: date
              * @example 2026-11-27
@@ -4177,7 +4177,7 @@ export interface components {
         };
         ReconciliationDriftView: {
             /** @enum {string} */
-            capability: "card" | "customers" | "notifications" | "marketplace";
+            capability: "card" | "customers" | "notifications" | "marketplace" | "open-banking" | "pos";
             /** @enum {string} */
             class: "amount-differs" | "portico-ahead" | "portico-only";
             /** Format: date-time */
@@ -4206,7 +4206,7 @@ export interface components {
         };
         ReconciliationRunView: {
             /** @enum {string} */
-            capability: "card" | "customers" | "notifications" | "marketplace";
+            capability: "card" | "customers" | "notifications" | "marketplace" | "open-banking" | "pos";
             counts?: components["schemas"]["ReconciliationCountsView"] | null;
             /** Format: int32 */
             durationMs?: number | null;

@@ -15,7 +15,6 @@ import {
   type ReconciliationRunPage,
   type ReconciliationRunsQuery,
 } from './reconciliation.dto.js';
-import { LIST_KINDS } from './list-kinds.js';
 import { RECONCILIATION_CAPABILITIES } from './reconciliation.entities.js';
 import { ReconciliationRepository } from './reconciliation.repository.js';
 import { ReconciliationService } from './reconciliation.service.js';
@@ -23,11 +22,6 @@ import { ReconciliationService } from './reconciliation.service.js';
 const DAY_MS = 86_400_000;
 /** The widest window one run takes. */
 export const MAX_WINDOW_DAYS = 31;
-
-/** The capabilities reconciled from the provider's card lists, for each tenant with card keys. */
-const LISTED_CAPABILITIES = RECONCILIATION_CAPABILITIES.filter(
-  (capability) => LIST_KINDS[capability],
-);
 
 const dayOf = (at: number) => new Date(at).toISOString().slice(0, 10);
 
@@ -56,15 +50,16 @@ export class ReconciliationRuns implements OnModuleInit {
   }
 
   /**
-   * One turn: for every tenant with card keys and every capability of the provider's lists, the
+   * One turn: for every capability and every tenant it is reconciled for (ReconciliationRepository.tenantsOf), the
    * previous day if not done, and the recent window.
    */
   async due(now = Date.now()): Promise<void> {
     const { intervalMs, recentDays } = this.config.reconciliation;
     const today = dayOf(now);
     const yesterday = dayOf(now - DAY_MS);
-    for (const tenantId of await this.repository.cardTenants())
-      for (const capability of LISTED_CAPABILITIES) {
+    const since = new Date(`${dayOf(now - Math.max(1, recentDays - 1) * DAY_MS)}T00:00:00Z`);
+    for (const capability of RECONCILIATION_CAPABILITIES)
+      for (const tenantId of await this.repository.tenantsOf(capability, since)) {
         try {
           await this.reconciliation.run(
             { tenantId, capability, from: yesterday, to: yesterday },

@@ -3,13 +3,16 @@ import type { JsonObject } from '../platform/common/json.js';
 
 /**
  * What a run compares: `card` the card API's payments and refunds, `customers`, `notifications` (hosted
- * payment links), `marketplace` its sellers, transfers, reversals and payouts (docs/reconciliation.md).
+ * payment links), `marketplace` its sellers, transfers, reversals and payouts; `open-banking` the bank's
+ * consents and payments and `pos` the terminals' transactions, read by id (docs/reconciliation.md).
  */
 export const RECONCILIATION_CAPABILITIES = [
   'card',
   'customers',
   'notifications',
   'marketplace',
+  'open-banking',
+  'pos',
 ] as const;
 export type ReconciliationCapability = (typeof RECONCILIATION_CAPABILITIES)[number];
 

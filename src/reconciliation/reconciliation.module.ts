@@ -4,6 +4,9 @@ import { CardModule } from '../card/card.module.js';
 import { ProviderLedgerModule } from '../provider-ledger/provider-ledger.module.js';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
 import { ListReconciler } from './list-reconciler.js';
+import { ByIdReconciler } from './by-id-reconciler.js';
+import { OpenBankingKinds } from './open-banking-kinds.js';
+import { OpenBankingUpstreamModule } from '../upstreams/open-banking/open-banking-upstream.module.js';
 import { ReconciliationRuns } from './reconciliation-runs.service.js';
 import { ReconciliationController } from './reconciliation.controller.js';
 import { RECONCILIATION_ENTITIES } from './reconciliation.entities.js';
@@ -20,10 +23,18 @@ import { ReconciliationService } from './reconciliation.service.js';
     TypeOrmModule.forFeature(RECONCILIATION_ENTITIES),
     ProviderLedgerModule,
     CardModule,
+    OpenBankingUpstreamModule,
     WebhookOutboxModule,
   ],
   controllers: [ReconciliationController],
-  providers: [ReconciliationRepository, ListReconciler, ReconciliationService, ReconciliationRuns],
+  providers: [
+    ReconciliationRepository,
+    ListReconciler,
+    ByIdReconciler,
+    OpenBankingKinds,
+    ReconciliationService,
+    ReconciliationRuns,
+  ],
   exports: [ReconciliationRuns],
 })
 export class ReconciliationModule {}

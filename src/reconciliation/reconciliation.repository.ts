@@ -176,6 +176,23 @@ export class ReconciliationRepository {
     });
   }
 
+  /**
+   * The tenants a capability is reconciled for: open banking's and POS's with a resource recorded
+   * since `since` (without one there is nothing to read by id), the others' with card merchant keys.
+   */
+  async tenantsOf(capability: ReconciliationCapability, since: Date): Promise<string[]> {
+    const sql: Partial<Record<ReconciliationCapability, string>> = {
+      'open-banking': `SELECT tenant_id FROM consents WHERE created_at >= $1
+                        UNION SELECT tenant_id FROM payments WHERE created_at >= $1 ORDER BY 1`,
+      pos: `SELECT DISTINCT tenant_id FROM provider_resources
+             WHERE kind IN ('pos_payment', 'pos_void') AND created_at >= $1 ORDER BY 1`,
+    };
+    const query = sql[capability];
+    if (!query) return this.cardTenants();
+    const rows = (await this.dataSource.query(query, [since])) as { tenant_id: string }[];
+    return rows.map((row) => row.tenant_id);
+  }
+
   /** The tenants that have card merchant keys (whose card side can be reconciled). */
   async cardTenants(): Promise<string[]> {
     const rows = (await this.dataSource.query(

@@ -8,6 +8,8 @@ import { requestContext } from '../platform/logging/request-context.js';
 import { Metrics } from '../platform/metrics/metrics.service.js';
 import { LIST_KINDS } from './list-kinds.js';
 import { ListReconciler } from './list-reconciler.js';
+import { ByIdReconciler } from './by-id-reconciler.js';
+import { OpenBankingKinds } from './open-banking-kinds.js';
 import {
   RECONCILIATION_CLASSES,
   type ReconciliationRun,
@@ -36,6 +38,8 @@ export class ReconciliationService {
   constructor(
     private readonly runs: ReconciliationRepository,
     private readonly lists: ListReconciler,
+    private readonly byId: ByIdReconciler,
+    private readonly openBanking: OpenBankingKinds,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     @Optional() private readonly metrics?: Metrics,
@@ -86,7 +90,9 @@ export class ReconciliationService {
       durationMs: Math.round(performance.now() - started),
     });
     try {
-      await this.lists.reconcile(context, LIST_KINDS[window.capability] ?? []);
+      if (window.capability === 'open-banking')
+        await this.byId.reconcile(context, this.openBanking.kinds);
+      else await this.lists.reconcile(context, LIST_KINDS[window.capability] ?? []);
     } catch (error) {
       if (error instanceof LeaseLost) {
         this.logger.warn(

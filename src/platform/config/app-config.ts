@@ -124,6 +124,8 @@ export interface AppConfig {
     requestsPerSecond: number;
     /** How long a run holds its window without renewing (after each page). */
     leaseMs: number;
+    /** Final rows read by id in each run of a capability without a list (open banking, POS). */
+    finalSample: number;
   };
   /** The tamper-evident chain over the audit trail: its sealer and its signed checkpoints. */
   audit: {
@@ -466,6 +468,10 @@ export const VARIABLES = {
   RECONCILIATION_LEASE_MS: {
     doc: 'How long a reconciliation run holds its window without renewing it (it renews after every page); a run whose process died is started again once it lapses',
     default: '60000',
+  },
+  RECONCILIATION_FINAL_SAMPLE: {
+    doc: 'Resources in a final status read by id in each reconciliation run of a capability without a provider list (open-banking consents and payments, POS transactions), chosen at random from the window, besides every one not final there (0: none)',
+    default: '10',
   },
   AUDIT_SEAL_INTERVAL_MS: {
     doc: 'How often the audit trail is sealed into the tamper-evident chain (0: never)',
@@ -955,6 +961,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       recentDays: integer('RECONCILIATION_RECENT_DAYS', 0, 31),
       requestsPerSecond: integer('RECONCILIATION_REQUESTS_PER_SECOND', 1, 1000),
       leaseMs: integer('RECONCILIATION_LEASE_MS', 1000, 3_600_000),
+      finalSample: integer('RECONCILIATION_FINAL_SAMPLE', 0, 1000),
     },
     audit: {
       sealIntervalMs: integer('AUDIT_SEAL_INTERVAL_MS', 0, 3_600_000),

@@ -1,6 +1,6 @@
 import { createdHeaders, href } from './request-context.js';
 import { type BankContext } from './bank-state.js';
-import { effectiveStatus, type Consent } from './consent-model.js';
+import { effectiveStatus, type Consent, type ConsentStatus } from './consent-model.js';
 import { utcDay } from './dates.js';
 import { fail } from './errors.js';
 import { type BankRequest, type BankResponse } from './types.js';
@@ -54,6 +54,22 @@ export function revokeAsPsu(context: BankContext, consentId: string): boolean {
   const consent = context.state.consents.get(consentId);
   if (!consent || currentStatus(context, consent) !== 'valid') return false;
   consent.status = 'revokedByPsu';
+  return true;
+}
+
+/**
+ * control.actOnConsent: the bank changes a consent outside the TPP (its back office rejects or ends it,
+ * or loses it: `forget`). False when the consent is unknown.
+ */
+export function actOnConsent(
+  context: BankContext,
+  consentId: string,
+  change: { status: ConsentStatus } | 'forget',
+): boolean {
+  const consent = context.state.consents.get(consentId);
+  if (!consent) return false;
+  if (change === 'forget') return context.state.consents.delete(consentId);
+  consent.status = change.status;
   return true;
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type BankContext } from './bank-state.js';
 import { fail, tppErrors } from './errors.js';
-import { type Payment } from './payment-model.js';
+import { type Payment, type TransactionStatus } from './payment-model.js';
 import { productRuleViolations, resolveProduct, type ResolvedProduct } from './product-rules.js';
 import { type Brand } from './brands.js';
 import {
@@ -86,6 +86,32 @@ function ownedPayment(context: BankContext, request: BankRequest): Payment {
     fail(404, 'RESOURCE_UNKNOWN', 'Payment is not known', 'paymentId');
   }
   return payment;
+}
+
+/**
+ * control.actOnPayment: the bank changes a payment outside the TPP (its back office settles or rejects
+ * it, corrects its amount) or loses it (`forget`). False when the payment is unknown.
+ */
+export function actOnPayment(
+  context: BankContext,
+  paymentId: string,
+  change: { status?: TransactionStatus; amount?: string } | 'forget',
+): boolean {
+  const payment = context.state.payments.get(paymentId);
+  if (!payment) return false;
+  if (change === 'forget') return context.state.payments.delete(paymentId);
+  if (change.status && change.status !== payment.status) {
+    payment.status = change.status;
+    payment.statusHistory = [...payment.statusHistory, change.status];
+  }
+  if (change.amount !== undefined) {
+    const instructed = payment.details.instructedAmount as Record<string, unknown>;
+    payment.details = {
+      ...payment.details,
+      instructedAmount: { ...instructed, amount: change.amount },
+    };
+  }
+  return true;
 }
 
 export function getPayment(context: BankContext, request: BankRequest): BankResponse {

@@ -15,10 +15,10 @@ import {
   getCofConsent,
   getCofConsentStatus,
 } from './cof-consents.js';
-import { revokeAsPsu } from './consent-operations.js';
+import { actOnConsent, revokeAsPsu } from './consent-operations.js';
 import { BankError, tppError } from './errors.js';
 import { confirmFunds } from './funds-confirmation.js';
-import { getPayment, getPaymentStatus, initiatePayment } from './payments.js';
+import { actOnPayment, getPayment, getPaymentStatus, initiatePayment } from './payments.js';
 import { handleSca } from './sca-flow.js';
 import {
   type BankRequest,
@@ -99,6 +99,10 @@ export class SandboxBank {
     this.control = {
       revokeConsentAsPsu: (consentId) =>
         this.recorded(() => revokeAsPsu(this.context(), consentId)),
+      actOnConsent: (consentId, change) =>
+        this.recorded(() => actOnConsent(this.context(), consentId, change)),
+      actOnPayment: (paymentId, change) =>
+        this.recorded(() => actOnPayment(this.context(), paymentId, change)),
       calls: () => Object.fromEntries(this.state.calls),
       requestIds: (operationId) => [...(this.requestIds.get(operationId) ?? [])],
       reset: () => {

@@ -1,4 +1,6 @@
 import type { BankStateStore, StateRow } from './state-journal.js';
+import type { ConsentStatus } from './consent-model.js';
+import type { TransactionStatus } from './payment-model.js';
 
 /**
  * Public shapes of the sandbox bank: what the HTTP layer hands in and gets back.
@@ -74,6 +76,13 @@ export interface SandboxBankOptions {
 export interface SandboxBankControl {
   /** The PSU withdraws a `valid` consent at the bank; false when the consent is unknown or not `valid`. */
   revokeConsentAsPsu(consentId: string): boolean;
+  /** The bank changes a consent's status outside the TPP, or forgets it; false when it is unknown. */
+  actOnConsent(consentId: string, change: { status: ConsentStatus } | 'forget'): boolean;
+  /** The bank changes a payment's status or amount outside the TPP, or forgets it; false when unknown. */
+  actOnPayment(
+    paymentId: string,
+    change: { status?: TransactionStatus; amount?: string } | 'forget',
+  ): boolean;
   /** How often each operationId was handled, for tests proving that the gateway did or did not call upstream. */
   calls(): Record<string, number>;
   /**

@@ -1,0 +1,192 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { request } from 'undici';
+import type { ReconciliationCapability } from '#src/reconciliation/reconciliation.entities.js';
+import { ReconciliationService } from '#src/reconciliation/reconciliation.service.js';
+import { consentRequest, domesticPayment } from '../support/fixtures.js';
+import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
+import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/**
+ * Reconciliation of what the provider has no list of (Berlin Group's consents and payments), read by
+ * id: each class made at the sandbox's bank (its back office, outside Portico) or in Portico's records,
+ * run by two replicas on one window, found, settled or flagged exactly once; nothing adopted.
+ */
+describe('reconciliation by id (open banking)', () => {
+  let database: OwnDatabase;
+  let sut: TestGateway;
+  let replica: TestGateway;
+  let auditorKey: string;
+
+  beforeAll(async () => {
+    database = await ownDatabase('recon_by_id');
+    sut = await startTestGateway({ DATABASE_URL: database.url });
+    replica = await startTestGateway({
+      DATABASE_URL: database.url,
+      UPSTREAM_OB_BASE_URL: sut.sandbox.openBankingUrl,
+    });
+    auditorKey = (await sut.newTenantWithKey('auditor')).key;
+  }, 120_000);
+  afterAll(async () => {
+    await replica?.close();
+    await sut?.close();
+    await database?.drop();
+  });
+
+  const query = <T = Json>(sql: string, params: unknown[]) =>
+    sut.dataSource.query(sql, params) as Promise<T[]>;
+  const create = async (key: string, url: string, payload: object) => {
+    const response = await sut.app.inject({
+      method: 'POST',
+      url,
+      headers: { ...bearer(key), 'idempotency-key': randomUUID() },
+      payload,
+    });
+    expect(response.statusCode === 201 ? 201 : response.body).toBe(201);
+    return response.json<Json>();
+  };
+  /** The bank acts outside Portico (the sandbox's control port): its back office, or it forgets. */
+  const atBank = async (method: 'PATCH' | 'DELETE', path: string, body?: Json) => {
+    const response = await request(`${sut.sandbox.scaUrl}${path}`, {
+      method,
+      ...(body
+        ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }
+        : {}),
+    });
+    await response.body.dump();
+    expect(response.statusCode).toBe(204);
+  };
+
+  /** Both replicas run the window at once, then one runs it again (as in the list tests). */
+  const reconcileTwice = async (tenantId: string, capability: ReconciliationCapability) => {
+    const day = new Date().toISOString().slice(0, 10);
+    const window = { tenantId, capability, from: day, to: day };
+    const runs = await Promise.all([
+      sut.app.get(ReconciliationService).run(window, 'on-demand'),
+      replica.app.get(ReconciliationService).run(window, 'on-demand'),
+    ]);
+    const again = (await replica.app.get(ReconciliationService).run(window, 'on-demand'))!;
+    const all = [...runs.filter((run) => run !== undefined), again];
+    expect(all.map((run) => run.status)).toEqual(all.map(() => 'succeeded'));
+    const total = (name: string) =>
+      all.reduce((sum, run) => sum + ((run.counts as Record<string, number>)[name] ?? 0), 0);
+    const drifts = await sut.app.inject({
+      method: 'GET',
+      url: `/v1/audit/reconciliation/drifts?tenantId=${tenantId}`,
+      headers: bearer(auditorKey),
+    });
+    const items = drifts.json<{ items: Json[] }>().items;
+    const moves = await query<{ subject_id: string; to_status: string }>(
+      `SELECT subject_id, to_status FROM status_changes WHERE cause = 'reconciled'
+          AND subject_id IN (SELECT id FROM payments WHERE tenant_id = $1
+                             UNION SELECT id FROM consents WHERE tenant_id = $1)`,
+      [tenantId],
+    );
+    const events = await query<{ type: string; n: string }>(
+      `SELECT type, count(*) AS n FROM webhook_events
+        WHERE tenant_id = $1 AND (type = 'reconciliation.drift' OR body LIKE '%"cause":"reconciled"%')
+        GROUP BY type ORDER BY type`,
+      [tenantId],
+    );
+    return {
+      total,
+      again: again.counts as Record<string, number>,
+      drifts: Object.fromEntries(items.map((drift) => [`${drift.kind}:${drift.class}`, drift])),
+      moves: Object.fromEntries(moves.map((row) => [row.subject_id, row.to_status])),
+      events: Object.fromEntries(events.map((row) => [row.type, Number(row.n)])),
+    };
+  };
+
+  it('consents and payments: moved at the bank, an amount corrected, ahead, forgotten', async () => {
+    const { tenantId, key } = await sut.newTenantWithKey('app');
+    const payment = () => create(key, '/v1/payments', domesticPayment());
+    const consent = () => create(key, '/v1/consents', consentRequest());
+    const [matched, settled, corrected, ahead, forgotten, final] = [
+      await payment(),
+      await payment(),
+      await payment(),
+      await payment(),
+      await payment(),
+      await payment(),
+    ];
+    const [inStep, rejected, consentAhead, consentForgotten] = [
+      await consent(),
+      await consent(),
+      await consent(),
+      await consent(),
+    ];
+    const bankIds = Object.fromEntries(
+      (
+        await query<{ id: string; bank: string }>(
+          `SELECT id, upstream_payment_id AS bank FROM payments WHERE tenant_id = $1
+            UNION SELECT id, upstream_consent_id FROM consents WHERE tenant_id = $1`,
+          [tenantId],
+        )
+      ).map((row) => [row.id, row.bank]),
+    );
+    const bankPayment = (made: Json) => `/sandbox/payments/${bankIds[made.paymentId]}`;
+    const bankConsent = (made: Json) => `/sandbox/consents/${bankIds[made.consentId]}`;
+    await atBank('PATCH', bankPayment(settled), { status: 'ACSC' });
+    await atBank('PATCH', bankPayment(corrected), { amount: '14000.00' });
+    await atBank('DELETE', bankPayment(forgotten));
+    await atBank('PATCH', bankPayment(final), { status: 'ACSC' });
+    await query(`UPDATE payments SET status = 'ACTC' WHERE id = $1`, [ahead.paymentId]);
+    await query(`UPDATE payments SET status = 'ACSC' WHERE id = $1`, [final.paymentId]);
+    await atBank('PATCH', bankConsent(rejected), { status: 'rejected' });
+    await atBank('DELETE', bankConsent(consentForgotten));
+    await query(`UPDATE consents SET status = 'valid' WHERE id = $1`, [consentAhead.consentId]);
+
+    const found = await reconcileTwice(tenantId, 'open-banking');
+    expect([found.total('moved'), found.total('adopted')]).toEqual([2, 0]);
+    expect(found.moves).toEqual({
+      [settled.paymentId]: 'ACSC',
+      [rejected.consentId]: 'rejected',
+    });
+    // The third run: in step now (the final ones, settled and rejected, in the sample of final rows).
+    expect(found.again).toMatchObject({ matched: 5, moved: 0, adopted: 0 });
+    expect(Object.keys(found.drifts).sort()).toEqual([
+      'consent:portico-ahead',
+      'consent:portico-only',
+      'payment:amount-differs',
+      'payment:portico-ahead',
+      'payment:portico-only',
+    ]);
+    expect(found.drifts['payment:amount-differs']).toMatchObject({
+      porticoId: corrected.paymentId,
+      portico: { status: 'RCVD', amount: '15000.00', currency: 'HUF' },
+      provider: { status: 'RCVD', amount: '14000.00', currency: 'HUF' },
+    });
+    expect(found.drifts['payment:portico-ahead']).toMatchObject({
+      porticoId: ahead.paymentId,
+      portico: { status: 'ACTC' },
+      provider: { status: 'RCVD' },
+    });
+    expect(found.drifts['payment:portico-only']).toMatchObject({
+      porticoId: forgotten.paymentId,
+      provider: null,
+    });
+    expect(found.drifts['consent:portico-ahead']).toMatchObject({
+      porticoId: consentAhead.consentId,
+      portico: { status: 'valid' },
+      provider: { status: 'received' },
+    });
+    expect(found.drifts['consent:portico-only']).toMatchObject({
+      porticoId: consentForgotten.consentId,
+      provider: null,
+    });
+    expect(found.events).toEqual({
+      'consent.status_changed': 1,
+      'payment.status_changed': 1,
+      'reconciliation.drift': 5,
+    });
+    // Flagged, never overwritten: Portico's rows are as they were.
+    const [row] = await query<{ status: string; amount: string }>(
+      `SELECT status, details->'instructedAmount'->>'amount' AS amount FROM payments WHERE id = $1`,
+      [corrected.paymentId],
+    );
+    expect(row).toEqual({ status: 'RCVD', amount: '15000.00' });
+    expect([matched.paymentId, inStep.consentId]).toHaveLength(2);
+  }, 90_000);
+});
