@@ -27,6 +27,6 @@ import { PosTransactionSync } from './transactions/pos-transaction-sync.js';
     PosInDoubtResolver,
     PosBoundResources,
   ],
-  exports: [PosInDoubtResolver],
+  exports: [PosInDoubtResolver, PosStore, PosTransactionsService],
 })
 export class PosModule {}

@@ -255,10 +255,20 @@ export class ResourceStore<M extends KindMap> {
     status: string,
     cause: string,
   ): Promise<void> {
+    await this.settleOnce(row, data, status, cause);
+  }
+
+  /** The same, answering whether this call moved the row (false: another moved it first). */
+  settleOnce<K extends KindOf<M>>(
+    row: Resource<M, K>,
+    data: DataOf<M, K>,
+    status: string,
+    cause: string,
+  ): Promise<boolean> {
     const token = typeof data.token === 'string' ? data.token : row.token;
     const amount = typeof data.amount === 'number' ? data.amount : row.amount;
     Object.assign(row, { token, data, amount });
-    await this.ledger.transition(this.table, this.untyped(row), status, cause, {
+    return this.ledger.transition(this.table, this.untyped(row), status, cause, {
       token,
       data,
       amount,

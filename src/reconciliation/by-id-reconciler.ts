@@ -27,6 +27,11 @@ export interface ByIdKind<R extends ByIdRow = ByIdRow> {
   final: readonly string[];
   /** Portico's statuses of a row whose outcome is not settled: the resolver's (counted `in-doubt`). */
   inDoubt?: readonly string[];
+  /**
+   * Settles a row in doubt by its read at the provider, as the resolver would, cause `reconciled`:
+   * whether it was settled (`moved`) or is still in doubt. Without it, rows in doubt are the resolver's.
+   */
+  settle?(context: RunContext, row: R): Promise<boolean>;
   /** Portico's values of a row. */
   values(row: R): ByIdValues;
   /** Values that differ make an `amount-differs` drift, whatever the statuses. */
@@ -105,7 +110,8 @@ export class ByIdReconciler {
   }
 
   private async reconcileRow(context: RunContext, kind: ByIdKind, row: ByIdRow): Promise<void> {
-    if (kind.inDoubt?.includes(row.status)) return context.count('in-doubt');
+    if (kind.inDoubt?.includes(row.status))
+      return context.count(kind.settle && (await kind.settle(context, row)) ? 'moved' : 'in-doubt');
     const portico = kind.values(row);
     const provider = await kind.read(context, row);
     const flag = (driftClass: 'amount-differs' | 'portico-ahead' | 'portico-only') =>
@@ -120,10 +126,10 @@ export class ByIdReconciler {
     if (!provider) return flag('portico-only');
     if (kind.fixed.some((name) => differs(portico[name], provider[name])))
       return flag('amount-differs');
-    if (row.status === provider.status) return context.count('matched');
-    if (!kind.behind(row.status, provider.status)) return flag('portico-ahead');
+    if (portico.status === provider.status) return context.count('matched');
+    if (!kind.behind(portico.status, provider.status)) return flag('portico-ahead');
     // Moved first by another replica or request: it is in step now, or the next run judges it.
     if (await kind.move(row, provider)) context.count('moved');
-    else context.count(row.status === provider.status ? 'matched' : 'in-doubt');
+    else context.count(kind.values(row).status === provider.status ? 'matched' : 'in-doubt');
   }
 }

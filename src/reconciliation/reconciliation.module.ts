@@ -6,6 +6,8 @@ import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
 import { ListReconciler } from './list-reconciler.js';
 import { ByIdReconciler } from './by-id-reconciler.js';
 import { OpenBankingKinds } from './open-banking-kinds.js';
+import { PosKinds } from './pos-kinds.js';
+import { PosModule } from '../pos/pos.module.js';
 import { OpenBankingUpstreamModule } from '../upstreams/open-banking/open-banking-upstream.module.js';
 import { ReconciliationRuns } from './reconciliation-runs.service.js';
 import { ReconciliationController } from './reconciliation.controller.js';
@@ -24,6 +26,7 @@ import { ReconciliationService } from './reconciliation.service.js';
     ProviderLedgerModule,
     CardModule,
     OpenBankingUpstreamModule,
+    PosModule,
     WebhookOutboxModule,
   ],
   controllers: [ReconciliationController],
@@ -32,6 +35,7 @@ import { ReconciliationService } from './reconciliation.service.js';
     ListReconciler,
     ByIdReconciler,
     OpenBankingKinds,
+    PosKinds,
     ReconciliationService,
     ReconciliationRuns,
   ],

@@ -10,6 +10,7 @@ import { LIST_KINDS } from './list-kinds.js';
 import { ListReconciler } from './list-reconciler.js';
 import { ByIdReconciler } from './by-id-reconciler.js';
 import { OpenBankingKinds } from './open-banking-kinds.js';
+import { PosKinds } from './pos-kinds.js';
 import {
   RECONCILIATION_CLASSES,
   type ReconciliationRun,
@@ -40,6 +41,7 @@ export class ReconciliationService {
     private readonly lists: ListReconciler,
     private readonly byId: ByIdReconciler,
     private readonly openBanking: OpenBankingKinds,
+    private readonly pos: PosKinds,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     @Optional() private readonly metrics?: Metrics,
@@ -92,6 +94,7 @@ export class ReconciliationService {
     try {
       if (window.capability === 'open-banking')
         await this.byId.reconcile(context, this.openBanking.kinds);
+      else if (window.capability === 'pos') await this.byId.reconcile(context, this.pos.kinds);
       else await this.lists.reconcile(context, LIST_KINDS[window.capability] ?? []);
     } catch (error) {
       if (error instanceof LeaseLost) {

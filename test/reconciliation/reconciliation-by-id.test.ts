@@ -5,16 +5,18 @@ import type { ReconciliationCapability } from '#src/reconciliation/reconciliatio
 import { ReconciliationService } from '#src/reconciliation/reconciliation.service.js';
 import { consentRequest, domesticPayment } from '../support/fixtures.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
+import { posCall, posTenant, terminals } from '../support/pos-gateway.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /**
- * Reconciliation of what the provider has no list of (Berlin Group's consents and payments), read by
- * id: each class made at the sandbox's bank (its back office, outside Portico) or in Portico's records,
+ * Reconciliation of what the provider has no list of (Berlin Group's consents and payments, POS
+ * transactions), read by id: each class made at the sandbox's bank or POS provider (outside Portico,
+ * through the control port) or in Portico's records,
  * run by two replicas on one window, found, settled or flagged exactly once; nothing adopted.
  */
-describe('reconciliation by id (open banking)', () => {
+describe('reconciliation by id (open banking, POS)', () => {
   let database: OwnDatabase;
   let sut: TestGateway;
   let replica: TestGateway;
@@ -26,6 +28,7 @@ describe('reconciliation by id (open banking)', () => {
     replica = await startTestGateway({
       DATABASE_URL: database.url,
       UPSTREAM_OB_BASE_URL: sut.sandbox.openBankingUrl,
+      UPSTREAM_POS_BASE_URL: sut.sandbox.posUrl,
     });
     auditorKey = (await sut.newTenantWithKey('auditor')).key;
   }, 120_000);
@@ -69,7 +72,7 @@ describe('reconciliation by id (open banking)', () => {
     ]);
     const again = (await replica.app.get(ReconciliationService).run(window, 'on-demand'))!;
     const all = [...runs.filter((run) => run !== undefined), again];
-    expect(all.map((run) => run.status)).toEqual(all.map(() => 'succeeded'));
+    expect(all.map((run) => run.error ?? run.status)).toEqual(all.map(() => 'succeeded'));
     const total = (name: string) =>
       all.reduce((sum, run) => sum + ((run.counts as Record<string, number>)[name] ?? 0), 0);
     const drifts = await sut.app.inject({
@@ -81,7 +84,8 @@ describe('reconciliation by id (open banking)', () => {
     const moves = await query<{ subject_id: string; to_status: string }>(
       `SELECT subject_id, to_status FROM status_changes WHERE cause = 'reconciled'
           AND subject_id IN (SELECT id FROM payments WHERE tenant_id = $1
-                             UNION SELECT id FROM consents WHERE tenant_id = $1)`,
+                             UNION SELECT id FROM consents WHERE tenant_id = $1
+                             UNION SELECT id FROM provider_resources WHERE tenant_id = $1)`,
       [tenantId],
     );
     const events = await query<{ type: string; n: string }>(
@@ -188,5 +192,74 @@ describe('reconciliation by id (open banking)', () => {
     );
     expect(row).toEqual({ status: 'RCVD', amount: '15000.00' });
     expect([matched.paymentId, inStep.consentId]).toHaveLength(2);
+  }, 90_000);
+
+  it('POS transactions: settled from doubt, an amount corrected, failed at the provider, lost', async () => {
+    const app = await posTenant(sut);
+    const [terminal] = terminals(sut, app);
+    const pay = async () => {
+      const transactionId = randomUUID();
+      const response = await posCall(sut, app, 'POST', '/v1/pos/transactions', {
+        transactionId,
+        amount: 1240,
+        currency: 'EUR',
+        type: 'payment',
+        terminal: terminal.token,
+      });
+      expect(response.statusCode === 200 ? 200 : response.body).toBe(200);
+      return transactionId;
+    };
+    const [matched, inDoubt, corrected, failed, lost] = [
+      await pay(),
+      await pay(),
+      await pay(),
+      await pay(),
+      await pay(),
+    ];
+    const atProvider = async (method: 'PATCH' | 'DELETE', id: string, body?: Json) => {
+      const response = await request(`${sut.sandbox.scaUrl}/sandbox/pos/transactions/${id}`, {
+        method,
+        ...(body
+          ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }
+          : {}),
+      });
+      await response.body.dump();
+      expect(response.statusCode).toBe(204);
+    };
+    // An answer Portico lost: the row in doubt, its outcome at the provider.
+    await query(`UPDATE provider_resources SET status = 'unknown' WHERE token = $1`, [inDoubt]);
+    await atProvider('PATCH', corrected, { amount: 1300 });
+    await atProvider('PATCH', failed, { status: 'FAILED' });
+    await atProvider('DELETE', lost);
+    const rowId = async (token: string) =>
+      (
+        await query<{ id: string }>('SELECT id FROM provider_resources WHERE token = $1', [token])
+      )[0].id;
+
+    const found = await reconcileTwice(app.tenantId, 'pos');
+    expect([found.total('moved'), found.total('adopted')]).toEqual([1, 0]);
+    expect(found.moves).toEqual({ [await rowId(inDoubt)]: 'CAPTURED' });
+    expect(found.again).toMatchObject({ matched: 2, moved: 0, adopted: 0 });
+    expect(Object.keys(found.drifts).sort()).toEqual([
+      'pos_payment:amount-differs',
+      'pos_payment:portico-ahead',
+      'pos_payment:portico-only',
+    ]);
+    expect(found.drifts['pos_payment:amount-differs']).toMatchObject({
+      token: corrected,
+      portico: { status: 'CAPTURED', amount: 1240 },
+      provider: { status: 'CAPTURED', amount: 1300 },
+    });
+    expect(found.drifts['pos_payment:portico-ahead']).toMatchObject({
+      token: failed,
+      portico: { status: 'CAPTURED' },
+      provider: { status: 'FAILED' },
+    });
+    expect(found.drifts['pos_payment:portico-only']).toMatchObject({ token: lost, provider: null });
+    expect(found.events).toEqual({
+      'pos_transaction.status_changed': 1,
+      'reconciliation.drift': 3,
+    });
+    expect(matched).not.toBe(inDoubt);
   }, 90_000);
 });

@@ -114,10 +114,12 @@ export class PosStore extends ResourceStore<PosKinds> {
   /**
    * Takes the provider's answer: the result and its status (with history and webhook). A captured void
    * makes its original `VOIDED`; so does a payment settled after a void of it was (its answer was late).
+   * Whether this call settled it (false: another request or replica did first).
    */
-  async settleResult(row: PosRow, result: PosTransactionResult, cause: string): Promise<void> {
-    await this.settle(row, { ...dataOf(row), result }, result.status, cause);
+  async settleResult(row: PosRow, result: PosTransactionResult, cause: string): Promise<boolean> {
+    const settled = await this.settleOnce(row, { ...dataOf(row), result }, result.status, cause);
     if (result.status === 'CAPTURED') await this.voidedIfSo(row);
+    return settled;
   }
 
   /**

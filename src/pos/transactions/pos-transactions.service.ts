@@ -19,7 +19,7 @@ import { notMade, refusalOf, refusalProblem } from './pos-refusal.js';
 
 /** What became of a transaction so far: its final result, a refusal, or still in flight (with the latest view). */
 type Outcome =
-  | { result: PosTransactionResult }
+  | { result: PosTransactionResult; settled?: boolean }
   | { problem: ProblemException }
   | { pending: Partial<PosTransactionResult> };
 
@@ -97,10 +97,14 @@ export class PosTransactionsService {
     return { totalCount, page: filter.page, pageSize: filter.pageSize, items };
   }
 
-  /** Settles a row left in doubt (the resolver): by reading it at the provider. */
-  async resolve(row: PosRow): Promise<void> {
-    if (this.inFlight.has(row.id)) return;
-    await this.lookup(row, 'resolver');
+  /**
+   * Settles a row left in doubt (the resolver; reconciliation, cause `reconciled`): by reading it at
+   * the provider. Whether this call settled it.
+   */
+  async resolve(row: PosRow, cause = 'resolver'): Promise<boolean> {
+    if (this.inFlight.has(row.id)) return false;
+    const outcome = await this.lookup(row, cause);
+    return 'result' in outcome && outcome.settled === true;
   }
 
   /** A transaction in doubt read by the provider sync, as a GET reads it (unless its call is under way here). */
@@ -213,8 +217,9 @@ export class PosTransactionsService {
     if (answer.status === 200 && answer.data) {
       const result = answer.data;
       if (FINAL.has(result.status)) {
-        if (IN_FLIGHT.has(fresh.status)) await this.store.settleResult(fresh, result, cause);
-        return { result };
+        const settled =
+          IN_FLIGHT.has(fresh.status) && (await this.store.settleResult(fresh, result, cause));
+        return { result, settled };
       }
       if (result.status === 'DEVICE_NOT_CONNECTED') {
         const refusal = { status: 404, code: '10006', title: 'The POS Device is not connected' };

@@ -12,6 +12,9 @@ const ACTIONS = ['approve', 'decline', 'cancel'];
  *   PATCH /sandbox/pos/terminals/{token}                    changes connected, status, busy, outcome, holdMs
  *   POST  /sandbox/pos/terminals/{token}/payer {action}     the payer approves, declines or cancels (200)
  *   POST  /sandbox/pos/terminals/{token}/close-batch        settles the open batch (200 {closedBatch})
+ *   PATCH /sandbox/pos/transactions/{id} {status?, amount?} the provider changes a decided transaction
+ *                                                           outside the merchant (CAPTURED, FAILED; 204)
+ *   DELETE /sandbox/pos/transactions/{id}                   the provider loses a transaction (204)
  * The clock is the card side's (POST /sandbox/card/clock).
  */
 export function registerPosControls(server: FastifyInstance, pos: PosSandbox): void {
@@ -63,6 +66,30 @@ export function registerPosControls(server: FastifyInstance, pos: PosSandbox): v
     );
     if (typeof acted === 'string') return reply.code(409).send(fail(409, acted));
     return { transactionId: acted.transactionId, status: acted.status };
+  });
+  server.patch('/sandbox/pos/transactions/:transactionId', async (request, reply) => {
+    const { status, amount } = (request.body ?? {}) as { status?: unknown; amount?: unknown };
+    if (status !== undefined && status !== 'CAPTURED' && status !== 'FAILED')
+      return reply.code(400).send(fail(400, 'status must be CAPTURED or FAILED'));
+    if (amount !== undefined && (!Number.isInteger(amount) || (amount as number) < 1))
+      return reply.code(400).send(fail(400, 'amount must be a positive integer (cents)'));
+    const acted = pos.actOnTransaction(
+      (request.params as { transactionId: string }).transactionId,
+      {
+        status,
+        amount: amount as number | undefined,
+      },
+    );
+    if (typeof acted === 'string') return reply.code(404).send(fail(404, acted));
+    await pos.persisted();
+    return reply.code(204).send();
+  });
+  server.delete('/sandbox/pos/transactions/:transactionId', async (request, reply) => {
+    const { transactionId } = request.params as { transactionId: string };
+    const acted = pos.actOnTransaction(transactionId, 'forget');
+    if (typeof acted === 'string') return reply.code(404).send(fail(404, acted));
+    await pos.persisted();
+    return reply.code(204).send();
   });
   server.post('/sandbox/pos/terminals/:token/close-batch', async (request, reply) => {
     const closed = pos.closeBatch((request.params as { token: string }).token);

@@ -20,6 +20,7 @@ export interface PosStateStore {
  */
 export class PosJournal {
   private changed = new Map<string, PosStateRow>();
+  private deleted = new Map<string, { kind: PosStateKind; id: string }>();
   private scheduled = false;
   private lastWrite: Promise<void> = Promise.resolve();
 
@@ -27,7 +28,20 @@ export class PosJournal {
 
   note(kind: PosStateKind, id: string, data: PosMerchant | Terminal | PosTransaction): void {
     if (!this.store) return;
+    this.deleted.delete(`${kind}|${id}`);
     this.changed.set(`${kind}|${id}`, { kind, id, data: JSON.parse(JSON.stringify(data)) });
+    this.schedule();
+  }
+
+  /** A row gone (a transaction the provider lost: the control port's). */
+  forget(kind: PosStateKind, id: string): void {
+    if (!this.store) return;
+    this.changed.delete(`${kind}|${id}`);
+    this.deleted.set(`${kind}|${id}`, { kind, id });
+    this.schedule();
+  }
+
+  private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     queueMicrotask(() => this.flush());
@@ -42,12 +56,14 @@ export class PosJournal {
   private flush(): void {
     this.scheduled = false;
     const upserts = [...this.changed.values()];
+    const deletes = [...this.deleted.values()];
     this.changed = new Map();
+    this.deleted = new Map();
     const store = this.store;
-    if (!store || upserts.length === 0) return;
+    if (!store || upserts.length + deletes.length === 0) return;
     this.lastWrite = this.lastWrite
       .catch(() => undefined)
-      .then(() => store.write({ upserts, deletes: [] }));
+      .then(() => store.write({ upserts, deletes }));
     this.lastWrite.catch(() => undefined);
   }
 }

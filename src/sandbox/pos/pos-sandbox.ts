@@ -173,6 +173,28 @@ export class PosSandbox {
     return this.transactions.get(transactionId);
   }
 
+  /**
+   * The provider changes a decided transaction outside the merchant's integrations (its support
+   * corrects an amount, marks it failed) or loses it (`forget`); a string when there is none.
+   */
+  actOnTransaction(
+    transactionId: string,
+    change: { status?: 'CAPTURED' | 'FAILED'; amount?: number } | 'forget',
+  ): PosTransaction | string {
+    const tx = this.transactions.get(transactionId);
+    if (!tx) return `no transaction ${transactionId}`;
+    if (change === 'forget') {
+      this.transactions.delete(transactionId);
+      this.journal.forget('transaction', transactionId);
+      return tx;
+    }
+    if (!isFinal(tx.status)) return `transaction ${transactionId} is not decided`;
+    if (change.status) tx.status = change.status;
+    if (change.amount !== undefined) tx.amount = change.amount;
+    this.saveTransaction(tx);
+    return tx;
+  }
+
   /** The payer at the terminal acts on the payment it shows; a string when none is waiting. */
   payer(token: string, action: PayerAction): PosTransaction | string {
     const terminal = this.terminals.get(token);
