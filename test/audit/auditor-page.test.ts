@@ -298,4 +298,40 @@ describe("the auditor's web page", () => {
     console.log(`auditor page screenshot: ${screenshot}`);
     expect(browserErrors).toEqual([]);
   });
+
+  it("shows an open-banking drift with its consent's history and bank calls", async () => {
+    const tenant = await gateway.newTenantWithKey('app');
+    const { consentId } = await approvedConsent(gateway, tenant.key);
+    const [{ bank }] = (await gateway.dataSource.query(
+      'SELECT upstream_consent_id AS bank FROM consents WHERE id = $1',
+      [consentId],
+    )) as { bank: string }[];
+    // The bank forgets the consent, outside Portico: reconciliation flags it, portico-only.
+    const forgotten = await fetch(`${gateway.sandbox.scaUrl}/sandbox/consents/${bank}`, {
+      method: 'DELETE',
+    });
+    expect(forgotten.status).toBe(204);
+    const day = new Date().toISOString().slice(0, 10);
+    const run = await gateway.app
+      .get(ReconciliationService)
+      .run(
+        { tenantId: tenant.tenantId, capability: 'open-banking', from: day, to: day },
+        'on-demand',
+      );
+    expect(run?.counts).toMatchObject({ 'portico-only': 1, adopted: 0 });
+    await page.locator('#tenant').fill(tenant.tenantId);
+    await page.locator('#kind').selectOption('reconciliation:drifts');
+    await page.locator('#search button').click();
+    const driftRow = page.locator('#results tbody tr', { hasText: bank });
+    await driftRow.waitFor();
+    await driftRow.click();
+    await page.locator('#detail-title', { hasText: `Drift portico-only ${bank}` }).waitFor();
+    await page.locator('#timeline li').first().waitFor();
+    await expect(page.locator('#timeline li strong').allInnerTexts()).resolves.toEqual([
+      'new → creating',
+      'creating → received',
+      'received → valid',
+      'getConsentStatus: upstream:CONSENT_UNKNOWN (bank 403)',
+    ]);
+  });
 });

@@ -250,11 +250,14 @@ export const AUDITOR_PAGE_JS = `'use strict';
 
   /** A drift: both sides' values, and the history of Portico's row of it. */
   async function showDrift(drift) {
-    const row = drift.porticoId ? await api('/v1/audit/card-resources/' + encodeURIComponent(drift.porticoId)) : undefined;
+    // An open-banking drift's row is a consent's or a payment's; every other one is a card resource.
+    const bank = drift.capability === 'open-banking';
+    const source = bank ? sourceOf(drift.kind === 'consent' ? 'consents' : 'payments') : { path: '/v1/audit/card-resources', card: true };
+    const row = drift.porticoId ? await api(source.path + '/' + encodeURIComponent(drift.porticoId)) : undefined;
     showDetail('Drift ' + drift.class + ' ' + (drift.token || drift.porticoId), {
       Tenant: tenantOf(drift.tenantId), 'Tenant id': drift.tenantId, Class: drift.class, Kind: KIND_NAMES[drift.kind] || drift.kind, "Provider's id": drift.token || '-', "Portico's id": drift.porticoId || '-',
       "Portico's values": valuesText(drift.portico), "Provider's values": valuesText(drift.provider), Detected: drift.detectedAt, Run: drift.runId,
-    }, row ? timelineOf(row, true) : []);
+    }, row ? timelineOf(row, !bank) : []);
   }
 
   if (key) enter().catch(() => { sessionStorage.removeItem('portico-auditor-key'); key = null; });
