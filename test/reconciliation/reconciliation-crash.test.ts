@@ -127,7 +127,7 @@ describe('reconciliation: kill -9 in the middle of a run', () => {
     await start();
     await until(async () => {
       const done = await query(
-        "SELECT 1 FROM reconciliation_runs WHERE trigger = 'recent' AND status = 'succeeded'",
+        "SELECT 1 FROM reconciliation_runs WHERE capability = 'card' AND trigger = 'recent' AND status = 'succeeded'",
       );
       return done.length > 0;
     }, 90_000);
@@ -138,7 +138,7 @@ describe('reconciliation: kill -9 in the middle of a run', () => {
     expect(rows).toHaveLength(PAYMENTS);
     expect(rows.every((row) => row.n === '1' && row.status === 'Captured')).toBe(true);
     const runs = await query<{ status: string }>(
-      "SELECT status FROM reconciliation_runs WHERE trigger = 'recent' ORDER BY started_at",
+      "SELECT status FROM reconciliation_runs WHERE capability = 'card' AND trigger = 'recent' ORDER BY started_at",
     );
     expect(runs.map((run) => run.status)).toContain('interrupted');
   }, 240_000);
