@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { bankDoesNotKnow, CONSENTS } from '../open-banking/consents/consents.service.js';
-import type { Consent } from '../open-banking/consents/consent.entity.js';
+import { FINAL_CONSENT_STATUSES, type Consent } from '../open-banking/consents/consent.entity.js';
 import { canonicalPaymentProduct } from '../open-banking/payments/dto/payment.dto.js';
 import type { Payment } from '../open-banking/payments/payment.entity.js';
 import { PAYMENTS } from '../open-banking/payments/payments.service.js';
@@ -23,14 +23,7 @@ const aheadOf =
 
 /** Berlin Group's consent statuses on the way to `valid`; the others are final. */
 const CONSENT_RANK = { received: 0, partiallyAuthorised: 1, valid: 2 };
-const CONSENT_FINAL = [
-  'failed',
-  'forgottenByBank',
-  'rejected',
-  'revokedByPsu',
-  'expired',
-  'terminatedByTpp',
-];
+const CONSENT_FINAL: readonly string[] = FINAL_CONSENT_STATUSES;
 
 /** Berlin Group's transaction statuses on the way to the creditor's account; the others are final. */
 const PAYMENT_RANK = { RCVD: 0, PDNG: 1, PATC: 1, ACTC: 2, ACCP: 3, ACFC: 3, ACWC: 4, ACSP: 4 };

@@ -26,6 +26,16 @@ export const CONSENT_STATUSES = [
 ] as const;
 export type ConsentStatus = (typeof CONSENT_STATUSES)[number];
 
+/** The statuses a consent never leaves. */
+export const FINAL_CONSENT_STATUSES: readonly ConsentStatus[] = [
+  'failed',
+  'forgottenByBank',
+  'rejected',
+  'revokedByPsu',
+  'expired',
+  'terminatedByTpp',
+];
+
 type Schemas = components['schemas'];
 
 /** What a consent covers, as asked and as the bank granted it: AccountAccess (ais), or one account (cof). */

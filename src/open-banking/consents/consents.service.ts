@@ -19,20 +19,14 @@ import {
   type ConsentAccess,
   type ConsentAccount,
   type ConsentKind,
+  FINAL_CONSENT_STATUSES,
   type ConsentStatus,
 } from './consent.entity.js';
 import { ConsentsRepository } from './consents.repository.js';
 import type { CreateCofConsentRequest, CreateConsentRequest } from './dto/consent.dto.js';
 import { isUuid } from '#src/shared/uuid.js';
 
-const FINAL: readonly ConsentStatus[] = [
-  'failed',
-  'forgottenByBank',
-  'rejected',
-  'revokedByPsu',
-  'expired',
-  'terminatedByTpp',
-];
+const FINAL = FINAL_CONSENT_STATUSES;
 const todayUtc = () => new Date().toISOString().slice(0, 10);
 
 /** Where the app reads a consent. */
