@@ -324,6 +324,7 @@ describe("the auditor's web page", () => {
     await page.locator('#search button').click();
     const driftRow = page.locator('#results tbody tr', { hasText: bank });
     await driftRow.waitFor();
+    await expect(driftRow.innerText()).resolves.toContain('Drift of a consent');
     await driftRow.click();
     await page.locator('#detail-title', { hasText: `Drift portico-only ${bank}` }).waitFor();
     await page.locator('#timeline li').first().waitFor();

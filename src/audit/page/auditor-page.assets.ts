@@ -161,7 +161,7 @@ export const AUDITOR_PAGE_JS = `'use strict';
     if (kind === 'consents') return { path: '/v1/audit/consents', query: {}, row: (i) => ({ id: i.consentId, shown: i.consentId, detail: i.brandId, amount: '' }) };
     if (kind === 'payments') return { path: '/v1/audit/payments', query: {}, row: (i) => ({ id: i.paymentId, shown: i.paymentId, detail: i.brandId, amount: paymentAmount(i) }) };
     if (kind === 'reconciliation:runs') return { path: '/v1/audit/reconciliation/runs', query: {}, row: (i) => ({ id: i.id, at: i.startedAt, shown: i.capability + ' ' + i.from + (i.to === i.from ? '' : ' to ' + i.to), detail: 'Run, ' + i.trigger, status: i.status, amount: driftsOf(i) }), open: showRun };
-    if (kind === 'reconciliation:drifts') return { path: '/v1/audit/reconciliation/drifts', query: {}, statusFilter: 'class', row: (i) => ({ id: i.id, at: i.detectedAt, shown: i.token || i.porticoId || '', detail: 'Drift of a ' + (KIND_NAMES[i.kind] || i.kind).toLowerCase(), status: i.class, amount: '' }), open: showDrift };
+    if (kind === 'reconciliation:drifts') return { path: '/v1/audit/reconciliation/drifts', query: {}, statusFilter: 'class', row: (i) => ({ id: i.id, at: i.detectedAt, shown: i.token || i.porticoId || '', detail: 'Drift of a ' + (i.capability === 'open-banking' ? (i.kind === 'payment' ? 'Payment initiation' : 'Consent') : KIND_NAMES[i.kind] || i.kind).toLowerCase(), status: i.class, amount: '' }), open: showDrift };
     const cardKind = kind.slice('card:'.length);
     return { path: '/v1/audit/card-resources', query: { kind: cardKind }, card: true, row: (i) => ({ id: i.id, shown: i.token || i.id, detail: KIND_NAMES[i.kind] || i.kind, amount: euros(i.amount) }) };
   }
