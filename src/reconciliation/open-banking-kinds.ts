@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { bankDoesNotKnow, CONSENTS } from '../open-banking/consents/consents.service.js';
 import { FINAL_CONSENT_STATUSES, type Consent } from '../open-banking/consents/consent.entity.js';
 import { canonicalPaymentProduct } from '../open-banking/payments/dto/payment.dto.js';
@@ -53,9 +54,17 @@ const amountOf = (payment: { instructedAmount?: { amount?: unknown; currency?: u
 @Injectable()
 export class OpenBankingKinds {
   constructor(
-    private readonly bank: OpenBankingClient,
+    private readonly modules: ModuleRef,
     private readonly ledger: ProviderLedger,
   ) {}
+
+  /**
+   * The bank's client, found when a run needs it: the gateway loads the open-banking upstream; the CLI,
+   * which has no bank address in sandbox mode, does not, and only its open-banking runs fail.
+   */
+  private get bank(): OpenBankingClient {
+    return this.modules.get(OpenBankingClient, { strict: false });
+  }
 
   /** Reads at the bank through the run (its rate, its deadline), written ahead in the access log. */
   private async read<T>(

@@ -8,7 +8,6 @@ import { ByIdReconciler } from './by-id-reconciler.js';
 import { OpenBankingKinds } from './open-banking-kinds.js';
 import { PosKinds } from './pos-kinds.js';
 import { PosModule } from '../pos/pos.module.js';
-import { OpenBankingUpstreamModule } from '../upstreams/open-banking/open-banking-upstream.module.js';
 import { ReconciliationRuns } from './reconciliation-runs.service.js';
 import { ReconciliationController } from './reconciliation.controller.js';
 import { RECONCILIATION_ENTITIES } from './reconciliation.entities.js';
@@ -25,7 +24,6 @@ import { ReconciliationService } from './reconciliation.service.js';
     TypeOrmModule.forFeature(RECONCILIATION_ENTITIES),
     ProviderLedgerModule,
     CardModule,
-    OpenBankingUpstreamModule,
     PosModule,
     WebhookOutboxModule,
   ],

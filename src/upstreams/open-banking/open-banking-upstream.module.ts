@@ -11,6 +11,7 @@ import { requestIdHeader, UpstreamTransport } from '../http/upstream-transport.j
 import { upstreamReadinessCheck } from '../http/upstream-readiness.js';
 import { ReadinessRegistry } from '#src/platform/health/readiness-registry.js';
 import { CertificateStatusService } from './qwac/certificate-status.service.js';
+import { CertificatesModule } from './qwac/certificates.module.js';
 import { certificateCheck } from './qwac/certificate-readiness.js';
 import { parseTppMessages } from './berlin-group-errors.js';
 import { OpenBankingClient } from './open-banking.client.js';
@@ -19,8 +20,12 @@ import { ClientCredentials } from './qwac/client-credentials.js';
 
 export const OPEN_BANKING_TRANSPORT = Symbol('OPEN_BANKING_TRANSPORT');
 
-/** The open-banking upstream: its mTLS transport with the QWAC, its contract and its typed client. */
+/**
+ * The open-banking upstream: its mTLS transport with the QWAC, its contract and its typed client. It
+ * imports the QWAC's module itself, so that whatever loads it (the gateway, the CLI's reconcile) has it.
+ */
 @Module({
+  imports: [CertificatesModule],
   providers: [
     {
       provide: OPEN_BANKING_TRANSPORT,
