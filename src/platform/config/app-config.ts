@@ -704,6 +704,7 @@ export const VARIABLE_GROUPS: { title: string; about?: string; names: VariableNa
     names: [
       'RECONCILIATION_INTERVAL_MS',
       'RECONCILIATION_RECENT_DAYS',
+      'RECONCILIATION_FINAL_SAMPLE',
       'RECONCILIATION_REQUESTS_PER_SECOND',
       'RECONCILIATION_LEASE_MS',
     ],
