@@ -26,9 +26,15 @@ interface TableStats {
 }
 
 async function statsOf(dataSource: DataSource): Promise<Map<string, TableStats>> {
+  // A table partitioned by month (the access log, the chain) is vacuumed in its partitions: its
+  // latest vacuum is theirs.
   const rows = (await dataSource.query(
-    `SELECT relname, last_analyze, last_vacuum FROM pg_stat_user_tables
-      WHERE schemaname = current_schema() AND relname = ANY($1::text[])`,
+    `SELECT p.relname, max(s.last_analyze) AS last_analyze, max(s.last_vacuum) AS last_vacuum
+       FROM pg_class p
+       LEFT JOIN pg_inherits i ON i.inhparent = p.oid
+       JOIN pg_stat_user_tables s ON s.relid = p.oid OR s.relid = i.inhrelid
+      WHERE p.relnamespace = current_schema()::regnamespace AND p.relname = ANY($1::text[])
+      GROUP BY p.relname`,
     [HOT_TABLES],
   )) as TableStats[];
   return new Map(rows.map((row) => [row.relname, row]));
