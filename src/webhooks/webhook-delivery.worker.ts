@@ -203,7 +203,7 @@ export class WebhookDeliveryWorker implements OnModuleInit, OnApplicationShutdow
     const owned = await this.deliveries.transaction(async (manager) => {
       // The endpoint first, as a claim locks it: a claim that leased before this attempt's end is dated
       // before it (finished_at is taken after the lock), and a later one sees the endpoint's new state.
-      await this.health.lock(manager, claimed.endpointId);
+      const failures = await this.health.lock(manager, claimed.endpointId);
       await this.deliveries.finishAttempt(manager, claimed.deliveryId, claimed.attempt, {
         outcome,
         responseStatus: result.status ?? null,
@@ -219,7 +219,7 @@ export class WebhookDeliveryWorker implements OnModuleInit, OnApplicationShutdow
       );
       if (!settled) return false;
       if (delivered) await this.health.delivered(manager, claimed.endpointId);
-      else await this.health.failed(manager, claimed.endpointId, result);
+      else await this.health.failed(manager, claimed.endpointId, failures, result);
       return true;
     });
     const fields = {

@@ -24,22 +24,26 @@ export class WebhookEndpointHealth {
     private readonly endpoints: WebhookEndpointsRepository,
   ) {}
 
-  /** Locks the endpoint's health for the caller's transaction (an attempt's end; claims lock it too). */
-  async lock(manager: EntityManager, endpointId: string): Promise<void> {
-    await this.endpoints.lockFailures(manager, endpointId);
+  /**
+   * Locks the endpoint's health for the caller's transaction (an attempt's end; claims lock it too) and
+   * answers its failures in a row, for `failed` (undefined: no such endpoint).
+   */
+  lock(manager: EntityManager, endpointId: string): Promise<number | undefined> {
+    return this.endpoints.lockFailures(manager, endpointId);
   }
 
   async delivered(manager: EntityManager, endpointId: string): Promise<void> {
     await this.endpoints.clearFailures(manager, endpointId);
   }
 
+  /** Counts a failure of the endpoint, whose `current` failures its `lock` answered in this transaction. */
   async failed(
     manager: EntityManager,
     endpointId: string,
+    current: number | undefined,
     result: Pick<SendResult, 'retryAfterMs'>,
   ): Promise<void> {
     const { retryScheduleMs, jitterPercent, pauseAfterMs } = this.config.webhooks;
-    const current = await this.endpoints.lockFailures(manager, endpointId);
     if (current === undefined) return;
     const failures = current + 1;
     const delayMs = nextAttemptDelayMs(failures, result, retryScheduleMs, jitterPercent);
