@@ -265,6 +265,8 @@ async function main(): Promise<number> {
       http,
       replicas,
       kills: faultLog.kills,
+      clockMovedAt: faultLog.faults.find((fault) => fault.what.startsWith('sandbox clock moved'))
+        ?.at,
     });
     const results = checkAll(snapshot);
     printRequests(http);

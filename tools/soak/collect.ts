@@ -1,6 +1,7 @@
 // Gathers what the invariants check, after the settling period: the database's rows, the provider's
 // record (the sandbox's state, read in this process), the receivers' arrivals, the soak's own tallies.
 import { spawnSync } from 'node:child_process';
+import pg from 'pg';
 import type { RunningSandbox } from '#src/sandbox/sandbox.js';
 import { STATUS_CHANGE_EVENTS } from '#src/webhooks/webhook-event-types.js';
 import type { SubjectKind } from '#src/audit/trail/status-change.entity.js';
@@ -17,6 +18,8 @@ const LOCAL_STATUSES = new Set(['creating', 'unknown', 'failed']);
 
 /** The longest a call without a deadline of its own stays in flight (the soak's longest read deadline, with room). */
 const IN_FLIGHT_MS = 20_000;
+/** The longest the soak waits for an event written just before its snapshot to arrive. */
+const DELIVERY_WAIT_MS = 60_000;
 
 export interface CollectInput {
   url: string;
@@ -27,6 +30,8 @@ export interface CollectInput {
   http: SoakHttp;
   replicas: Replica[];
   kills: Kill[];
+  /** When the soak moved the provider's clock ahead (real time), if it did. */
+  clockMovedAt?: number;
 }
 
 type Book = ReturnType<RunningSandbox['card']['merchantBook']>;
@@ -48,7 +53,7 @@ type ProviderView = { status: string; amount: number | null } | undefined;
  */
 const PROVIDER_VIEW: Record<
   string,
-  (sandbox: RunningSandbox, book: Book, token: string) => ProviderView
+  (sandbox: RunningSandbox, book: Book, token: string, at: SnapshotClock) => ProviderView
 > = {
   payment: (_, book, token) => pick(book?.payments.get(token)),
   refund: (_, book, token) => pick(book?.refunds.get(token)),
@@ -61,14 +66,9 @@ const PROVIDER_VIEW: Record<
   },
   pos_void: (sandbox, _, token) => pick(sandbox.pos.transaction(token)),
   notification: (_, book, token) => pick(book?.notifications.get(token)),
-  // The soak moves the provider's clock two hours ahead; Portico expires a session on its own clock (its
-  // lifetime from creation). A session expired at the provider only on the moved clock (its expiry
-  // still ahead in real time) is the open session Portico holds until then.
-  iris_session: (_, book, token) => {
+  iris_session: (_, book, token, at) => {
     const session = book?.irisSessions.get(token);
-    if (!session) return undefined;
-    const movedOnly = session.status === 'expired' && Date.parse(session.expires) > Date.now();
-    return { status: movedOnly ? 'created' : session.status, amount: session.amount };
+    return session && { status: providerIrisStatus(session, at), amount: session.amount };
   },
   seller: (_, book, token) => {
     const seller = book?.sellers.get(token);
@@ -104,14 +104,101 @@ const PROVIDER_VIEW: Record<
   },
 };
 
+/** The moment both sides are compared at, and how the provider's clock stood against the real one. */
+export interface SnapshotClock {
+  /** The database snapshot's time (real clock). */
+  at: number;
+  /** How far the provider's clock is ahead of the real one now (0 when it was never moved). */
+  providerOffsetMs: number;
+  /** When the provider's clock was moved ahead (real time); a record dated after it was made on the moved clock. */
+  movedAt?: number;
+}
+
+const OPEN_IRIS = new Set(['created', 'initiated']);
+
+/**
+ * An IRIS session as the provider answers it at the snapshot's moment. The sandbox expires an open
+ * session only when something touches it, so an untouched one is expired here once its lifetime passed.
+ * Its lifetime is judged on the real clock: the soak moved the provider's clock two hours ahead, which
+ * expires at the provider every session made before the move, while Portico (on its own clock) keeps
+ * it open until its 15 minutes pass; such a session is the open session Portico holds until then.
+ */
+export function providerIrisStatus(
+  session: { status: string; created: string; expires: string },
+  clock: SnapshotClock,
+): string {
+  const madeOnMovedClock =
+    clock.movedAt !== undefined && Date.parse(session.created) > clock.movedAt;
+  const expiresReal = Date.parse(session.expires) - (madeOnMovedClock ? clock.providerOffsetMs : 0);
+  const open = OPEN_IRIS.has(session.status) || session.status === 'expired';
+  if (!open) return session.status;
+  if (clock.at >= expiresReal) return 'expired';
+  return session.status === 'expired' ? 'created' : session.status;
+}
+
+/** An IRIS session as Portico answers it at the snapshot's moment: an open one past its lifetime reads expired. */
+export function porticoIrisStatus(
+  row: { status: string; expiresAt: string | null },
+  clock: SnapshotClock,
+): string {
+  return OPEN_IRIS.has(row.status) && row.expiresAt && clock.at >= Date.parse(row.expiresAt)
+    ? 'expired'
+    : row.status;
+}
+
+/** `${kind}/${tenant}` -> the ids of the events each receiver got. */
+function receivedEvents(receivers: Receiver[]): Map<string, Set<string>> {
+  const received = new Map<string, Set<string>>();
+  for (const receiver of receivers)
+    for (const [tenant, arrivals] of receiver.arrivals)
+      received.set(
+        `${receiver.kind}/${tenant}`,
+        new Set(arrivals.map((arrival) => arrival.eventId)),
+      );
+  return received;
+}
+
+function deliveredEverywhere(
+  eventId: string,
+  eventTenant: Map<string, string>,
+  received: Map<string, Set<string>>,
+): boolean {
+  const tenant = eventTenant.get(eventId);
+  return ['healthy', 'flaky'].every((kind) => received.get(`${kind}/${tenant}`)?.has(eventId));
+}
+
+/** One REPEATABLE READ transaction: every read sees the database as it stood at `at`. */
+class DatabaseSnapshot {
+  private constructor(
+    private readonly client: pg.Client,
+    readonly at: number,
+  ) {}
+
+  static async open(url: string): Promise<DatabaseSnapshot> {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    // The snapshot is taken by the transaction's first statement: this one.
+    const [{ at }] = (await client.query<{ at: Date }>('SELECT clock_timestamp() AS at')).rows;
+    return new DatabaseSnapshot(client, at.getTime());
+  }
+
+  async query<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+    return (await this.client.query(sql, params)).rows as T[];
+  }
+
+  async close(): Promise<void> {
+    await this.client.query('ROLLBACK').catch(() => undefined);
+    await this.client.end();
+  }
+}
+
 function pick(record: { status: string; amount: number } | undefined): ProviderView {
   return record && { status: record.status, amount: record.amount };
 }
 
 export async function collect(input: CollectInput): Promise<Snapshot> {
-  const { url, sandbox } = input;
-  const tenantIds = input.tenants.map((tenant) => tenant.id);
-  const slugOf = new Map(input.tenants.map((tenant) => [tenant.id, tenant.slug]));
+  const { url } = input;
 
   const verify = spawnSync(
     process.execPath,
@@ -166,21 +253,43 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
     );
   }
 
-  const doubtful = await query<{
+  // Everything below is read in one snapshot of the database (the replicas' background jobs go on
+  // expiring sessions and writing events while the soak collects), and the provider's records are
+  // judged at the snapshot's moment.
+  const snapshot = await DatabaseSnapshot.open(url);
+  try {
+    return await collectSnapshot(input, snapshot, chain, sentRows);
+  } finally {
+    await snapshot.close();
+  }
+}
+
+async function collectSnapshot(
+  input: CollectInput,
+  snapshot: DatabaseSnapshot,
+  chain: Snapshot['chain'],
+  sentRows: Snapshot['sentRows'],
+): Promise<Snapshot> {
+  const { sandbox } = input;
+  const tenantIds = input.tenants.map((tenant) => tenant.id);
+  const slugOf = new Map(input.tenants.map((tenant) => [tenant.id, tenant.slug]));
+  const clock: SnapshotClock = {
+    at: snapshot.at,
+    providerOffsetMs: Math.max(0, sandbox.card.now().getTime() - Date.now()),
+    movedAt: input.clockMovedAt,
+  };
+  const doubtful = await snapshot.query<{
     table: string;
     id: string;
     status: string;
     upstream: string | null;
     remittance: string | null;
-  }>(
-    url,
-    `SELECT 'consents' AS table, id, status, upstream_consent_id AS upstream, NULL AS remittance
+  }>(`SELECT 'consents' AS table, id, status, upstream_consent_id AS upstream, NULL AS remittance
        FROM consents WHERE status IN ('creating', 'unknown')
      UNION ALL SELECT 'payments', id, status, upstream_payment_id,
             details->>'remittanceInformationUnstructured' FROM payments WHERE status IN ('creating', 'unknown')
      UNION ALL SELECT 'provider_resources ' || kind, id, status, token, NULL FROM provider_resources
-       WHERE status IN ('creating', 'unknown')`,
-  );
+       WHERE status IN ('creating', 'unknown')`);
   // The bank's payments by their (unique) remittance: the soak reads the sandbox's own state.
   const bankPayments = new Map<string, string>();
   const bankState = (
@@ -210,29 +319,33 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
 
   const records: RecordPair[] = [];
   const merchantOf = new Map(input.tenants.map((tenant) => [tenant.id, tenant.merchantId]));
-  const resources = await query<{
+  const resources = await snapshot.query<{
     id: string;
     tenant_id: string;
     kind: string;
     token: string | null;
     status: string;
     amount: number | null;
+    expires_at: string | null;
   }>(
-    url,
-    `SELECT id, tenant_id, kind, token, status, amount FROM provider_resources
+    `SELECT id, tenant_id, kind, token, status, amount, data->>'expires_at' AS expires_at FROM provider_resources
       WHERE tenant_id = ANY($1) AND kind = ANY($2)
         AND token IS NOT NULL AND status NOT IN ('creating', 'unknown', 'failed')`,
     [tenantIds, Object.keys(PROVIDER_VIEW)],
   );
   for (const row of resources) {
     const book = sandbox.card.merchantBook(merchantOf.get(row.tenant_id) ?? '');
-    const provider = PROVIDER_VIEW[row.kind]?.(sandbox, book, row.token!);
+    const provider = PROVIDER_VIEW[row.kind]?.(sandbox, book, row.token!, clock);
     const seen = OBSERVABLE[row.kind] ?? ((status: string) => status);
+    const status =
+      row.kind === 'iris_session'
+        ? porticoIrisStatus({ status: row.status, expiresAt: row.expires_at }, clock)
+        : row.status;
     records.push({
       kind: row.kind,
       id: row.token!,
       portico: {
-        status: seen(row.status),
+        status: seen(status),
         amount: row.amount === null ? null : Number(row.amount),
       },
       provider: provider && { ...provider, status: seen(provider.status) },
@@ -247,14 +360,13 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
       body: undefined,
       tppId: TPP_ID,
     });
-  for (const consent of await query<{
+  for (const consent of await snapshot.query<{
     id: string;
     kind: string;
     brand_id: string;
     upstream_consent_id: string | null;
     status: string;
   }>(
-    url,
     `SELECT id, kind, brand_id, upstream_consent_id, status FROM consents WHERE tenant_id = ANY($1)`,
     [tenantIds],
   )) {
@@ -271,14 +383,13 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
       provider: answer.status === 200 && status ? { status, amount: null } : undefined,
     });
   }
-  for (const payment of await query<{
+  for (const payment of await snapshot.query<{
     id: string;
     brand_id: string;
     payment_product: string;
     upstream_payment_id: string | null;
     status: string;
   }>(
-    url,
     `SELECT id, brand_id, payment_product, upstream_payment_id, status FROM payments WHERE tenant_id = ANY($1)`,
     [tenantIds],
   )) {
@@ -301,21 +412,19 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
     .filter(([, event]) => event)
     .map(([kind]) => kind as SubjectKind);
   const transitions = (
-    await query<{ subject_id: string; from_status: string; to_status: string }>(
-      url,
+    await snapshot.query<{ subject_id: string; from_status: string; to_status: string }>(
       `SELECT subject_id, from_status, to_status FROM status_changes
         WHERE tenant_id = ANY($1) AND subject_kind = ANY($2) AND from_status IS NOT NULL`,
       [tenantIds, eventful],
     )
   ).map((row) => ({ subjectId: row.subject_id, from: row.from_status, to: row.to_status }));
-  const eventRows = await query<{
+  const eventRows = await snapshot.query<{
     id: string;
     tenant_id: string;
     resource_id: string;
     body: string;
     created_at: Date;
   }>(
-    url,
     `SELECT id, tenant_id, resource_id, body, created_at FROM webhook_events
       WHERE tenant_id = ANY($1) AND type LIKE '%.status_changed'`,
     [tenantIds],
@@ -334,11 +443,13 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
     };
   });
 
-  const endpointRows = await query<{ id: string; removed_at: Date | null; paused_at: Date | null }>(
-    url,
-    `SELECT id, removed_at, paused_at FROM webhook_endpoints WHERE id = ANY($1)`,
-    [input.endpoints.map((endpoint) => endpoint.id)],
-  );
+  const endpointRows = await snapshot.query<{
+    id: string;
+    removed_at: Date | null;
+    paused_at: Date | null;
+  }>(`SELECT id, removed_at, paused_at FROM webhook_endpoints WHERE id = ANY($1)`, [
+    input.endpoints.map((endpoint) => endpoint.id),
+  ]);
   const endpoints: EndpointRow[] = input.endpoints.map((endpoint) => {
     const row = endpointRows.find((candidate) => candidate.id === endpoint.id);
     return {
@@ -348,8 +459,7 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
     };
   });
   const attemptsAfterStop = (
-    await query<{ endpoint_id: string; started_at: Date }>(
-      url,
+    await snapshot.query<{ endpoint_id: string; started_at: Date }>(
       `SELECT a.endpoint_id, a.started_at FROM webhook_attempts a JOIN webhook_endpoints e ON e.id = a.endpoint_id
         WHERE e.id = ANY($1)
           AND ((e.paused_at IS NOT NULL AND a.started_at > e.paused_at)
@@ -359,7 +469,7 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
   ).map((row) => ({ endpointId: row.endpoint_id, startedAt: row.started_at.getTime() }));
   // Where each delivery to a healthy endpoint stands: named beside an event that never arrived.
   const deliveryNotes = new Map<string, string>();
-  for (const row of await query<{
+  for (const row of await snapshot.query<{
     event_id: string;
     endpoint_id: string;
     status: string;
@@ -367,7 +477,6 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
     attempts: string;
     last_status: number | null;
   }>(
-    url,
     `SELECT d.event_id, d.endpoint_id, d.status, d.next_attempt_at,
             (SELECT count(*) FROM webhook_attempts a WHERE a.delivery_id = d.id) AS attempts,
             (SELECT a.response_status FROM webhook_attempts a WHERE a.delivery_id = d.id
@@ -379,13 +488,17 @@ export async function collect(input: CollectInput): Promise<Snapshot> {
       `${row.event_id}/${row.endpoint_id}`,
       `delivery ${row.status}, ${row.attempts} attempts (last ${row.last_status ?? '-'}), next ${row.next_attempt_at?.toISOString().slice(11, 19) ?? '-'}`,
     );
-  const received = new Map<string, Set<string>>();
-  for (const receiver of input.receivers)
-    for (const [tenant, arrivals] of receiver.arrivals)
-      received.set(
-        `${receiver.kind}/${tenant}`,
-        new Set(arrivals.map((arrival) => arrival.eventId)),
-      );
+  // An event written just before the snapshot may still be on its way: its delivery is waited for
+  // (up to DELIVERY_WAIT_MS) before an event not received counts.
+  const owed = events.filter((event) => eventTenant.has(event.id));
+  let received = receivedEvents(input.receivers);
+  for (
+    const until = Date.now() + DELIVERY_WAIT_MS;
+    Date.now() < until &&
+    owed.some((event) => !deliveredEverywhere(event.id, eventTenant, received));
+    received = receivedEvents(input.receivers)
+  )
+    await new Promise((done) => setTimeout(done, 1_000));
 
   return {
     chain,
