@@ -51,6 +51,10 @@ export const PROVIDER_RESOURCE_KINDS = Object.keys(
 @Entity({ name: 'provider_resources' })
 @Index(['tenantId', 'kind', 'createdAt'])
 @Index(['tenantId', 'token'], { unique: true, where: 'token IS NOT NULL' })
+// A provider id's row whoever's it is (`owned`: another tenant's is 404), and a row by its parent
+// (an IRIS session's callback, a refund's or a void's original): every read by id, without a scan.
+@Index(['token', 'kind'], { where: 'token IS NOT NULL' })
+@Index(['kind', 'parentToken'], { where: 'parent_token IS NOT NULL' })
 // The provider sync's look for pending rows that are due.
 @Index(['kind', 'status', 'nextSyncAt'])
 // A failed payment leaves its merchant_ref free (the provider made no payment), as the provider does.

@@ -22,6 +22,7 @@ import { EventSequence1795864454094 } from './1795864454094-EventSequence.js';
 import { Reconciliation1795865637860 } from './1795865637860-Reconciliation.js';
 import { AuditVerifications1795876372140 } from './1795876372140-AuditVerifications.js';
 import { PartitionedTrail1795877524438 } from './1795877524438-PartitionedTrail.js';
+import { ProviderIdLookups1795888419496 } from './1795888419496-ProviderIdLookups.js';
 
 export const MIGRATIONS = [
   Initial1795216535010,
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   Reconciliation1795865637860,
   AuditVerifications1795876372140,
   PartitionedTrail1795877524438,
+  ProviderIdLookups1795888419496,
 ];
