@@ -1012,6 +1012,7 @@ export interface components {
             expiration_year: components["schemas"]["ExpirationYear"];
             holder_name: components["schemas"]["HolderName"];
         };
+        /** @description A card of a customer, given as the card arguments (cvv not needed) or as a card `token`, exactly one of them. */
         CreateCustomerCardForm: {
             card_number?: components["schemas"]["CardNumber"];
             cvv?: components["schemas"]["Cvv"];
@@ -1023,6 +1024,7 @@ export interface components {
             /** @description An unused unexpired card token (`ctn_`). */
             token?: string;
         };
+        /** @description A customer with one card, given as the card arguments (cvv not needed) or as a card `token`, exactly one of them. */
         CreateCustomerForm: {
             card_number?: components["schemas"]["CardNumber"];
             cvv?: components["schemas"]["Cvv"];
@@ -1080,7 +1082,7 @@ export interface components {
         };
         /** @description A payment as the seed describes it (amount required); what the gateway sends. */
         CreatePaymentForm: WithRequired<components["schemas"]["CreatePaymentRequest"], "amount">;
-        /** @description A payment as the provider takes it: the seed's form, whose amount may be left out when `token` is a card token bound to an amount (the provider's public clients charge such a token with `token` alone). */
+        /** @description A payment as the provider takes it: the seed's form, whose amount may be left out when `token` is a card token bound to an amount (the provider's public clients charge such a token with `token` alone). Exactly one source: the card arguments or `token` (a card token, a customer or a bank-payment source). */
         CreatePaymentRequest: {
             amount?: components["schemas"]["Amount"];
             /** @description A branch of the merchant (`brc_`). */

@@ -2506,6 +2506,7 @@ export interface components {
             expirationYear: components["schemas"]["CardExpirationYear"];
             holderName: components["schemas"]["CardHolderName"];
         };
+        /** @description A card of a customer, given as the card arguments (cvv not needed) or as a card `token`, exactly one of them. */
         CardCreateCustomerCardForm: {
             cardNumber?: components["schemas"]["CardCardNumber"];
             cvv?: components["schemas"]["CardCvv"];
@@ -2517,6 +2518,7 @@ export interface components {
             /** @description An unused unexpired card token (`ctn_`). */
             token?: string;
         };
+        /** @description A customer with one card, given as the card arguments (cvv not needed) or as a card `token`, exactly one of them. */
         CardCreateCustomerForm: {
             cardNumber?: components["schemas"]["CardCardNumber"];
             cvv?: components["schemas"]["CardCvv"];
@@ -2560,7 +2562,7 @@ export interface components {
         };
         /** @description A payment as the seed describes it (amount required); what the gateway sends. */
         CardCreatePaymentForm: WithRequired<components["schemas"]["CardCreatePaymentRequest"], "amount">;
-        /** @description A payment as the provider takes it: the seed's form, whose amount may be left out when `token` is a card token bound to an amount (the provider's public clients charge such a token with `token` alone). */
+        /** @description A payment as the provider takes it: the seed's form, whose amount may be left out when `token` is a card token bound to an amount (the provider's public clients charge such a token with `token` alone). Exactly one source: the card arguments or `token` (a card token, a customer or a bank-payment source). */
         CardCreatePaymentRequest: {
             amount?: components["schemas"]["CardAmount"];
             /** @description A branch of the merchant (`brc_`). */

@@ -96,6 +96,52 @@ describe("the provider's constraints, checked by the facade before calling it", 
     expect(await callsOf('tokenizeWebWallet')).toBe(2);
   });
 
+  it('refuses a card form with neither the card nor a token, or with both, naming the fields, without calling the provider', async () => {
+    const post = (url: string, payload: Record<string, unknown>) =>
+      sut.app.inject({ method: 'POST', url, headers: bearer(app.key), payload });
+    const card = {
+      cardNumber: '5217925525906273',
+      expirationYear: String(new Date().getUTCFullYear() + 2),
+      expirationMonth: '12',
+      holderName: 'Maria P',
+    };
+    const errorsOf = (reply: Awaited<ReturnType<typeof post>>) => {
+      expect(reply.statusCode).toBe(400);
+      const problem = reply.json<Problem>();
+      expect(problem.type).toBe('urn:portico:problem:validation-failed');
+      return problem.errors;
+    };
+    const neither = [
+      {
+        field: 'cardNumber',
+        reason: expect.stringMatching(
+          /required: give one of \(cardNumber, expirationYear.*\) or token$/,
+        ),
+      },
+      {
+        field: 'token',
+        reason: expect.stringMatching(/required: give one of \(cardNumber.*\) or token$/),
+      },
+    ];
+    expect(errorsOf(await post('/v1/card/customers', {}))).toEqual(neither);
+    expect(errorsOf(await post('/v1/card/customers', { fullName: 'No card' }))).toEqual(neither);
+    expect(errorsOf(await post('/v1/card/payments', { amount: 1000 }))).toEqual(neither);
+    expect(errorsOf(await post('/v1/card/customers', { ...card, token: 'ctn_x' }))).toEqual([
+      {
+        field: 'token',
+        reason: expect.stringMatching(/not allowed with \(cardNumber.*\): give one of them$/),
+      },
+    ]);
+    expect(await callsOf('createCustomer')).toBe(0);
+    expect(await callsOf('createPayment')).toBe(0);
+
+    const customer = await post('/v1/card/customers', card);
+    expect(customer.statusCode).toBe(201);
+    const id = customer.json<{ id: string }>().id;
+    expect(errorsOf(await post(`/v1/card/customers/${id}/cards`, {}))).toEqual(neither);
+    expect(await callsOf('createCustomerCard')).toBe(0);
+  });
+
   it('refuses an ERP pending list whose range is reversed before the call, and says why a terminal has no pending list', async () => {
     const tenant = await posTenant(sut);
     const [plain] = terminals(sut, tenant);

@@ -4,6 +4,7 @@ import type {
   OpenApiContract,
   Schema,
 } from '#src/shared/contracts/openapi-contract.js';
+import { oneSourceRuleOf, sourcesGiven } from '#src/shared/contracts/one-source.js';
 import { RFC3339_UTC_SCHEMA, toRfc3339Utc } from '../common/rfc3339.js';
 import { UpstreamSchemas } from './upstream-schema.decorator.js';
 
@@ -109,7 +110,38 @@ export class CamelCaseSchemas extends UpstreamSchemas {
           return { path, message };
         }),
     ];
+    if (problems.length === 0) problems.push(...this.sourceProblems(name, value, spelled));
     return { value, problems };
+  }
+
+  /**
+   * A form that takes exactly one source (`x-portico-one-source`) refused before the provider is
+   * called, naming the facade's fields: neither is required of each group's first field, both refuses
+   * the last group's.
+   */
+  private sourceProblems(
+    name: string,
+    value: unknown,
+    spelled: (part: string, top: boolean) => string,
+  ): FieldProblem[] {
+    const rule = oneSourceRuleOf(this.contract.schemas, this.contract.schemas[name]);
+    if (!rule || !value || typeof value !== 'object') return [];
+    const given = sourcesGiven(rule, value as Record<string, unknown>).length;
+    if (given === 1) return [];
+    const groups = rule.groups.map((group) => group.map((field) => spelled(field, true)));
+    const listed = groups.map((group) => (group.length > 1 ? `(${group.join(', ')})` : group[0]));
+    if (given === 0)
+      return groups.map((group) => ({
+        path: group[0],
+        message: `is required: give one of ${listed.join(' or ')}`,
+      }));
+    const last = groups[groups.length - 1];
+    return [
+      {
+        path: last[0],
+        message: `is not allowed with ${listed.filter((_, i) => i < groups.length - 1).join(' or ')}: give one of them`,
+      },
+    ];
   }
 
   /** The contract schemas the facade uses, renamed and with camelCase property names. */
