@@ -9,14 +9,10 @@ import {
   PrimaryGeneratedColumn,
   type Relation,
 } from 'typeorm';
+import { API_KEY_ROLES, type ApiKeyRole } from './api-key-roles.js';
 import { Tenant } from './tenant.entity.js';
 
-/**
- * `app` uses the facade; `auditor` reads every tenant's audit trail; `admin` manages its own tenant's keys;
- * `operator` runs the installation (tenants, any tenant's keys, auditor and operator keys, readiness details).
- */
-export const API_KEY_ROLES = ['app', 'auditor', 'admin', 'operator'] as const;
-export type ApiKeyRole = (typeof API_KEY_ROLES)[number];
+export { API_KEY_ROLES, type ApiKeyRole };
 
 /** An API key, stored only as the SHA-256 of the key; the key itself is shown once, at issue. */
 @Entity({ name: 'api_keys' })
