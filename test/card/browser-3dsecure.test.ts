@@ -122,9 +122,8 @@ describe('3-D Secure tokenisation in the browser, in Chromium', () => {
   it('challenge approved: the bank page is framed in the card page, the payer approves, then the token', async () => {
     const form = await enter('4000000000003220');
     const challenge = form.frameLocator('#challenge');
-    await expect(form.locator('#status').innerText()).resolves.toBe(
-      'Your bank asks you to confirm',
-    );
+    // The status changes when the provider's answer arrives: waited for, not read at once.
+    await form.locator('#status', { hasText: /^Your bank asks you to confirm$/ }).waitFor();
     await challenge.locator('#tds-card', { hasText: '3220' }).waitFor();
     await expect(page.locator('#token').innerText()).resolves.toBe('');
     await challenge.locator('#tds-approve').click();
