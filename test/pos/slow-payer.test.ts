@@ -147,22 +147,27 @@ function slowPayer(
   });
 }
 
-// With the sealer's defaults (every second, 2 s of grace) and the card/open-banking deadline of 20 s:
-// the sealer used to seal the held call's row after 22 s.
-slowPayer('POS payment: the payer approves after 23 s (real time, default sealer)', {
-  env: {
-    AUDIT_SEAL_INTERVAL_MS: '1000',
-    AUDIT_SEAL_GRACE_MS: '2000',
-    UPSTREAM_DEADLINE_MS: '20000',
-    UPSTREAM_POS_DEADLINE_MS: '200000',
+// With the sealer's defaults (every second, 2 s of grace): the sealer used to seal the held call's row
+// once the card/open-banking deadline and the grace had passed (22 s with the default deadline of 20 s).
+// The deadline is 2 s here, so that the payer acts after 10 s rather than 23 (the default deadline with
+// POS_SLOW_PAYER_REAL_TIME=1).
+const realTime = process.env.POS_SLOW_PAYER_REAL_TIME === '1';
+slowPayer(
+  `POS payment: the payer approves after ${realTime ? '23 s' : '10 s'}, past the read deadline and the sealer's grace (default sealer)`,
+  {
+    env: {
+      AUDIT_SEAL_INTERVAL_MS: '1000',
+      AUDIT_SEAL_GRACE_MS: '2000',
+      UPSTREAM_DEADLINE_MS: realTime ? '20000' : '2000',
+      UPSTREAM_POS_DEADLINE_MS: '200000',
+    },
+    payerMs: realTime ? 23_000 : 10_000,
   },
-  payerMs: 23_000,
-});
+);
 
 // 170 s of the 200 s POS deadline. Real time with POS_SLOW_PAYER_REAL_TIME=1 (about 3 minutes);
 // otherwise every duration is a tenth (sealer every 100 ms with 200 ms of grace, reads 2 s, POS
 // deadline 20 s, the provider's hold 18 s, the payer at 17 s): the sealer runs 170 passes meanwhile.
-const realTime = process.env.POS_SLOW_PAYER_REAL_TIME === '1';
 slowPayer(
   `POS payment: the payer approves after 170 s${realTime ? ' (real time)' : ' (a tenth of the time)'}`,
   realTime
