@@ -81,8 +81,8 @@ interface Stores {
  */
 export async function startSandbox(options: SandboxOptions): Promise<RunningSandbox> {
   ensureDevCertificates(options.certsDir);
-  const contract = new Psd2Contract();
-  const cardContract = new CardContract();
+  const contract = Psd2Contract.committed();
+  const cardContract = CardContract.committed();
   const stores: Stores = {};
   try {
     if (options.database) {
@@ -122,7 +122,7 @@ async function listen(
     now: options.now,
   });
   // One registry for both APIs: operationIds do not overlap, and the same controls reach both.
-  const posContract = new PosContract();
+  const posContract = PosContract.committed();
   const chaos = new Chaos([
     ...contract.operations.map((operation) => operation.operationId),
     ...cardContract.operations.map((operation) => operation.operationId),

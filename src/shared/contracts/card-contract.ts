@@ -20,6 +20,16 @@ export const UNSUPPORTED_PARAMETER = 80001;
  * the schema's types.
  */
 export class CardContract extends OpenApiContract {
+  private static committedOne?: CardContract;
+
+  /**
+   * The committed spec's contract, parsed and compiled once per process: it never changes, and a test
+   * run starts a sandbox for each of its gateways (about a second of parsing and schema compiling each).
+   */
+  static committed(): CardContract {
+    return (CardContract.committedOne ??= new CardContract());
+  }
+
   private readonly messages: Record<string, string>;
   /** The body properties of each operation, collected once (the contract never changes). */
   private readonly bodyPropertiesOf = new WeakMap<ContractOperation, Record<string, Schema>>();
