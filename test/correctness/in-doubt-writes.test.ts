@@ -13,7 +13,9 @@ describe('writes whose outcome is unknown', () => {
   let key: string;
   const calls = (operation: string) => gateway.sandbox.bank.control.calls()[operation] ?? 0;
   beforeAll(async () => {
-    gateway = await startTestGateway({ UPSTREAM_DEADLINE_MS: '600' });
+    // A deadline that every answer in time meets on a loaded machine (the mTLS call, the bank's work):
+    // only the delayed answer below passes it.
+    gateway = await startTestGateway({ UPSTREAM_DEADLINE_MS: '3000' });
     ({ key } = await gateway.newTenantWithKey('app'));
   });
   afterAll(() => gateway.close());
@@ -22,7 +24,7 @@ describe('writes whose outcome is unknown', () => {
     gateway.sandbox.chaos.add({
       operation: 'initiatePayment',
       fault: 'delay',
-      delayMs: 1500,
+      delayMs: 6000,
       times: 1,
     });
     const before = calls('initiatePayment');
