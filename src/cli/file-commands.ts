@@ -1,3 +1,4 @@
+// The commands that work on files, without the database: backup, restore, cert:inspect.
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../platform/config/app-config.js';
 import { backupEmbedded, backupPostgres, restoreEmbedded } from '../platform/database/backup.js';

@@ -1,6 +1,5 @@
 import { TenantsModule } from '../access/tenants/tenants.module.js';
-import { type ApiKeyRole } from '../access/tenants/api-key-roles.js';
-import { API_KEY_ROLES } from '../access/tenants/api-key-roles.js';
+import { API_KEY_ROLES, type ApiKeyRole } from '../access/tenants/api-key-roles.js';
 import { CreateTenantRequest } from '../access/tenants/dto/tenant.dto.js';
 import { TenantsService } from '../access/tenants/tenants.service.js';
 import { plainToInstance } from 'class-transformer';
