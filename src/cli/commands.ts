@@ -4,6 +4,8 @@
 import type { INestApplicationContext, ModuleMetadata } from '@nestjs/common';
 import { API_KEY_ROLES } from '../access/tenants/api-key-roles.js';
 import { WEBHOOK_EVENT_TYPE_NAMES } from '../webhooks/webhook-event-types.js';
+import type { AppConfig } from '../platform/config/app-config.js';
+import { withSandboxUpstreams } from '../platform/config/running-instance.js';
 import { isUuid } from '../shared/uuid.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
@@ -30,6 +32,8 @@ interface Command {
    * database (src/cli/cli.module.ts); none: it works without the database.
    */
   modules?: () => Promise<CliImports>;
+  /** The configuration the command's application is made with, when it needs more than the rest. */
+  configure?(config: AppConfig): AppConfig;
   run(context: CommandContext): Promise<number>;
 }
 
@@ -290,6 +294,9 @@ COMMANDS.reconcile = {
     capability: { type: 'string' },
   },
   modules: modulesOf(reconciliation),
+  // The provider the gateway of this configuration talks to, its sandbox's too (open banking with the
+  // QWAC of the same configuration); no other command opens a transport to it.
+  configure: withSandboxUpstreams,
   run: async (context) => (await reconciliation()).reconcile(context),
 };
 

@@ -54,8 +54,9 @@ async function main(argv: string[]): Promise<number> {
   // standard error, and only errors unless LOG_LEVEL asks for more; the failure is told in words below.
   const logger = createLogger(base.log.level === 'info' ? 'error' : base.log.level, process.stderr);
   const { config, embedded } = await resolveDatabase(base);
+  const configured = command.configure?.(config) ?? config;
   const app = await NestFactory.createApplicationContext(
-    CliModule.forRoot(config, logger, imports),
+    CliModule.forRoot(configured, logger, imports),
     { logger: new PinoNestLogger(logger), abortOnError: false },
   );
   try {

@@ -44,5 +44,6 @@ export async function reconcile(context: CommandContext): Promise<number> {
   );
   for (const [name, count] of Object.entries(run.counts ?? {}))
     context.out(`  ${name.padEnd(15)} ${count}`);
+  if (run.error) context.out(`  error: ${run.error}`);
   return run.status === 'succeeded' ? 0 : 1;
 }

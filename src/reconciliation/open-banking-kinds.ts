@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { LazyModuleLoader, ModuleRef } from '@nestjs/core';
 import { bankDoesNotKnow, CONSENTS } from '../open-banking/consents/consents.service.js';
 import { FINAL_CONSENT_STATUSES, type Consent } from '../open-banking/consents/consent.entity.js';
 import { canonicalPaymentProduct } from '../open-banking/payments/dto/payment.dto.js';
@@ -53,17 +53,37 @@ const amountOf = (payment: { instructedAmount?: { amount?: unknown; currency?: u
  */
 @Injectable()
 export class OpenBankingKinds {
+  private client?: Promise<OpenBankingClient>;
+
   constructor(
     private readonly modules: ModuleRef,
+    private readonly lazyModules: LazyModuleLoader,
     private readonly ledger: ProviderLedger,
   ) {}
 
+  /** The bank's client, found (or loaded) when the first open-banking run needs it. */
+  private bank(): Promise<OpenBankingClient> {
+    this.client ??= this.findBank().catch((error: unknown) => {
+      this.client = undefined; // the next run tries again (the bank's address or QWAC fixed)
+      throw error;
+    });
+    return this.client;
+  }
+
   /**
-   * The bank's client, found when a run needs it: the gateway loads the open-banking upstream; the CLI,
-   * which has no bank address in sandbox mode, does not, and only its open-banking runs fail.
+   * The gateway's, which loads the open-banking upstream; otherwise (the CLI, whose other commands have
+   * no use for the bank's mTLS transport and QWAC) its module loaded now, with this process's configuration.
    */
-  private get bank(): OpenBankingClient {
-    return this.modules.get(OpenBankingClient, { strict: false });
+  private async findBank(): Promise<OpenBankingClient> {
+    try {
+      return this.modules.get(OpenBankingClient, { strict: false });
+    } catch {
+      // not loaded in this process
+    }
+    const { OpenBankingUpstreamModule } =
+      await import('../upstreams/open-banking/open-banking-upstream.module.js');
+    const upstream = await this.lazyModules.load(() => OpenBankingUpstreamModule);
+    return upstream.get(OpenBankingClient);
   }
 
   /** Reads at the bank through the run (its rate, its deadline), written ahead in the access log. */
@@ -71,13 +91,14 @@ export class OpenBankingKinds {
     context: RunContext,
     subject: { tenantId: string; consentId?: string; paymentId?: string },
     operation: string,
-    send: () => Promise<UpstreamAnswer<T>>,
+    send: (bank: OpenBankingClient) => Promise<UpstreamAnswer<T>>,
   ): Promise<T | undefined> {
+    const bank = await this.bank();
     const answer = await context.call(() =>
-      this.ledger.call({ ...subject, operation, psuPresent: false }, send),
+      this.ledger.call({ ...subject, operation, psuPresent: false }, () => send(bank)),
     );
     if (unknownAtBank(answer)) return undefined;
-    if (answer.status >= 400 || !answer.data) throw this.bank.refusal(operation, answer);
+    if (answer.status >= 400 || !answer.data) throw bank.refusal(operation, answer);
     return answer.data;
   }
 
@@ -95,13 +116,13 @@ export class OpenBankingKinds {
       const subject = { tenantId: consent.tenantId, consentId: consent.id };
       const data =
         consent.kind === 'ais'
-          ? await this.read(context, subject, 'getConsentStatus', () =>
-              this.bank.call('getConsentStatus', consent.brandId, (api) =>
+          ? await this.read(context, subject, 'getConsentStatus', (bank) =>
+              bank.call('getConsentStatus', consent.brandId, (api) =>
                 api.GET('/{brandId}/bg/v1/consents/{consentId}/status', params),
               ),
             )
-          : await this.read(context, subject, 'getCofConsentStatus', () =>
-              this.bank.call('getCofConsentStatus', consent.brandId, (api) =>
+          : await this.read(context, subject, 'getCofConsentStatus', (bank) =>
+              bank.call('getCofConsentStatus', consent.brandId, (api) =>
                 api.GET(
                   '/{brandId}/bg/v2/consents/confirmation-of-funds/{consentId}/status',
                   params,
@@ -134,8 +155,8 @@ export class OpenBankingKinds {
         paymentId: payment.upstreamPaymentId!,
       };
       const subject = { tenantId: payment.tenantId, paymentId: payment.id };
-      const data = await this.read(context, subject, 'getPayment', () =>
-        this.bank.call('getPayment', payment.brandId, (api) =>
+      const data = await this.read(context, subject, 'getPayment', (bank) =>
+        bank.call('getPayment', payment.brandId, (api) =>
           api.GET('/{brandId}/bg/v1/payments/{paymentProduct}/{paymentId}', {
             params: { path, header: requestIdHeader() },
           }),

@@ -5,6 +5,7 @@ import type { ReconciliationCapability } from '#src/reconciliation/reconciliatio
 import { ReconciliationService } from '#src/reconciliation/reconciliation.service.js';
 import { consentRequest, domesticPayment } from '../support/fixtures.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
+import { runProcess } from '../support/processes.js';
 import { posCall, posTenant, terminals } from '../support/pos-gateway.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
@@ -261,5 +262,48 @@ describe('reconciliation by id (open banking, POS)', () => {
       'reconciliation.drift': 3,
     });
     expect(matched).not.toBe(inDoubt);
+  }, 90_000);
+
+  it("reconciles open banking from the command line, at the bank and with the QWAC of the gateway's configuration", async () => {
+    const { tenantId, slug, key } = await sut.newTenantWithKey('app');
+    const settled = await create(key, '/v1/payments', domesticPayment());
+    const forgotten = await create(key, '/v1/consents', consentRequest());
+    const [payment] = await query<{ bank: string }>(
+      'SELECT upstream_payment_id AS bank FROM payments WHERE id = $1',
+      [settled.paymentId],
+    );
+    const [consent] = await query<{ bank: string }>(
+      'SELECT upstream_consent_id AS bank FROM consents WHERE id = $1',
+      [forgotten.consentId],
+    );
+    await atBank('PATCH', `/sandbox/payments/${payment.bank}`, { status: 'ACSC' });
+    await atBank('DELETE', `/sandbox/consents/${consent.bank}`);
+
+    // The CLI is a process of its own with the gateway's configuration: no bank address, the sandbox's
+    // port and development certificates (as `npm start` beside it would have).
+    const day = new Date().toISOString().slice(0, 10);
+    const cli = await runProcess(
+      'dist/cli/main.js',
+      ['reconcile', slug, '--from', day, '--capability', 'open-banking'],
+      {
+        DATABASE_URL: database.url,
+        SANDBOX_OB_PORT: new URL(sut.sandbox.openBankingUrl).port,
+        SANDBOX_CERTS_DIR: sut.config.sandbox.certsDir,
+      },
+    );
+    expect([cli.code, cli.stderr]).toEqual([0, '']);
+    expect(cli.stdout).toMatch(new RegExp(`^run \\S+ of ${slug} ${day} to ${day}: succeeded`));
+    expect(cli.stdout).toContain('  moved           1');
+    expect(cli.stdout).toContain('  portico-only    1');
+    const moves = await query<{ to_status: string }>(
+      "SELECT to_status FROM status_changes WHERE cause = 'reconciled' AND subject_id = $1",
+      [settled.paymentId],
+    );
+    expect(moves).toEqual([{ to_status: 'ACSC' }]);
+    const drifts = await query<{ class: string; resource_id: string }>(
+      'SELECT class, resource_id FROM reconciliation_drifts WHERE tenant_id = $1',
+      [tenantId],
+    );
+    expect(drifts).toEqual([{ class: 'portico-only', resource_id: forgotten.consentId }]);
   }, 90_000);
 });

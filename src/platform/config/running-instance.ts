@@ -64,6 +64,27 @@ async function runningPortico(file: string | undefined): Promise<RunningInstance
   }
 }
 
+/**
+ * The configuration with the upstream addresses a gateway of the same configuration serves from its
+ * in-process sandbox (sandbox mode, UPSTREAM_OB_BASE_URL unset; SANDBOX_*_PORT not 0), so that another
+ * process (the CLI's reconcile) reaches the same bank, card API and POS provider as the gateway.
+ */
+export function withSandboxUpstreams(config: AppConfig): AppConfig {
+  if (config.mode !== 'sandbox' || config.upstreams.openBanking.baseUrl) return config;
+  const at = (port: number | undefined) => (port ? `https://localhost:${port}` : undefined);
+  const { openBankingPort, cardPort, posPort } = config.sandbox;
+  const { openBanking, card, pos } = config.upstreams;
+  return {
+    ...config,
+    upstreams: {
+      ...config.upstreams,
+      openBanking: { ...openBanking, baseUrl: at(openBankingPort) },
+      card: { ...card, baseUrl: card.baseUrl ?? at(cardPort) },
+      pos: { ...pos, baseUrl: pos.baseUrl ?? at(posPort) },
+    },
+  };
+}
+
 /** The listeners a started process opens, each with the variable that moves it and its host. */
 export function listeners(config: AppConfig): { variable: string; port: number; host: string }[] {
   const sandbox = config.mode === 'sandbox' && !config.upstreams.openBanking.baseUrl;

@@ -34,7 +34,7 @@ export const OPEN_BANKING_TRANSPORT = Symbol('OPEN_BANKING_TRANSPORT');
         const { baseUrl, http } = config.upstreams.openBanking;
         if (!baseUrl)
           throw new Error(
-            'the open-banking upstream address is not resolved (UPSTREAM_OB_BASE_URL, or the sandbox)',
+            'the open-banking upstream address is not resolved (UPSTREAM_OB_BASE_URL, or in sandbox mode the sandbox at SANDBOX_OB_PORT, not 0)',
           );
         return new UpstreamTransport({
           name: 'open-banking',
