@@ -12,6 +12,8 @@ import { ReconciliationRuns } from './reconciliation-runs.service.js';
 import { ReconciliationController } from './reconciliation.controller.js';
 import { RECONCILIATION_ENTITIES } from './reconciliation.entities.js';
 import { ReconciliationRepository } from './reconciliation.repository.js';
+import { Consent } from '../open-banking/consents/consent.entity.js';
+import { Payment } from '../open-banking/payments/payment.entity.js';
 import { ReconciliationService } from './reconciliation.service.js';
 
 /**
@@ -21,7 +23,9 @@ import { ReconciliationService } from './reconciliation.service.js';
  */
 @Module({
   imports: [
-    TypeOrmModule.forFeature(RECONCILIATION_ENTITIES),
+    // Its runs' own tables, and open banking's consents and payments that a run by id reads (the CLI
+    // loads no open-banking module to register them).
+    TypeOrmModule.forFeature([...RECONCILIATION_ENTITIES, Consent, Payment]),
     ProviderLedgerModule,
     CardModule,
     PosModule,
