@@ -264,6 +264,27 @@ describe('reconciliation by id (open banking, POS)', () => {
     expect(matched).not.toBe(inDoubt);
   }, 90_000);
 
+  /**
+   * `npm run cli -- reconcile` of today: a process of its own with the gateway's configuration, no
+   * provider address, the sandbox's ports and development certificates (as `npm start` beside it had).
+   */
+  const reconcileByCli = async (slug: string, capability: ReconciliationCapability) => {
+    const day = new Date().toISOString().slice(0, 10);
+    const cli = await runProcess(
+      'dist/cli/main.js',
+      ['reconcile', slug, '--from', day, '--capability', capability],
+      {
+        DATABASE_URL: database.url,
+        SANDBOX_OB_PORT: new URL(sut.sandbox.openBankingUrl).port,
+        SANDBOX_POS_PORT: new URL(sut.sandbox.posUrl).port,
+        SANDBOX_CERTS_DIR: sut.config.sandbox.certsDir,
+      },
+    );
+    expect([cli.code, cli.stderr]).toEqual([0, '']);
+    expect(cli.stdout).toMatch(new RegExp(`^run \\S+ of ${slug} ${day} to ${day}: succeeded`));
+    return cli;
+  };
+
   it("reconciles open banking from the command line, at the bank and with the QWAC of the gateway's configuration", async () => {
     const { tenantId, slug, key } = await sut.newTenantWithKey('app');
     const settled = await create(key, '/v1/payments', domesticPayment());
@@ -279,20 +300,7 @@ describe('reconciliation by id (open banking, POS)', () => {
     await atBank('PATCH', `/sandbox/payments/${payment.bank}`, { status: 'ACSC' });
     await atBank('DELETE', `/sandbox/consents/${consent.bank}`);
 
-    // The CLI is a process of its own with the gateway's configuration: no bank address, the sandbox's
-    // port and development certificates (as `npm start` beside it would have).
-    const day = new Date().toISOString().slice(0, 10);
-    const cli = await runProcess(
-      'dist/cli/main.js',
-      ['reconcile', slug, '--from', day, '--capability', 'open-banking'],
-      {
-        DATABASE_URL: database.url,
-        SANDBOX_OB_PORT: new URL(sut.sandbox.openBankingUrl).port,
-        SANDBOX_CERTS_DIR: sut.config.sandbox.certsDir,
-      },
-    );
-    expect([cli.code, cli.stderr]).toEqual([0, '']);
-    expect(cli.stdout).toMatch(new RegExp(`^run \\S+ of ${slug} ${day} to ${day}: succeeded`));
+    const cli = await reconcileByCli(slug, 'open-banking');
     expect(cli.stdout).toContain('  moved           1');
     expect(cli.stdout).toContain('  portico-only    1');
     const moves = await query<{ to_status: string }>(
@@ -305,5 +313,44 @@ describe('reconciliation by id (open banking, POS)', () => {
       [tenantId],
     );
     expect(drifts).toEqual([{ class: 'portico-only', resource_id: forgotten.consentId }]);
+  }, 90_000);
+
+  it("reconciles POS from the command line, at the POS provider of the gateway's configuration", async () => {
+    const app = await posTenant(sut);
+    const [terminal] = terminals(sut, app);
+    const pay = async () => {
+      const transactionId = randomUUID();
+      const response = await posCall(sut, app, 'POST', '/v1/pos/transactions', {
+        transactionId,
+        amount: 990,
+        currency: 'EUR',
+        type: 'payment',
+        terminal: terminal.token,
+      });
+      expect(response.statusCode === 200 ? 200 : response.body).toBe(200);
+      return transactionId;
+    };
+    const inDoubt = await pay();
+    const failed = await pay();
+    await query(`UPDATE provider_resources SET status = 'unknown' WHERE token = $1`, [inDoubt]);
+    const response = await request(`${sut.sandbox.scaUrl}/sandbox/pos/transactions/${failed}`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'FAILED' }),
+    });
+    await response.body.dump();
+    expect(response.statusCode).toBe(204);
+    const [tenant] = await query<{ slug: string }>('SELECT slug FROM tenants WHERE id = $1', [
+      app.tenantId,
+    ]);
+
+    const cli = await reconcileByCli(tenant.slug, 'pos');
+    expect(cli.stdout).toContain('  moved           1');
+    expect(cli.stdout).toContain('  portico-ahead   1');
+    const [row] = await query<{ status: string }>(
+      'SELECT status FROM provider_resources WHERE token = $1',
+      [inDoubt],
+    );
+    expect(row).toEqual({ status: 'CAPTURED' });
   }, 90_000);
 });
