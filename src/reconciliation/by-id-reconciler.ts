@@ -44,7 +44,7 @@ export interface ByIdKind<R extends ByIdRow = ByIdRow> {
   move(row: R, provider: ByIdValues): Promise<boolean>;
 }
 
-/** Rows read between two renewals of the run's lease. */
+/** Rows fetched from Portico's table at a time. */
 const BATCH = 20;
 
 const differs = (portico: unknown, provider: unknown) =>
@@ -66,11 +66,16 @@ export class ByIdReconciler {
   async reconcile(context: RunContext, kinds: readonly ByIdKind[]): Promise<void> {
     for (const kind of kinds) {
       for await (const rows of this.rowsOf(context, kind))
-        for (const row of rows) await this.reconcileRow(context, kind, row);
+        for (const row of rows) {
+          await this.reconcileRow(context, kind, row);
+          // Each read is a provider call, as each page of a list is: a batch at the tenant's rate may
+          // outlast the lease (20 reads at 1 a second), so the lease is renewed after each.
+          await context.pageDone();
+        }
     }
   }
 
-  /** The window's rows not final, in batches by id, then the sample of final ones; the lease renewed after each. */
+  /** The window's rows not final, in batches by id, then the sample of final ones. */
   private async *rowsOf(context: RunContext, kind: ByIdKind): AsyncGenerator<ByIdRow[]> {
     const query = () => {
       const { tenantId, from, to } = context.window;
@@ -92,7 +97,6 @@ export class ByIdReconciler {
         .take(BATCH)
         .getMany();
       if (rows.length > 0) yield rows;
-      await context.pageDone();
       if (rows.length < BATCH) break;
       after = rows[rows.length - 1].id;
     }
@@ -103,10 +107,7 @@ export class ByIdReconciler {
       .orderBy('RANDOM()')
       .take(finalSample)
       .getMany();
-    for (let start = 0; start < sample.length; start += BATCH) {
-      yield sample.slice(start, start + BATCH);
-      await context.pageDone();
-    }
+    if (sample.length > 0) yield sample;
   }
 
   private async reconcileRow(context: RunContext, kind: ByIdKind, row: ByIdRow): Promise<void> {

@@ -6,7 +6,7 @@ export interface RunContext {
   readonly window: RunWindow;
   /** One provider call: at the tenant's request rate, with a deadline of its own, counted in the run's requests. */
   call<T>(send: () => Promise<T>): Promise<T>;
-  /** After each page: the run's lease renewed (a run whose lease was taken over stops here). */
+  /** After each page of a list, each read by id: the run's lease renewed (a run whose lease was taken over stops here). */
   pageDone(): Promise<void>;
   /** A resource settled or found in step. */
   count(outcome: ReconciliationClass | 'in-doubt'): void;

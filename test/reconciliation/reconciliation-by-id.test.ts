@@ -353,4 +353,53 @@ describe('reconciliation by id (open banking, POS)', () => {
     );
     expect(row).toEqual({ status: 'CAPTURED' });
   }, 90_000);
+
+  it('holds its lease through a batch of reads longer than the lease: another replica does not take the window over', async () => {
+    // Reads at 4 a second: a batch of 20 takes 5 s, the lease is 2 s.
+    const slow = {
+      DATABASE_URL: database.url,
+      UPSTREAM_OB_BASE_URL: sut.sandbox.openBankingUrl,
+      RECONCILIATION_LEASE_MS: '2000',
+      RECONCILIATION_REQUESTS_PER_SECOND: '4',
+    };
+    const [first, second] = [await startTestGateway(slow), await startTestGateway(slow)];
+    try {
+      const { tenantId, key } = await sut.newTenantWithKey('app');
+      const made: Json[] = [];
+      for (let n = 0; n < 25; n++) made.push(await create(key, '/v1/payments', domesticPayment()));
+      const banks = await query<{ bank: string }>(
+        'SELECT upstream_payment_id AS bank FROM payments WHERE tenant_id = $1',
+        [tenantId],
+      );
+      for (const { bank } of banks)
+        await atBank('PATCH', `/sandbox/payments/${bank}`, { status: 'ACSC' });
+      const day = new Date().toISOString().slice(0, 10);
+      const window = { tenantId, capability: 'open-banking' as const, from: day, to: day };
+      const moved = async () =>
+        Number(
+          (
+            await query<{ n: string }>(
+              `SELECT count(*) AS n FROM status_changes WHERE cause = 'reconciled'
+                AND subject_id IN (SELECT id FROM payments WHERE tenant_id = $1)`,
+              [tenantId],
+            )
+          )[0].n,
+        );
+      const running = first.app.get(ReconciliationService).run(window, 'on-demand');
+      // Three seconds into the first batch (12 reads at 4 a second): past the lease taken at the start.
+      for (const end = Date.now() + 30_000; (await moved()) < 12;)
+        if (Date.now() > end) throw new Error('the first run does not move');
+      const taken = await second.app.get(ReconciliationService).run(window, 'on-demand');
+      expect(taken).toBeUndefined();
+      const done = (await running)!;
+      expect([done.status, (done.counts as Record<string, number>).moved]).toEqual([
+        'succeeded',
+        25,
+      ]);
+      expect(made).toHaveLength(25);
+    } finally {
+      await second.close();
+      await first.close();
+    }
+  }, 120_000);
 });

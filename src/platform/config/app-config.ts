@@ -466,7 +466,7 @@ export const VARIABLES = {
     default: '5',
   },
   RECONCILIATION_LEASE_MS: {
-    doc: 'How long a reconciliation run holds its window without renewing it (it renews after every page); a run whose process died is started again once it lapses',
+    doc: 'How long a reconciliation run holds its window without renewing it (it renews after every page of a list and every read by id); a run whose process died is started again once it lapses',
     default: '60000',
   },
   RECONCILIATION_FINAL_SAMPLE: {
