@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type AppConfig } from './platform/config/app-c
 import { portInUseMessage } from './platform/config/port-in-use.js';
 import { recordRunning, startBlocked } from './platform/config/running-instance.js';
 import { resolveDatabase } from './platform/database/database-url.js';
+import { whileDatabaseUnavailable } from './platform/database/database-unavailable.js';
 import { ensureDevCertificates } from './sandbox/dev-certificates.js';
 import type { RunningSandbox } from './sandbox/sandbox.js';
 import { createLogger } from './platform/logging/logger.js';
@@ -126,11 +127,16 @@ async function main(): Promise<void> {
     const volatile = embedded !== undefined && config.database.embeddedDir === 'memory://';
     // Loaded only then: a gateway against a sandbox elsewhere keeps none of the sandbox's modules.
     const { startSandbox } = await sandboxModule;
-    sandbox = await startSandbox({
-      ...config.sandbox,
-      log: logger.child({ component: 'sandbox' }),
-      ...(config.database.url && !volatile ? { database: { url: config.database.url } } : {}),
-    });
+    sandbox = await whileDatabaseUnavailable(
+      'the sandbox',
+      () =>
+        startSandbox({
+          ...config.sandbox,
+          log: logger.child({ component: 'sandbox' }),
+          ...(config.database.url && !volatile ? { database: { url: config.database.url } } : {}),
+        }),
+      logger,
+    );
     config = {
       ...config,
       upstreams: {
@@ -166,7 +172,14 @@ async function main(): Promise<void> {
     await closeGateway(app);
     await closeSupport();
   });
-  const keyLines = config.mode === 'sandbox' ? await sandboxKeyLines(app, config, logger) : [];
+  const keyLines =
+    config.mode === 'sandbox'
+      ? await whileDatabaseUnavailable(
+          "the sandbox's keys",
+          () => sandboxKeyLines(app, config, logger),
+          logger,
+        )
+      : [];
   const docsPath = (await loadGatewayModules()).openApi.DOCS_PATH;
   printBanner(config, logger, { startedInMs, metricsUrl, sandbox, keyLines, docsPath });
   if (onOwnData) recordRunning(config);
@@ -181,7 +194,11 @@ async function serve(config: AppConfig, logger: Logger, worker: WorkerRole): Pro
   onShutdownSignal(config, logger, () => closeGateway(app));
   const lines =
     worker.banner && config.mode === 'sandbox'
-      ? await sandboxKeyLines(app, config, logger)
+      ? await whileDatabaseUnavailable(
+          "the sandbox's keys",
+          () => sandboxKeyLines(app, config, logger),
+          logger,
+        )
       : undefined;
   announceReady(lines);
 }

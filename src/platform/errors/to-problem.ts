@@ -1,4 +1,5 @@
 import { HttpException } from '@nestjs/common';
+import { isDatabaseUnavailable } from '../database/database-unavailable.js';
 import {
   PROBLEM_TYPES,
   ProblemException,
@@ -43,25 +44,6 @@ interface FastifyLikeError {
   statusCode?: number;
   code?: string;
   message?: string;
-}
-
-/** SQLSTATE classes and pool errors that mean "the database cannot serve now", not "this request is wrong". */
-const DATABASE_UNAVAILABLE_STATES = new Set(['53300', '57P01', '57P02', '57P03', '55P03', '40P01']);
-const DATABASE_UNAVAILABLE_MESSAGES = [
-  'timeout exceeded when trying to connect',
-  'Connection terminated',
-  'Client has encountered a connection error',
-];
-
-/** The database is overloaded or unreachable: the request was fine, the replica cannot serve it now. */
-function isDatabaseUnavailable(error: unknown): boolean {
-  const candidate = error as { code?: unknown; message?: unknown; driverError?: unknown };
-  const driver = (candidate?.driverError ?? candidate) as { code?: unknown; message?: unknown };
-  const code = typeof driver?.code === 'string' ? driver.code : '';
-  if (code.startsWith('08') || DATABASE_UNAVAILABLE_STATES.has(code)) return true;
-  if (code === 'ECONNREFUSED' || code === 'ECONNRESET') return true;
-  const message = typeof driver?.message === 'string' ? driver.message : '';
-  return DATABASE_UNAVAILABLE_MESSAGES.some((text) => message.includes(text));
 }
 
 /**
