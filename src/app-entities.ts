@@ -8,6 +8,7 @@ import {
   AuditCheckpoint,
   AuditRetentionCut,
   AuditVerification,
+  AuditArchive,
   AuditSealFloor,
   WriterLease,
 } from './audit/trail/audit-chain.entity.js';
@@ -45,6 +46,7 @@ export const APP_ENTITIES = [
   WriterLease,
   AuditRetentionCut,
   AuditVerification,
+  AuditArchive,
   ...WEBHOOK_ENTITIES,
   ProviderResource,
   ...RECONCILIATION_ENTITIES,

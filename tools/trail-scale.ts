@@ -11,7 +11,21 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '#src/platform/database/data-source-options.js';
 import { MIGRATIONS } from '#src/platform/database/migrations/index.js';
 import { GENESIS_HASH, linkHash, rowHashSql } from '#src/audit/trail/chain-hash.js';
-import { monthOf } from '#src/audit/trail/audit-partitions.js';
+import { AuditPartitionsService, monthOf } from '#src/audit/trail/audit-partitions.js';
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { AuditArchiveRepository } from '#src/audit/trail/audit-archive.repository.js';
+import { AuditArchiveService, monthKey } from '#src/audit/trail/audit-archive.service.js';
+import { AuditChainRepository } from '#src/audit/trail/audit-chain.repository.js';
+import { AuditChainService } from '#src/audit/trail/audit-chain.service.js';
+import { AuditRetentionService } from '#src/audit/trail/audit-retention.service.js';
+import { AuditVerifierService } from '#src/audit/trail/audit-verifier.service.js';
+import { checkpointStatement } from '#src/audit/trail/chain-hash.js';
+import { loadConfig } from '#src/platform/config/app-config.js';
+import type { Scheduler } from '#src/platform/scheduler/scheduler.js';
 
 const option = (name: string, fallback: number) =>
   Number(
@@ -197,6 +211,98 @@ async function measure(db: DataSource, label: string, partitioned: boolean): Pro
   );
 }
 
+/**
+ * A month archived (AuditArchiveService: its links with their rows, read back and verified) and then
+ * dropped by retention (the archive's sha256 checked, its partitions detached and dropped, the cut
+ * recorded), as the jobs do. The seeded chain has no checkpoints: one is signed on each month's last link.
+ */
+async function archiveAndDrop(db: DataSource, month: ReturnType<typeof monthOf>): Promise<void> {
+  const pem = generateKeyPairSync('ed25519')
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString();
+  const dir = mkdtempSync(join(tmpdir(), 'portico-trail-scale-'));
+  const retentionDays = Math.floor((Date.now() - month.end.getTime()) / 86_400_000);
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl(),
+    AUDIT_SIGNING_KEY: pem,
+    AUDIT_ARCHIVE_DIR: dir,
+    AUDIT_RETENTION_DAYS: String(retentionDays),
+  });
+  const logger = pino({ enabled: false });
+  const scheduler = { register: () => undefined } as unknown as Scheduler;
+  const links = new AuditChainRepository(db);
+  const archives = new AuditArchiveRepository(db);
+  const chain = new AuditChainService(links, config, logger, scheduler);
+  const verifier = new AuditVerifierService(links, chain, config);
+  const archiver = new AuditArchiveService(
+    links,
+    archives,
+    chain,
+    verifier,
+    config,
+    logger,
+    scheduler,
+  );
+  const partitions = new AuditPartitionsService(db, config, logger, scheduler);
+  const retention = new AuditRetentionService(
+    links,
+    archives,
+    archiver,
+    chain,
+    partitions,
+    config,
+    logger,
+    scheduler,
+  );
+  const key = chain.signingKey()!;
+  const ends = (await db.query(
+    `SELECT seq::text AS seq, chain_hash AS hash FROM audit_retention_cuts`,
+  )) as { seq: string; hash: string }[];
+  for (let m = -(MONTHS - 1); m <= 0; m++) {
+    const [last] = (await db.query(
+      `SELECT c.seq::text AS seq, c.chain_hash AS hash FROM audit_chain c WHERE c.entry_at < $1 ORDER BY c.seq DESC LIMIT 1`,
+      [monthOf(new Date(), m).end],
+    )) as { seq: string; hash: string }[];
+    if (last) ends.push(last);
+  }
+  for (const { seq, hash } of ends) {
+    const signedAt = new Date();
+    await db.query(
+      `INSERT INTO audit_checkpoints (seq, chain_hash, signed_at, key_id, signature) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+      [
+        seq,
+        hash,
+        signedAt,
+        key.keyId,
+        sign(null, Buffer.from(checkpointStatement(seq, hash, signedAt)), key.privateKey).toString(
+          'base64',
+        ),
+      ],
+    );
+  }
+  // The floor the sealer keeps: every seeded row is sealed.
+  await db.query(
+    `INSERT INTO audit_seal_floors (entry_kind, floor) SELECT 'access_log', max(id) FROM access_log ON CONFLICT DO NOTHING`,
+  );
+  try {
+    let started = performance.now();
+    const archived = await archiver.archiveMonth(monthKey(month));
+    if ('reason' in archived)
+      throw new Error(`${monthKey(month)} not archived: ${archived.reason}`);
+    out(
+      `partitioned: a month (${archived.links} rows and links) archived in ${seconds(started).toFixed(2)} s (${perSecond(archived.links, started)} links/s), ${(archived.bytes / 1048576).toFixed(1)} MiB: ${(((archived.bytes / archived.links) * 1e6) / 1048576).toFixed(0)} MiB per million rows`,
+    );
+    started = performance.now();
+    const { dropped, kept } = await retention.dropExpiredMonths();
+    if (dropped.length !== 1) throw new Error(`not dropped: ${JSON.stringify(kept)}`);
+    out(
+      `partitioned: that month dropped by retention (archive checked, partitions detached and dropped, cut recorded) in ${seconds(started).toFixed(2)} s`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   await admin(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
   await admin(`CREATE DATABASE ${DATABASE}`);
@@ -213,16 +319,28 @@ async function main(): Promise<void> {
     // A month removed as retention did: its rows and links, row by row.
     const oldest = monthOf(new Date(), -(MONTHS - 1));
     let started = performance.now();
+    const [{ cutHash }] = (await before.query(
+      `SELECT c.chain_hash AS "cutHash" FROM audit_chain c JOIN access_log a ON a.id = c.entry_id
+        WHERE a.created_at < $1 ORDER BY c.seq DESC LIMIT 1`,
+      [oldest.end],
+    )) as { cutHash: string }[];
     const [{ removed }] = (await before.transaction(async (manager) => {
       await manager.query(`SET LOCAL portico.retention = 'on'`);
       await manager.query(
         `DELETE FROM audit_chain c USING access_log a WHERE a.id = c.entry_id AND a.created_at < $1`,
         [oldest.end],
       );
-      return manager.query(
+      const removed = (await manager.query(
         `WITH gone AS (DELETE FROM access_log WHERE created_at < $1 RETURNING 1) SELECT count(*)::int AS removed FROM gone`,
         [oldest.end],
+      )) as { removed: number }[];
+      // The cut as retention records it: the chain now starts after the last link removed.
+      await manager.query(
+        `INSERT INTO audit_retention_cuts (seq, chain_hash, removed_before, cut_at, rows_removed)
+         SELECT $1::bigint, $2, $3, now(), $1::bigint`,
+        [removed[0]!.removed, cutHash, oldest.end],
       );
+      return removed;
     })) as { removed: number }[];
     out(
       `one table: a month (${removed} rows and links) removed row by row in ${seconds(started).toFixed(2)} s`,
@@ -243,15 +361,20 @@ async function main(): Promise<void> {
       await after.query('ANALYZE access_log, audit_chain');
       await measure(after, 'partitioned', true);
       const month = monthOf(new Date(), -(MONTHS - 2));
+      await archiveAndDrop(after, month);
+      // The next month's partitions, detached and dropped alone (no archive read, no cut).
+      const next = monthOf(new Date(), -(MONTHS - 3));
       const [{ count }] = (await after.query(
         `SELECT count(*)::int AS count FROM access_log WHERE created_at >= $1 AND created_at < $2`,
-        [month.start, month.end],
+        [next.start, next.end],
       )) as { count: number }[];
       started = performance.now();
-      for (const table of ['access_log', 'audit_chain']) {
-        await after.query(`ALTER TABLE ${table} DETACH PARTITION ${table}_${month.name}`);
-        await after.query(`DROP TABLE ${table}_${month.name}`);
-      }
+      await after.transaction(async (manager) => {
+        for (const table of ['access_log', 'audit_chain']) {
+          await manager.query(`ALTER TABLE ${table} DETACH PARTITION ${table}_${next.name}`);
+          await manager.query(`DROP TABLE ${table}_${next.name}`);
+        }
+      });
       out(
         `partitioned: a month (${count} rows and links) detached and dropped in ${seconds(started).toFixed(2)} s`,
       );

@@ -4,7 +4,7 @@
 import type { INestApplicationContext, ModuleMetadata } from '@nestjs/common';
 import { API_KEY_ROLES } from '../access/tenants/api-key-roles.js';
 import { WEBHOOK_EVENT_TYPE_NAMES } from '../webhooks/webhook-event-types.js';
-import type { AppConfig } from '../platform/config/app-config.js';
+import { loadConfig, type AppConfig } from '../platform/config/app-config.js';
 import { withSandboxUpstreams } from '../platform/config/running-instance.js';
 import { isUuid } from '../shared/uuid.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -34,6 +34,8 @@ interface Command {
   modules?: () => Promise<CliImports>;
   /** The configuration the command's application is made with, when it needs more than the rest. */
   configure?(config: AppConfig): AppConfig;
+  /** For a command with modules that needs the database only for some arguments: whether these do. */
+  needsDatabase?(args: ParsedArgs): boolean;
   run(context: CommandContext): Promise<number>;
 }
 
@@ -170,12 +172,32 @@ export const COMMANDS: Record<string, Command> = {
 
 COMMANDS['audit:verify'] = {
   summary:
-    'Verify the tamper-evident audit chain (links, rows, signed checkpoints) from the newest checkpoint verified before (--full: from its start); exit 1 at the first break',
-  synopsis: 'audit:verify [--json] [--seal] [--full]',
-  positionals: 0,
-  options: { json: { type: 'boolean' }, seal: { type: 'boolean' }, full: { type: 'boolean' } },
+    'Verify the tamper-evident audit chain (links, rows, signed checkpoints) from the newest checkpoint verified before (--full: from its start); with --archive, archive files of closed months, offline and, when a database is configured (DATABASE_URL, or --live for the embedded engine), joined to the live chain; exit 1 at the first break',
+  synopsis:
+    'audit:verify [--json] [--seal] [--full] | audit:verify --archive FILE… [--json] [--offline | --live]',
+  positionals: Number.MAX_SAFE_INTEGER,
+  options: {
+    json: { type: 'boolean' },
+    seal: { type: 'boolean' },
+    full: { type: 'boolean' },
+    archive: { type: 'boolean' },
+    offline: { type: 'boolean' },
+    live: { type: 'boolean' },
+  },
   modules: modulesOf(audit),
+  needsDatabase: ({ options }) =>
+    !options.archive || (!options.offline && (!!options.live || !!loadConfig().database.url)),
   run: async (context) => (await audit()).verifyAudit(context),
+};
+
+COMMANDS['audit:archive'] = {
+  summary:
+    'Archive closed months of the audit trail to AUDIT_ARCHIVE_DIR (one portico-audit-YYYY-MM.jsonl.gz each): --month one month, else every closed month not archived yet',
+  synopsis: 'audit:archive [--month YYYY-MM] [--json]',
+  positionals: 0,
+  options: { month: { type: 'string' }, json: { type: 'boolean' } },
+  modules: modulesOf(audit),
+  run: async (context) => (await audit()).archiveAudit(context),
 };
 
 COMMANDS['webhook:add'] = {

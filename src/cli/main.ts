@@ -25,7 +25,7 @@ async function main(argv: string[]): Promise<number> {
   }
   // Before any decorated class of the command's code is evaluated.
   await import('reflect-metadata');
-  if (!command.modules)
+  if (!command.modules || command.needsDatabase?.(args) === false)
     return command.run({
       args,
       out: (line: string) => process.stdout.write(`${line}\n`),

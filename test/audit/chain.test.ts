@@ -6,9 +6,7 @@ import { promisify } from 'node:util';
 import { AccessLogService } from '#src/audit/trail/access-log.service.js';
 import { AuditChainService } from '#src/audit/trail/audit-chain.service.js';
 import { AuditVerifierService } from '#src/audit/trail/audit-verifier.service.js';
-import { AuditRetentionService } from '#src/audit/trail/audit-retention.service.js';
 import { eventually } from '../support/chaos.js';
-import { domesticPayment } from '../support/fixtures.js';
 import { linkHash } from '#src/audit/trail/chain-hash.js';
 import { approvedConsent } from '../support/consent-flow.js';
 import { porticoClient } from '../support/inject-fetch.js';
@@ -529,90 +527,4 @@ describe('the export of a large trail', () => {
       `export of ${rows} rows: ${(bytes / 1e6).toFixed(1)} MB streamed, heap grew at most ${((peak - heapBefore) / 1e6).toFixed(1)} MB\n`,
     );
   }, 300_000);
-});
-
-describe('retention of the trail', () => {
-  let database: OwnDatabase;
-  let gateway: TestGateway;
-  beforeAll(async () => {
-    database = await ownDatabase('chain');
-    gateway = await startTestGateway({
-      DATABASE_URL: database.url,
-      AUDIT_SEAL_INTERVAL_MS: '0',
-      AUDIT_SEAL_GRACE_MS: '0',
-      AUDIT_RETENTION_DAYS: '1827',
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await gateway?.close({ unchecked: 'a retention cut inside the period is forged on purpose' });
-    await database?.drop();
-  });
-
-  it('removes the trail older than the period at a signed checkpoint, and the rest still verifies from there', async () => {
-    const { tenantId, key } = await gateway.newTenantWithKey('app');
-    // Six years of age on 40 rows: 20 status changes and 20 calls.
-    await gateway.dataSource.query(
-      `INSERT INTO status_changes (subject_kind, subject_id, tenant_id, from_status, to_status, cause, changed_at)
-       SELECT 'consent', gen_random_uuid(), $1, 'received', 'valid', 'sca-callback', now() - interval '6 years' + n * interval '1 second'
-       FROM generate_series(1, 20) AS n`,
-      [tenantId],
-    );
-    await gateway.dataSource.query(
-      `INSERT INTO access_log (tenant_id, consent_id, operation, psu_present, outcome, upstream_status, latency_ms, completed_at, created_at)
-       SELECT $1, gen_random_uuid(), 'getAccountBalances', true, 'ok', 200, 7, now(), now() - interval '6 years' + n * interval '1 second'
-       FROM generate_series(1, 20) AS n`,
-      [tenantId],
-    );
-    const chain = gateway.app.get(AuditChainService);
-    expect(await chain.seal()).toBe(40);
-    expect(await chain.checkpoint()).toBe('40');
-    expect(
-      (await porticoClient(gateway, key).POST('/v1/payments', { body: domesticPayment() })).response
-        .status,
-    ).toBe(201);
-    await chain.seal();
-    const newest = await chain.checkpoint();
-
-    const cut = await gateway.app.get(AuditRetentionService).cut();
-    expect(cut).toMatchObject({ seq: '40', rowsRemoved: 40 });
-    const [{ old }] = await gateway.dataSource.query(
-      `SELECT (SELECT count(*) FROM status_changes WHERE changed_at < now() - interval '5 years')::int +
-              (SELECT count(*) FROM access_log WHERE created_at < now() - interval '5 years')::int AS old`,
-    );
-    expect(old).toBe(0);
-    const report = await gateway.app.get(AuditVerifierService).verify();
-    expect(report.firstBreak).toBeNull();
-    expect(report.checkpoints.latest?.seq).toBe(newest);
-    expect(report.head?.seq).toBe(newest);
-    // Nothing left to cut: no checkpoint before rows inside the period.
-    expect(await gateway.app.get(AuditRetentionService).cut()).toBeUndefined();
-
-    // Whoever removes the cut record leaves a chain that starts in the middle.
-    const [record] = (await gateway.dataSource.query(
-      `SELECT to_jsonb(r)::text AS row FROM audit_retention_cuts r`,
-    )) as { row: string }[];
-    await gateway.dataSource.transaction(async (manager) => {
-      await manager.query(`SET LOCAL portico.retention = 'on'`);
-      await manager.query(`DELETE FROM audit_retention_cuts`);
-    });
-    expect((await gateway.app.get(AuditVerifierService).verify()).firstBreak).toMatchObject({
-      problem: 'gap',
-      seq: '41',
-    });
-    await gateway.dataSource.query(
-      `INSERT INTO audit_retention_cuts SELECT * FROM jsonb_populate_record(NULL::audit_retention_cuts, $1::jsonb)`,
-      [record.row],
-    );
-    expect((await gateway.app.get(AuditVerifierService).verify()).firstBreak).toBeNull();
-
-    // A cut that removed rows still inside the period is reported.
-    await gateway.dataSource.query(
-      `INSERT INTO audit_retention_cuts (seq, chain_hash, removed_before, cut_at, rows_removed)
-       SELECT seq, chain_hash, now() - interval '1 day', now(), 0 FROM audit_checkpoints ORDER BY seq DESC LIMIT 1`,
-    );
-    expect((await gateway.app.get(AuditVerifierService).verify()).firstBreak).toMatchObject({
-      problem: 'cut-too-early',
-      seq: newest,
-    });
-  });
 });

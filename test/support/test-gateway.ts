@@ -33,6 +33,7 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     AUDIT_CHECKPOINT_INTERVAL_MS: '0',
     AUDIT_RETENTION_INTERVAL_MS: '0',
     AUDIT_VERIFY_INTERVAL_MS: '0',
+    AUDIT_ARCHIVE_INTERVAL_MS: '0',
     // Webhooks are delivered only by the tests about them (test/webhooks), on databases of their own.
     WEBHOOK_WORKER_INTERVAL_MS: '0',
     WEBHOOK_RENEWAL_INTERVAL_MS: '0',

@@ -2,6 +2,8 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Metrics } from '#src/platform/metrics/metrics.service.js';
 import { stateGauge } from '#src/platform/metrics/state-gauge.js';
 import { AuditChainRepository } from './audit-chain.repository.js';
+import { AuditArchiveRepository } from './audit-archive.repository.js';
+import { AuditRetentionService } from './audit-retention.service.js';
 
 /**
  * The sealer's lag, the last signed checkpoint and the last verification, read from the database at each scrape: what an
@@ -12,6 +14,8 @@ import { AuditChainRepository } from './audit-chain.repository.js';
 export class AuditChainMetrics implements OnModuleInit {
   constructor(
     private readonly links: AuditChainRepository,
+    private readonly archives: AuditArchiveRepository,
+    private readonly retention: AuditRetentionService,
     private readonly metrics: Metrics,
   ) {}
 
@@ -57,6 +61,29 @@ export class AuditChainMetrics implements OnModuleInit {
         const last = await this.links.lastVerification();
         return last ? [{ value: last.ok ? 1 : 0 }] : [];
       },
+    });
+    stateGauge(this.metrics, {
+      name: 'portico_audit_default_partition_rows',
+      help: 'Rows in the default partition of the access log or the audit chain (table): rows dated in a month that has no partition, which retention never drops; kept empty (docs/operations.md)',
+      labelNames: ['table'],
+      read: async () =>
+        (await this.archives.defaultPartitionRows()).map(({ table, rows }) => ({
+          labels: { table },
+          value: rows,
+        })),
+    });
+    stateGauge(this.metrics, {
+      name: 'portico_audit_last_archive_timestamp_seconds',
+      help: 'When the newest archive of a closed month was written (Unix seconds; absent before the first)',
+      read: async () => {
+        const last = await this.archives.lastArchive();
+        return last ? [{ value: last.at.getTime() / 1000 }] : [];
+      },
+    });
+    stateGauge(this.metrics, {
+      name: 'portico_audit_retention_kept_months',
+      help: 'Months past the audit retention period still in the database because they are not archived (retention never drops such a month)',
+      read: async () => [{ value: await this.retention.unarchivedExpiredMonths() }],
     });
   }
 }

@@ -171,3 +171,45 @@ export class AuditVerification {
   @Column({ type: 'varchar', length: 32, nullable: true })
   problem: string | null;
 }
+
+/**
+ * The archive of a closed month (AuditArchiveService): one gzip-compressed JSON Lines file holding the
+ * month's links with their rows and the checkpoints that cover them. Retention drops a month's
+ * partitions only once its archive is recorded here and still reads back with this sha256.
+ */
+@Entity({ name: 'audit_archives' })
+export class AuditArchive {
+  /** `YYYY-MM` (UTC). */
+  @PrimaryColumn({ type: 'varchar', length: 7 })
+  month: string;
+
+  /** The file's name in AUDIT_ARCHIVE_DIR. */
+  @Column({ name: 'file_name', type: 'text' })
+  fileName: string;
+
+  /** sha256 (hex) of the file as written (its compressed bytes). */
+  @Column({ type: 'char', length: 64 })
+  sha256: string;
+
+  /** The first link it holds (the previous archive's last plus one). */
+  @Column({ name: 'first_seq', type: 'bigint' })
+  firstSeq: string;
+
+  /** Its last link: a signed checkpoint's. */
+  @Column({ name: 'last_seq', type: 'bigint' })
+  lastSeq: string;
+
+  /** Links (one row each) it holds. */
+  @Column({ type: 'bigint' })
+  rows: string;
+
+  @Column({ type: 'bigint' })
+  bytes: string;
+
+  @Column({ name: 'written_at', type: 'timestamptz' })
+  writtenAt: Date;
+
+  /** When the file was last read back whole and verified (after writing, before a drop). */
+  @Column({ name: 'verified_at', type: 'timestamptz', nullable: true })
+  verifiedAt: Date | null;
+}

@@ -373,45 +373,30 @@ export class AuditChainRepository {
     return row;
   }
 
-  /** The first link that seals a row dated at or after `since` (everything before it may go). */
-  async firstLinkSince(manager: EntityManager, since: Date): Promise<string | null> {
-    const [{ keep }] = (await manager.query(
-      `SELECT min(c.seq) AS keep FROM audit_chain c WHERE c.entry_at >= $1`,
-      [since],
-    )) as { keep: string | null }[];
-    return keep;
-  }
-
-  /** The newest checkpoint before link `before` (any, if null), past the last cut and within the chain. */
-  async checkpointToCutAt(
+  /**
+   * Removes the links up to `seq` and the rows they seal; returns how many rows went. `apart`: a month
+   * whose access-log rows and links are left to the caller (its partitions are dropped whole).
+   */
+  async removeThrough(
     manager: EntityManager,
-    before: string | null,
-  ): Promise<ChainHead | undefined> {
-    const [checkpoint] = (await manager.query(
-      `SELECT seq, chain_hash FROM audit_checkpoints
-         WHERE ($1::bigint IS NULL OR seq < $1::bigint)
-           AND seq > coalesce((SELECT max(seq) FROM audit_retention_cuts), 0)
-           AND seq <= (SELECT coalesce(max(seq), 0) FROM audit_chain)
-         ORDER BY seq DESC LIMIT 1`,
-      [before],
-    )) as ChainHead[];
-    return checkpoint;
-  }
-
-  /** Removes the links up to `seq` and the rows they seal; returns how many rows went. */
-  async removeThrough(manager: EntityManager, seq: string): Promise<number> {
+    seq: string,
+    apart?: { start: Date; end: Date },
+  ): Promise<number> {
     await manager.query(`SET LOCAL portico.retention = 'on'`);
+    const outside = apart ? 'AND (c.entry_at < $2 OR c.entry_at >= $3)' : '';
+    const params = apart ? [seq, apart.start, apart.end] : [seq];
     let rowsRemoved = 0;
     for (const kind of Object.keys(CHAINED_TABLES) as ChainedKind[]) {
       const { table, at } = CHAINED_TABLES[kind];
       const [, removed] = (await manager.query(
         `DELETE FROM ${table} t USING audit_chain c
-           WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id AND ${sameMonthSql('c.entry_at', `t.${at}`)} AND c.seq <= $1`,
-        [seq],
+           WHERE c.entry_kind = '${kind}' AND c.entry_id = t.id AND ${sameMonthSql('c.entry_at', `t.${at}`)} AND c.seq <= $1
+             ${kind === 'access_log' ? outside : ''}`,
+        kind === 'access_log' ? params : [seq],
       )) as [unknown, number];
       rowsRemoved += removed;
     }
-    await manager.query('DELETE FROM audit_chain WHERE seq <= $1', [seq]);
+    await manager.query(`DELETE FROM audit_chain c WHERE c.seq <= $1 ${outside}`, params);
     return rowsRemoved;
   }
 

@@ -6,6 +6,7 @@ import { AuditChainMetrics } from './audit-chain-metrics.js';
 import { StatusChange } from './status-change.entity.js';
 import { StatusHistoryService } from './status-history.service.js';
 import {
+  AuditArchive,
   AuditChainLink,
   AuditCheckpoint,
   AuditRetentionCut,
@@ -21,6 +22,8 @@ import { AuditRetentionService } from './audit-retention.service.js';
 import { AuditVerificationJob } from './audit-verification.job.js';
 import { AuditPartitionsService } from './audit-partitions.js';
 import { StatusTransitionsModule } from './status-transition-listeners.js';
+import { AuditArchiveRepository } from './audit-archive.repository.js';
+import { AuditArchiveService } from './audit-archive.service.js';
 
 /**
  * The append-only audit trail: status histories and the access log, written by every capability, and
@@ -36,6 +39,7 @@ import { StatusTransitionsModule } from './status-transition-listeners.js';
       AuditSealFloor,
       AuditRetentionCut,
       AuditVerification,
+      AuditArchive,
       WriterLease,
     ]),
     StatusTransitionsModule,
@@ -49,6 +53,8 @@ import { StatusTransitionsModule } from './status-transition-listeners.js';
     AuditRetentionService,
     AuditVerificationJob,
     AuditPartitionsService,
+    AuditArchiveRepository,
+    AuditArchiveService,
     WriterLeaseService,
     AuditChainMetrics,
   ],
@@ -60,6 +66,7 @@ import { StatusTransitionsModule } from './status-transition-listeners.js';
     AuditRetentionService,
     AuditVerificationJob,
     AuditPartitionsService,
+    AuditArchiveService,
   ],
 })
 export class AuditTrailModule {}

@@ -139,6 +139,10 @@ export interface AppConfig {
     verifyIntervalMs: number;
     /** How often one replica creates the trail's monthly partitions ahead (0: never; at start too). */
     partitionIntervalMs: number;
+    /** Where the archives of closed months are written (one gzip-compressed JSON Lines file a month). */
+    archiveDir: string;
+    /** How often one replica archives the closed months not archived yet (0: never). */
+    archiveIntervalMs: number;
     /** Ed25519 private key (PKCS#8 PEM) that signs checkpoints; unset: a development key (sandbox) or none. */
     signingKeyPem?: string;
     /** PEM bundle of the public keys of retired signing keys, whose checkpoints still verify. */
@@ -501,6 +505,14 @@ export const VARIABLES = {
     doc: 'How often one replica creates the monthly partitions of the access log and the audit chain for the current month and the three after it, if missing (also at start; 0: never)',
     default: '86400000',
   },
+  AUDIT_ARCHIVE_DIR: {
+    doc: 'Directory the archives of closed months of the audit trail are written to (portico-audit-YYYY-MM.jsonl.gz, docs/audit-and-webhooks.md); retention drops a month only once its archive is there and reads back whole',
+    default: './data/audit-archives',
+  },
+  AUDIT_ARCHIVE_INTERVAL_MS: {
+    doc: 'How often one replica archives the closed months of the audit trail not archived yet (a month is closed once it is over, every row of it sealed and a signed checkpoint covers its last link; 0: never)',
+    default: '86400000',
+  },
   AUDIT_SIGNING_KEY: {
     unset:
       'sandbox mode: a development key in SANDBOX_CERTS_DIR; production: checkpoints are not signed',
@@ -719,6 +731,8 @@ export const VARIABLE_GROUPS: { title: string; about?: string; names: VariableNa
       'AUDIT_RETENTION_INTERVAL_MS',
       'AUDIT_VERIFY_INTERVAL_MS',
       'AUDIT_PARTITION_INTERVAL_MS',
+      'AUDIT_ARCHIVE_DIR',
+      'AUDIT_ARCHIVE_INTERVAL_MS',
       'AUDIT_SIGNING_KEY',
       'AUDIT_TRUSTED_KEYS_FILE',
     ],
@@ -972,6 +986,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retentionIntervalMs: integer('AUDIT_RETENTION_INTERVAL_MS', 0, 31 * 86_400_000),
       verifyIntervalMs: integer('AUDIT_VERIFY_INTERVAL_MS', 0, 31 * 86_400_000),
       partitionIntervalMs: integer('AUDIT_PARTITION_INTERVAL_MS', 0, 31 * 86_400_000),
+      archiveDir: raw('AUDIT_ARCHIVE_DIR') as string,
+      archiveIntervalMs: integer('AUDIT_ARCHIVE_INTERVAL_MS', 0, 31 * 86_400_000),
       signingKeyPem: raw('AUDIT_SIGNING_KEY'),
       trustedKeysFile: raw('AUDIT_TRUSTED_KEYS_FILE'),
     },

@@ -22,6 +22,7 @@ import { EventSequence1795864454094 } from './1795864454094-EventSequence.js';
 import { Reconciliation1795865637860 } from './1795865637860-Reconciliation.js';
 import { AuditVerifications1795876372140 } from './1795876372140-AuditVerifications.js';
 import { PartitionedTrail1795877524438 } from './1795877524438-PartitionedTrail.js';
+import { AuditArchives1795888027939 } from './1795888027939-AuditArchives.js';
 import { ProviderIdLookups1795888419496 } from './1795888419496-ProviderIdLookups.js';
 
 export const MIGRATIONS = [
@@ -48,5 +49,6 @@ export const MIGRATIONS = [
   Reconciliation1795865637860,
   AuditVerifications1795876372140,
   PartitionedTrail1795877524438,
+  AuditArchives1795888027939,
   ProviderIdLookups1795888419496,
 ];
