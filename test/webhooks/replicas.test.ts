@@ -113,8 +113,11 @@ describe('webhook delivery across gateway processes', () => {
       WEBHOOK_CONCURRENCY: '4',
       WEBHOOK_RETRY_SCHEDULE_MS: '0',
       WEBHOOK_RETRY_JITTER_PERCENT: '0',
-      WEBHOOK_TIMEOUT_MS: '1000',
-      WEBHOOK_LEASE_MS: '2000',
+      // Room for a loaded machine: a receiver's 200 that takes longer than the timeout is a failed
+      // attempt, retried (a third request for an event); a process stalled past the lease loses its
+      // attempt to the other. The kill test waits for the lease once.
+      WEBHOOK_TIMEOUT_MS: '4000',
+      WEBHOOK_LEASE_MS: '8000',
     };
   }, 60_000);
   afterAll(async () => {
