@@ -21,7 +21,9 @@ describe('Swagger UI "Try it out" against the sandbox, in Chromium', () => {
     await page.locator('.modal-ux input[type=text]').fill(key);
     await page.locator('.modal-ux button.modal-btn.auth.authorize').click();
     await page.locator('.modal-ux button.modal-btn.auth.btn-done').click();
-  });
+    // A gateway, Chromium and Swagger UI's first render: over a minute on a machine running the other
+    // tiers as well.
+  }, 120_000);
   afterAll(async () => {
     await browser?.close();
     await gateway?.close();
