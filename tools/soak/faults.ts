@@ -102,7 +102,14 @@ export async function runFaults(plan: FaultPlan, log: (line: string) => void) {
       if (!plan.embedded)
         restarted = sleep(5000)
           .then(() => victim.start())
-          .then(() => note(`${victim.name} restarted`));
+          .then(
+            () => note(`${victim.name} restarted`),
+            // Its exit is one the soak did not cause (the table shows it); the run goes on to its checks.
+            (error: Error) =>
+              note(
+                `${victim.name} did not restart: ${error.message.split('\n').slice(0, 3).join(' ')}`,
+              ),
+          );
     }
   }
 
