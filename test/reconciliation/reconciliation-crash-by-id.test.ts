@@ -1,18 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import pg from 'pg';
 import { request } from 'undici';
-import { loadConfig } from '#src/platform/config/app-config.js';
-import { startEmbeddedPostgres } from '#src/platform/database/embedded/embedded-postgres.js';
-import { startSandbox, type RunningSandbox } from '#src/sandbox/sandbox.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { domesticPayment } from '../support/fixtures.js';
-import { ownDatabase } from '../support/own-database.js';
-import { freePort, startProcess, type RunningProcess } from '../support/processes.js';
-import { testEnv } from '../support/test-gateway.js';
+import { ReconciliationProcess } from '../support/reconciliation-process.js';
 
 /** Open-banking payments that the bank settled without telling Portico: three batches of reads by id. */
 const PAYMENTS = 60;
@@ -23,85 +13,28 @@ const PAYMENTS = 60;
  * the window again, and each payment is moved once (one history row of cause `reconciled`, one event).
  */
 describe('reconciliation by id: kill -9 in the middle of a run', () => {
-  let sandbox: RunningSandbox;
-  let database: { env: Record<string, string>; url(): Promise<string>; drop(): Promise<void> };
-  let gateway: RunningProcess | undefined;
-  let port: number;
-
-  const start = async (intervalMs = '1000') => {
-    gateway = startProcess('dist/main.js', [], {
-      ...database.env,
-      PORT: String(port),
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      UPSTREAM_OB_BASE_URL: sandbox.openBankingUrl,
-      UPSTREAM_CARD_BASE_URL: sandbox.cardUrl,
-      UPSTREAM_POS_BASE_URL: sandbox.posUrl,
-      SANDBOX_SCA_PUBLIC_URL: sandbox.scaUrl,
-      RESOLVER_INTERVAL_MS: '0',
-      PROVIDER_SYNC_INTERVAL_MS: '0',
-      RECONCILIATION_INTERVAL_MS: intervalMs,
-      RECONCILIATION_RECENT_DAYS: '1',
-      // A batch of 20 reads takes 2 s, well within the lease it renews.
-      RECONCILIATION_REQUESTS_PER_SECOND: '10',
-      RECONCILIATION_LEASE_MS: '5000',
-      LOG_LEVEL: 'warn',
-    });
-    return (
-      await gateway.waitFor(/Demo API key \(tenant "demo", role app\): (ptk_\S+)/, 90_000)
-    )[1];
-  };
-  const query = async <T>(sql: string, params: unknown[] = []): Promise<T[]> => {
-    const client = new pg.Client({ connectionString: await database.url() });
-    await client.connect();
-    try {
-      return (await client.query(sql, params)).rows as T[];
-    } finally {
-      await client.end();
-    }
-  };
+  const rig = new ReconciliationProcess('recon_crash_by_id', {
+    PROVIDER_SYNC_INTERVAL_MS: '0',
+    // A batch of 20 reads takes 2 s, well within the lease it renews.
+    RECONCILIATION_REQUESTS_PER_SECOND: '10',
+    RECONCILIATION_LEASE_MS: '5000',
+  });
+  const start = (intervalMs?: string) => rig.start(intervalMs);
+  const query = <T>(sql: string, params: unknown[] = []) => rig.query<T>(sql, params);
+  const until = (condition: () => Promise<boolean>, limitMs: number) =>
+    rig.until(condition, limitMs);
   const count = async (sql: string) => Number((await query<{ n: string }>(sql))[0].n);
   const moves = () => count("SELECT count(*) AS n FROM status_changes WHERE cause = 'reconciled'");
 
-  const until = async (condition: () => Promise<boolean>, limitMs: number) => {
-    for (const end = Date.now() + limitMs; !(await condition()); await sleep(50))
-      if (Date.now() > end) throw new Error('condition not reached');
-  };
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({
-      ...loadConfig(testEnv()).sandbox,
-      openBankingPort: 0,
-      scaPort: 0,
-      cardPort: 0,
-      posPort: 0,
-    });
-    port = await freePort();
-    if (process.env.DATABASE_URL) {
-      const own = await ownDatabase('recon_crash_by_id');
-      database = { env: { DATABASE_URL: own.url }, url: async () => own.url, drop: own.drop };
-    } else {
-      const dataDir = join(mkdtempSync(join(tmpdir(), 'portico-recon-crash-by-id-')), 'pglite');
-      database = {
-        env: { EMBEDDED_DB_DIR: dataDir },
-        // Joins the engine the running gateway owns.
-        url: async () => (await startEmbeddedPostgres(dataDir)).url,
-        drop: async () => rmSync(dirname(dataDir), { recursive: true, force: true }),
-      };
-    }
-  }, 60_000);
-  afterAll(async () => {
-    gateway?.child.kill('SIGTERM');
-    await gateway?.exited;
-    await sandbox?.close();
-    await database?.drop();
-  });
+  beforeAll(() => rig.open(), 60_000);
+  afterAll(() => rig.close());
 
   it('moves each payment the bank settled once, the killed run interrupted and its window run again', async () => {
     // The demo tenant initiates the payments at the first start (reconciliation off); the bank then
     // settles them in its back office; then the gateway runs with reconciliation on.
     const key = await start('0');
     for (let n = 0; n < PAYMENTS; n++) {
-      const made = await request(`http://127.0.0.1:${port}/v1/payments`, {
+      const made = await request(`http://127.0.0.1:${rig.port}/v1/payments`, {
         method: 'POST',
         headers: {
           authorization: `Bearer ${key}`,
@@ -118,7 +51,7 @@ describe('reconciliation by id: kill -9 in the middle of a run', () => {
     );
     expect(bankIds).toHaveLength(PAYMENTS);
     for (const { bank } of bankIds) {
-      const settled = await request(`${sandbox.scaUrl}/sandbox/payments/${bank}`, {
+      const settled = await request(`${rig.sandbox.scaUrl}/sandbox/payments/${bank}`, {
         method: 'PATCH',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ status: 'ACSC' }),
@@ -126,17 +59,17 @@ describe('reconciliation by id: kill -9 in the middle of a run', () => {
       expect(settled.statusCode).toBe(204);
       await settled.body.dump();
     }
-    gateway!.child.kill('SIGTERM');
-    await gateway!.exited;
+    rig.gateway!.child.kill('SIGTERM');
+    await rig.gateway!.exited;
 
     await start();
     await until(async () => (await moves()) > 0, 60_000);
     // Counted before the kill: on the embedded engine, a query between the kill and the next start would
     // start the engine in the test's process.
     const atKill = await moves();
-    gateway!.child.kill('SIGKILL');
-    expect((await gateway!.exited).signal).toBe('SIGKILL');
-    gateway = undefined;
+    rig.gateway!.child.kill('SIGKILL');
+    expect((await rig.gateway!.exited).signal).toBe('SIGKILL');
+    rig.gateway = undefined;
     expect(atKill).toBeLessThan(PAYMENTS);
 
     await start();
