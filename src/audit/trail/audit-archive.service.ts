@@ -11,7 +11,7 @@ import { Scheduler } from '#src/platform/scheduler/scheduler.js';
 import { CHAINED_KINDS } from './audit-chain.entity.js';
 import { AuditChainRepository } from './audit-chain.repository.js';
 import { AuditChainService } from './audit-chain.service.js';
-import { AuditArchiveRepository } from './audit-archive.repository.js';
+import { AuditArchiveRepository, type ArchiveRow } from './audit-archive.repository.js';
 import {
   ARCHIVE_FORMAT,
   archiveFileName,
@@ -424,15 +424,7 @@ export class AuditArchiveService implements OnModuleInit {
 }
 
 function resultOf(
-  row: {
-    month: string;
-    file_name: string;
-    sha256: string;
-    first_seq: string;
-    last_seq: string;
-    rows: string;
-    bytes: string;
-  },
+  row: Omit<ArchiveRow, 'written_at' | 'verified_at'>,
   written: boolean,
 ): ArchiveResult {
   return {
