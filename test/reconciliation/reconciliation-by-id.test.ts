@@ -6,7 +6,7 @@ import { ReconciliationService } from '#src/reconciliation/reconciliation.servic
 import { consentRequest, domesticPayment } from '../support/fixtures.js';
 import { ownDatabase, type OwnDatabase } from '../support/own-database.js';
 import { runProcess } from '../support/processes.js';
-import { posCall, posTenant, terminals } from '../support/pos-gateway.js';
+import { posCall, posTenant, terminals, type PosTenant } from '../support/pos-gateway.js';
 import { bearer, startTestGateway, type TestGateway } from '../support/test-gateway.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -38,6 +38,20 @@ describe('reconciliation by id (open banking, POS)', () => {
     await sut?.close();
     await database?.drop();
   });
+
+  /** A POS payment at the terminal, answered 200: its transaction id. */
+  const posPayment = async (app: PosTenant, terminal: string, amount: number) => {
+    const transactionId = randomUUID();
+    const response = await posCall(sut, app, 'POST', '/v1/pos/transactions', {
+      transactionId,
+      amount,
+      currency: 'EUR',
+      type: 'payment',
+      terminal,
+    });
+    expect(response.statusCode === 200 ? 200 : response.body).toBe(200);
+    return transactionId;
+  };
 
   const query = <T = Json>(sql: string, params: unknown[]) =>
     sut.dataSource.query(sql, params) as Promise<T[]>;
@@ -198,18 +212,7 @@ describe('reconciliation by id (open banking, POS)', () => {
   it('POS transactions: settled from doubt, an amount corrected, failed at the provider, lost', async () => {
     const app = await posTenant(sut);
     const [terminal] = terminals(sut, app);
-    const pay = async () => {
-      const transactionId = randomUUID();
-      const response = await posCall(sut, app, 'POST', '/v1/pos/transactions', {
-        transactionId,
-        amount: 1240,
-        currency: 'EUR',
-        type: 'payment',
-        terminal: terminal.token,
-      });
-      expect(response.statusCode === 200 ? 200 : response.body).toBe(200);
-      return transactionId;
-    };
+    const pay = () => posPayment(app, terminal.token, 1240);
     const [matched, inDoubt, corrected, failed, lost] = [
       await pay(),
       await pay(),
@@ -318,18 +321,7 @@ describe('reconciliation by id (open banking, POS)', () => {
   it("reconciles POS from the command line, at the POS provider of the gateway's configuration", async () => {
     const app = await posTenant(sut);
     const [terminal] = terminals(sut, app);
-    const pay = async () => {
-      const transactionId = randomUUID();
-      const response = await posCall(sut, app, 'POST', '/v1/pos/transactions', {
-        transactionId,
-        amount: 990,
-        currency: 'EUR',
-        type: 'payment',
-        terminal: terminal.token,
-      });
-      expect(response.statusCode === 200 ? 200 : response.body).toBe(200);
-      return transactionId;
-    };
+    const pay = () => posPayment(app, terminal.token, 990);
     const inDoubt = await pay();
     const failed = await pay();
     await query(`UPDATE provider_resources SET status = 'unknown' WHERE token = $1`, [inDoubt]);
