@@ -13,7 +13,7 @@ import {
 import { verifyArchives, type ArchivesReport } from '../audit/trail/audit-archive-format.js';
 import { loadAuditSigningKey, loadTrustedAuditKeys } from '../audit/trail/audit-signing-key.js';
 import { loadConfig } from '../platform/config/app-config.js';
-import { UsageError, type CommandContext } from './commands.js';
+import { archivesOffline, UsageError, type CommandContext } from './commands.js';
 
 /** The audit trail's chain, its verifier and its archives. */
 export const MODULES = [AuditTrailModule];
@@ -64,7 +64,7 @@ async function verifyArchivesCommand(context: CommandContext): Promise<number> {
   if (positional.length === 0)
     throw new UsageError('audit:verify --archive: name the archive files');
   let report: ArchivesReport & { live?: VerificationReport | null; joined?: string | null };
-  if (options.offline || !(options.live || loadConfig().database.url)) {
+  if (archivesOffline(options)) {
     const config = loadConfig();
     report = await verifyArchives(
       positional,

@@ -170,6 +170,14 @@ export const COMMANDS: Record<string, Command> = {
   },
 };
 
+/**
+ * Whether `audit:verify --archive` verifies its files alone: asked (`--offline`), or no database is
+ * configured and none asked for (`--live`: the embedded engine).
+ */
+export function archivesOffline(options: ParsedArgs['options']): boolean {
+  return !!options.offline || !(options.live || loadConfig().database.url);
+}
+
 COMMANDS['audit:verify'] = {
   summary:
     'Verify the tamper-evident audit chain (links, rows, signed checkpoints) from the newest checkpoint verified before (--full: from its start); with --archive, archive files of closed months, offline and, when a database is configured (DATABASE_URL, or --live for the embedded engine), joined to the live chain; exit 1 at the first break',
@@ -185,8 +193,7 @@ COMMANDS['audit:verify'] = {
     live: { type: 'boolean' },
   },
   modules: modulesOf(audit),
-  needsDatabase: ({ options }) =>
-    !options.archive || (!options.offline && (!!options.live || !!loadConfig().database.url)),
+  needsDatabase: ({ options }) => !options.archive || !archivesOffline(options),
   run: async (context) => (await audit()).verifyAudit(context),
 };
 
