@@ -1,3 +1,5 @@
+import { CardContract } from '#src/shared/contracts/card-contract.js';
+import { oneSourceRuleOf } from '#src/shared/contracts/one-source.js';
 import { unknownCardToken } from './answer-style.js';
 import { CardError, newId, type CardContext } from './card-context.js';
 import { factsOf, passesLuhn } from './card-numbers.js';
@@ -6,17 +8,18 @@ import type { CardTokenRecord, CustomerRecord, StoredCard } from './card-state.j
 /** A card token lives 15 minutes (seeds/README.md). */
 export const TOKEN_LIFETIME_MS = 15 * 60_000;
 
-const CARD_FIELDS = [
-  'card_number',
-  'expiration_year',
-  'expiration_month',
-  'holder_name',
-  'cvv',
-] as const;
+let cardFields: readonly string[] | undefined;
+
+/** The card arguments: the first source of card.yaml's `x-portico-one-source`, as the gateway reads it. */
+function cardFieldsOfContract(): readonly string[] {
+  const contract = CardContract.committed();
+  return (cardFields ??= oneSourceRuleOf(contract.schemas, contract.schemas.CreatePaymentRequest)!
+    .groups[0]);
+}
 
 /** Whether the body carries any of the card arguments. */
 export function hasCardFields(body: Record<string, unknown>): boolean {
-  return CARD_FIELDS.some((field) => body[field] !== undefined);
+  return cardFieldsOfContract().some((field) => body[field] !== undefined);
 }
 
 /**
